@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * agent: XDP on the host side of a pod's veth, i.e. on what the pod sends.
+ *  - checks the pod sends as itself (IP and MAC), nothing else leaves;
+ *  - answers the pod's ARP when this host knows the answer;
+ *  - delivers straight into another local pod's veth;
+ *  - otherwise encapsulates in Geneve (VNI = VPC) toward the destination's
+ *    host when known (endpoint map or direct-path cache), else the subnet's
+ *    bouncer, the VPC's divider or the cluster gateway, and sends it out of
+ *    the underlay NIC.
+ * Ingress toward the pod is done by transit on the NIC (decap + redirect).
+ */
+#include "lib/common.h"
+#include "lib/csum.h"
+#include "lib/proto.h"
+#include "lib/inner.h"
+#include "lib/stats.h"
+#include "lib/route.h"
+#include "lib/arp.h"
+#include "lib/tx.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 reason)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data, *data_end;
+	struct ethhdr *eth, *ieth;
+	struct iphdr *ip, *iip;
+	struct udphdr *udp;
+	struct xg_geneve *gnv;
+	__u32 inner_len = ctx->data_end - ctx->data;
+	__u16 tot_len = inner_len + XG_ENCAP_LEN - sizeof(struct ethhdr);
+	__u8 tos = 0;
+
+	if (unlikely(dst_be == p->host->ip_be))
+		return XG_DROP(p, DROP_LOOP);
+
+	ieth = (void *)(long)ctx->data;
+	iip = (void *)(ieth + 1);
+	if ((void *)(iip + 1) <= (void *)(long)ctx->data_end && ieth->h_proto == bpf_htons(ETH_P_IP))
+		tos = iip->tos; /* DSCP and ECN copied out (RFC 6040 normal mode) */
+
+	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
+		return XG_DROP(p, DROP_HEADROOM);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	ip = (void *)(eth + 1);
+	udp = (void *)(ip + 1);
+	gnv = (void *)(udp + 1);
+	if ((void *)gnv + sizeof(*gnv) + sizeof(struct xg_opt_host) > data_end)
+		return XG_DROP(p, DROP_HEADROOM);
+
+	eth->h_proto = bpf_htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = tos;
+	ip->tot_len = bpf_htons(tot_len);
+	/* DF always: receivers drop outer fragments, so never let the underlay
+	 * fragment; with DF the IPv4 ID carries no meaning (RFC 6864). */
+	ip->id = 0;
+	ip->frag_off = bpf_htons(XG_IP_DF);
+	ip->ttl = p->host->ttl ? p->host->ttl : 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->check = 0;
+	ip->saddr = p->host->ip_be;
+	ip->daddr = dst_be;
+	ip->check = xg_ipv4_csum(ip);
+
+	udp->source = xg_sport(p->hash);
+	udp->dest = bpf_htons(XG_GENEVE_PORT);
+	udp->len = bpf_htons(tot_len - sizeof(*ip));
+	udp->check = 0;
+
+	gnv->ver_optlen = sizeof(struct xg_opt_host) / 4;
+	gnv->flags = 0;
+	gnv->proto = bpf_htons(XG_ETH_P_TEB);
+	xg_geneve_set_vni(gnv, p->vni);
+	gnv->rsvd = 0;
+	xg_opt_host_init((void *)(gnv + 1), p->host->ip_be, opt_flags);
+
+	return xg_tx(p, eth, dst_be, tot_len, reason);
+}
+
+SEC("xdp")
+int xg_agent(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xg_pkt p = { .ctx = ctx };
+	__u32 zero = 0, ifindex = ctx->ingress_ifindex, host_be;
+	struct xg_iface *ifc = bpf_map_lookup_elem(&xg_ifaces, &ifindex);
+	struct ethhdr *eth = data;
+	struct xg_cache_entry *ce;
+	struct xg_endpoint *ep;
+	struct xg_ep_key key;
+	struct xg_route rt;
+	struct xg_vpc *vpc;
+	struct xg_arp *arp;
+	int rc;
+
+	if (ifc && ifc->slot < XG_MAX_IFACES)
+		p.slot = ifc->slot;
+	p.host = bpf_map_lookup_elem(&xg_host, &zero);
+	if (!p.host)
+		return XDP_PASS;
+	if (!ifc || !(ifc->flags & XG_IFACE_HAS_POD))
+		return XG_PASS(&p, PASS_NO_CONFIG);
+	if (!p.host->ip_be)
+		return XG_DROP(&p, DROP_NO_HOST);
+	p.vni = ifc->vni;
+
+	rc = xg_parse_inner(&p, eth, data_end, &arp);
+	if (rc)
+		return xg_count(&p, rc), XDP_DROP;
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	/* A pod speaks only as itself: no spoofed IP (or ARP sender) or MAC. */
+	if (p.inner_src != ifc->pod_ip_be ||
+	    !xg_mac_eq(eth->h_source, ifc->pod_mac))
+		return XG_DROP(&p, DROP_SPOOF);
+
+	if (arp && xg_arp_answer(&p, eth, arp, &host_be)) {
+		xg_count(&p, XG_R_ARP_REPLY);
+		return XDP_TX;
+	}
+
+	ep = xg_endpoint_of(&p);
+	if (ep) {
+		if (ep->flags & XG_EP_LOCAL) {
+			if (ep->ifindex == ifindex)
+				return XG_DROP(&p, DROP_LOOP);
+			xg_memcpy6(eth->h_dest, ep->mac);
+			if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
+				return XG_DROP(&p, DROP_TX_PORT);
+			xg_count(&p, XG_R_AGENT_LOCAL);
+			return XDP_REDIRECT;
+		}
+		/* We hold the subnet's endpoints (bouncer host): authoritative. */
+		return xg_encap(&p, ep->host_be, 0, XG_R_ENCAP_DIRECT);
+	}
+
+	key.vni = p.vni;
+	key.ip_be = p.inner_dst;
+	ce = bpf_map_lookup_elem(&xg_cache, &key);
+	if (ce)
+		return xg_encap(&p, ce->host_be, XG_OPT_HOST_DIRECT, XG_R_ENCAP_DIRECT);
+
+	vpc = bpf_map_lookup_elem(&xg_vpc, &p.vni);
+	if (!vpc)
+		return XG_DROP(&p, DROP_VNI_UNKNOWN);
+	rc = xg_route_miss(&p, vpc, &rt, 1);
+	if (rc)
+		return xg_count(&p, rc), XDP_DROP;
+	return xg_encap(&p, rt.dst_be, 0, rt.reason);
+}

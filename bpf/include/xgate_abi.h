@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xgate ABI: every map key/value layout, constant and stats reason shared by
+ * the XDP programs and userspace. One header so the two can never disagree.
+ *
+ * Rules: fixed-width types only, explicit padding, no bitfields. Fields named
+ * *_be are in network byte order (they are compared against packet bytes
+ * without conversion); everything else is host order.
+ */
+#ifndef XGATE_ABI_H
+#define XGATE_ABI_H
+
+#include <linux/types.h>
+
+#define XG_ABI_VERSION 1
+
+/* ---- wire constants ---------------------------------------------------- */
+
+#define XG_GENEVE_PORT 6081   /* RFC 8926 */
+#define XG_ETH_P_TEB 0x6558   /* Geneve protocol type: inner Ethernet */
+/* Option class from the RFC 8926 experimental range (0xFFF0-0xFFFF). */
+#define XG_OPT_CLASS 0xFFF8
+#define XG_OPT_CRITICAL 0x80  /* high bit of the option type */
+
+/*
+ * XG_OPT_HOST (non-critical): "the inner source address lives on host X".
+ * Agents put it on every frame they encapsulate (X = their own host); a
+ * bouncer answering ARP rewrites it so X = host of the ARP target. The host
+ * that finally delivers the frame learns (VNI, inner source) -> X into its
+ * direct-path cache.
+ */
+#define XG_OPT_TYPE_HOST 0x01
+#define XG_OPT_HOST_DIRECT 0x01 /* sender used its direct-path cache */
+#define XG_OPT_HOST_STALE 0x02  /* bounced back: inner dst is not where you thought */
+
+struct xg_opt_host {
+	__u16 opt_class_be;
+	__u8 type;
+	__u8 len; /* low 5 bits: data length in 4-byte words (2) */
+	__u32 host_be;
+	__u8 flags;
+	__u8 rsvd[3];
+};
+
+/* Encapsulation overhead added by an agent: outer Ethernet, IPv4, UDP,
+ * Geneve base header and one XG_OPT_HOST option. */
+#define XG_GENEVE_HDR_LEN 8
+#define XG_ENCAP_LEN (14 + 20 + 8 + XG_GENEVE_HDR_LEN + (int)sizeof(struct xg_opt_host))
+/* Pod MTU rule: pod MTU <= underlay MTU - XG_POD_MTU_OVERHEAD (inner Ethernet
+ * header is carried too, but MTUs count from the IP header). */
+#define XG_POD_MTU_OVERHEAD (XG_ENCAP_LEN)
+
+#define XG_MAX_GENEVE_OPTS 8   /* TLV walk bound */
+#define XG_MAX_BOUNCERS 8
+#define XG_MAX_DIVIDERS 8
+
+/* ---- map sizes ---------------------------------------------------------- */
+
+#define XG_MAX_IFACES 256
+#define XG_MAX_VPCS 4096
+#define XG_MAX_SUBNETS 16384
+#define XG_MAX_ENDPOINTS 65536
+#define XG_MAX_CACHE 131072 /* LRU: >= 2x the endpoints a host talks to */
+
+/* ---- maps ---------------------------------------------------------------
+ * All pinned under /sys/fs/bpf/xgate/<instance>/<map name>. Names are the
+ * ABI: userspace finds maps by these names, never by position.
+ */
+#define XG_MAP_HOST "xg_host"
+#define XG_MAP_IFACES "xg_ifaces"
+#define XG_MAP_VPC "xg_vpc"
+#define XG_MAP_SUBNET "xg_subnet"
+#define XG_MAP_ENDPOINT "xg_endpoint"
+#define XG_MAP_CACHE "xg_cache"
+#define XG_MAP_STATS "xg_stats"
+#define XG_MAP_TXPORTS "xg_txports"
+
+/* xg_host: ARRAY[1]. This host's underlay identity. */
+struct xg_host {
+	__u32 ip_be;         /* underlay address of this host (outer src) */
+	__u32 gateway_be;    /* cluster gateway: where remote subnets go; 0 = none */
+	__u32 nic_ifindex;   /* underlay NIC (transit attached here) */
+	__u8 ttl;            /* outer TTL on encap; 0 means 64 */
+	__u8 pad[3];
+};
+
+/* xg_ifaces: HASH ifindex -> role, stats slot and (for agents) the pod. */
+enum xg_role {
+	XG_ROLE_NONE = 0,
+	XG_ROLE_TRANSIT = 1,
+	XG_ROLE_AGENT = 2,
+};
+
+struct xg_iface {
+	__u32 slot;   /* stats slot, 1..XG_MAX_IFACES-1; 0 = "unknown device" */
+	__u32 role;   /* enum xg_role */
+	/* agent only: the pod behind this veth (set by `endpoint add ... dev`) */
+	__u32 vni;
+	__u32 pod_ip_be;
+	__u8 pod_mac[6];
+	__u16 flags;
+};
+#define XG_IFACE_HAS_POD 0x1
+
+/* xg_vpc: HASH vni -> dividers of the VPC (where a bouncer sends misses). */
+struct xg_vpc {
+	__u32 n_dividers;
+	__u32 dividers_be[XG_MAX_DIVIDERS];
+};
+
+/* xg_subnet: LPM_TRIE (vni, prefix) -> bouncers. The VNI sits in front of
+ * the address so one trie serves every tenant: prefixlen = 32 + mask. */
+struct xg_subnet_key {
+	__u32 prefixlen;
+	__u32 vni_be;
+	__u32 ip_be;
+};
+#define XG_SUBNET_REMOTE 0x1 /* lives in another cluster: send to the gateway */
+
+struct xg_subnet {
+	__u32 flags;
+	__u32 gw_ip_be;    /* the subnet's gateway address, answered by ARP */
+	__u8 gw_mac[6];
+	__u16 n_bouncers;
+	__u32 bouncers_be[XG_MAX_BOUNCERS];
+};
+
+/* xg_endpoint: HASH (vni, ip) -> where the endpoint lives. */
+struct xg_ep_key {
+	__u32 vni;
+	__u32 ip_be;
+};
+#define XG_EP_LOCAL 0x1 /* behind a veth on this host: ifindex is valid */
+
+struct xg_endpoint {
+	__u32 host_be;
+	__u32 ifindex;
+	__u8 mac[6];
+	__u16 flags;
+};
+
+/* xg_cache: LRU_HASH (vni, ip) -> host learned from XG_OPT_HOST. */
+struct xg_cache_entry {
+	__u32 host_be;
+	__u32 pad;
+	__u64 learned_ns; /* bpf_ktime_get_ns at learn/refresh */
+};
+
+/* xg_txports: DEVMAP_HASH ifindex -> ifindex, every device we redirect to. */
+
+/* ---- stats ---------------------------------------------------------------
+ * xg_stats: PERCPU_ARRAY indexed slot * XG_R_MAX + reason. Every verdict
+ * and every drop has a reason; the CLI prints the names below.
+ */
+#define XG_REASONS(X)                                                            \
+	/* verdicts */                                                           \
+	X(PASS_NOT_IP, "pass: not IPv4 (host traffic)")                          \
+	X(PASS_NOT_GENEVE, "pass: not Geneve/UDP 6081 (host traffic)")           \
+	X(PASS_NOT_FOR_US, "pass: outer dst is not this host")                   \
+	X(PASS_FRAGMENT, "pass: non-first IPv4 fragment (host stack)")           \
+	X(PASS_NO_CONFIG, "pass: device not configured")                         \
+	X(BOUNCER_FWD, "bouncer: forwarded to endpoint host")                    \
+	X(BOUNCER_TO_DIVIDER, "bouncer: miss, sent to divider")                  \
+	X(DIVIDER_FWD, "divider: forwarded to subnet bouncer")                   \
+	X(DIVIDER_TO_GATEWAY, "divider: remote subnet, sent to gateway")         \
+	X(ARP_REPLY, "arp: answered inside the tunnel")                          \
+	X(DECAP_LOCAL, "decap: delivered to local pod")                          \
+	X(STALE_BOUNCE, "direct path: stale, bounced to sender")                 \
+	X(STALE_REROUTE, "direct path: cache entry invalidated, rerouted")       \
+	X(CACHE_LEARN, "direct path: location learned")                          \
+	X(ENCAP_BOUNCER, "agent: encap to bouncer")                              \
+	X(ENCAP_DIRECT, "agent: encap to destination host (direct path)")        \
+	X(ENCAP_DIVIDER, "agent: encap to divider (subnet not held here)")       \
+	X(ENCAP_GATEWAY, "agent: encap to gateway")                              \
+	X(AGENT_LOCAL, "agent: pod to pod on this host")                         \
+	/* drops */                                                              \
+	X(DROP_TRUNC_ETH, "drop: truncated Ethernet header")                     \
+	X(DROP_TRUNC_IP, "drop: truncated IPv4 header")                          \
+	X(DROP_BAD_IP, "drop: bad IPv4 header (ihl/version/length)")             \
+	X(DROP_IP_OPTIONS, "drop: outer IPv4 options")                           \
+	X(DROP_FRAGMENT, "drop: fragmented Geneve packet")                       \
+	X(DROP_TRUNC_UDP, "drop: truncated UDP header")                          \
+	X(DROP_BAD_UDP_LEN, "drop: UDP length disagrees with packet")            \
+	X(DROP_TRUNC_GENEVE, "drop: truncated Geneve header")                    \
+	X(DROP_GENEVE_VERSION, "drop: Geneve version not 0")                     \
+	X(DROP_GENEVE_PROTO, "drop: Geneve protocol not Ethernet")               \
+	X(DROP_GENEVE_OAM, "drop: Geneve OAM frame")                             \
+	X(DROP_OPT_LEN, "drop: Geneve option runs past the header")              \
+	X(DROP_OPT_TOO_MANY, "drop: too many Geneve options")                    \
+	X(DROP_OPT_CRITICAL, "drop: unknown critical Geneve option")             \
+	X(DROP_VNI_UNKNOWN, "drop: VNI of no VPC")                               \
+	X(DROP_TRUNC_INNER, "drop: truncated inner frame")                       \
+	X(DROP_INNER_NOT_IPV4, "drop: inner frame not IPv4/ARP")                 \
+	X(DROP_INNER_BAD_IP, "drop: bad inner IPv4 header")                      \
+	X(DROP_ARP_BAD, "drop: unsupported ARP")                                 \
+	X(DROP_ARP_UNKNOWN, "drop: ARP for an unknown address")                  \
+	X(DROP_TTL, "drop: outer TTL exceeded")                                  \
+	X(DROP_NO_ROUTE, "drop: no subnet and no divider")                       \
+	X(DROP_NO_ENDPOINT, "drop: no such endpoint in its subnet")              \
+	X(DROP_NO_GATEWAY, "drop: remote subnet but no gateway configured")      \
+	X(DROP_LOOP, "drop: next hop is this host")                              \
+	X(DROP_SPOOF, "drop: pod source IP/MAC not its own")                     \
+	X(DROP_TOO_BIG, "drop: frame exceeds underlay MTU after encap")          \
+	X(DROP_HEADROOM, "drop: no headroom/tailroom to encap")                  \
+	X(DROP_FIB, "drop: no underlay route")                                   \
+	X(DROP_NO_NEIGH, "drop: underlay neighbour unresolved")                  \
+	X(DROP_TX_PORT, "drop: egress device not in xg_txports")                 \
+	X(DROP_NO_HOST, "drop: host address not configured")
+
+#define XG_ENUM_ENTRY(name, desc) XG_R_##name,
+enum xg_reason {
+	XG_R_NONE = 0,
+	XG_REASONS(XG_ENUM_ENTRY)
+	XG_R__COUNT,
+};
+#undef XG_ENUM_ENTRY
+
+#define XG_R_MAX 64 /* stride of a stats slot; room to grow the list */
+#define XG_MAX_STATS (XG_MAX_IFACES * XG_R_MAX)
+
+struct xg_stat {
+	__u64 packets;
+	__u64 bytes;
+};
+
+#endif /* XGATE_ABI_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Inner frame: IPv4 or ARP only. Fills p->inner_src/dst and the flow hash.
+ * Inner IPv4 fragments and options are carried untouched (we never rewrite
+ * inner L3/L4); a fragment is hashed on addresses only so all fragments of
+ * a datagram take the same path.
+ */
+#ifndef XG_INNER_H
+#define XG_INNER_H
+
+#include "proto.h"
+#include "jhash.h"
+
+/* Returns 0, or a drop reason. *arp is set for ARP frames. */
+XG_INLINE int xg_parse_inner(struct xg_pkt *p, struct ethhdr *eth, void *data_end,
+			     struct xg_arp **arp)
+{
+	*arp = 0;
+	if ((void *)(eth + 1) > data_end)
+		return XG_R_DROP_TRUNC_INNER;
+
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		__u32 ports = 0;
+
+		if ((void *)(ip + 1) > data_end)
+			return XG_R_DROP_TRUNC_INNER;
+		if (ip->version != 4 || ip->ihl < 5)
+			return XG_R_DROP_INNER_BAD_IP;
+		p->inner_src = ip->saddr;
+		p->inner_dst = ip->daddr;
+		if (!(ip->frag_off & bpf_htons(XG_IP_MF | XG_IP_OFFSET)) &&
+		    (ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP)) {
+			__u32 *l4 = (void *)ip + ip->ihl * 4;
+
+			if ((void *)(l4 + 1) <= data_end)
+				ports = *l4;
+		}
+		p->hash = xg_jhash_3words(ip->saddr, ip->daddr, ports ^ ip->protocol, 0);
+		return 0;
+	}
+	if (eth->h_proto == bpf_htons(XG_ETH_P_ARP)) {
+		struct xg_arp *a = (void *)(eth + 1);
+
+		if ((void *)(a + 1) > data_end)
+			return XG_R_DROP_TRUNC_INNER;
+		if (a->htype != bpf_htons(1) || a->ptype != bpf_htons(ETH_P_IP) ||
+		    a->hlen != 6 || a->plen != 4 ||
+		    (a->op != bpf_htons(XG_ARP_REQUEST) && a->op != bpf_htons(XG_ARP_REPLY)))
+			return XG_R_DROP_ARP_BAD;
+		p->inner_src = xg_load32(a->spa);
+		p->inner_dst = xg_load32(a->tpa);
+		p->hash = xg_jhash_3words(p->inner_src, p->inner_dst, XG_ETH_P_ARP, 0);
+		*arp = a;
+		return 0;
+	}
+	return XG_R_DROP_INNER_NOT_IPV4;
+}
+
+/* Outer UDP source port from the flow hash, in the RFC 8926 recommended
+ * ephemeral range, so underlay ECMP and receive-side RSS see entropy. */
+XG_INLINE __u16 xg_sport(__u32 hash)
+{
+	return bpf_htons(0xc000 | (hash & 0x3fff));
+}
+
+#endif

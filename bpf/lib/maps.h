@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Map definitions, identical in every xgate object. All are pinned by name
+ * (LIBBPF_PIN_BY_NAME under the instance's pin root), so the transit and
+ * agent programs of a host share one set and a reload reuses the state.
+ */
+#ifndef XG_MAPS_H
+#define XG_MAPS_H
+
+#include "common.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xg_host);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_host SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XG_MAX_IFACES);
+	__type(key, __u32);
+	__type(value, struct xg_iface);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_ifaces SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XG_MAX_VPCS);
+	__type(key, __u32);
+	__type(value, struct xg_vpc);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_vpc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XG_MAX_SUBNETS);
+	__type(key, struct xg_subnet_key);
+	__type(value, struct xg_subnet);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_subnet SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XG_MAX_ENDPOINTS);
+	__type(key, struct xg_ep_key);
+	__type(value, struct xg_endpoint);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_endpoint SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XG_MAX_CACHE);
+	__type(key, struct xg_ep_key);
+	__type(value, struct xg_cache_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_MAX_STATS);
+	__type(key, __u32);
+	__type(value, struct xg_stat);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, XG_MAX_IFACES);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_txports SEC(".maps");
+
+#endif

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Routing decisions shared by transit and agent: where does a frame for
+ * (VNI, inner dst) go when this host holds no endpoint entry for it?
+ *   subnet in LPM, remote      -> cluster gateway
+ *   subnet in LPM, local       -> one of its bouncers (flow hash), unless we
+ *                                 are one of them: then the endpoint does
+ *                                 not exist (bouncers hold all endpoints)
+ *   no subnet here             -> one of the VPC's dividers
+ */
+#ifndef XG_ROUTE_H
+#define XG_ROUTE_H
+
+#include "maps.h"
+
+struct xg_route {
+	__u32 dst_be;
+	__u32 reason;
+};
+
+XG_INLINE __u32 xg_pick(const __u32 *set, __u32 n, __u32 hash)
+{
+	__u32 i = hash % n;
+
+	/* clang proves i < n <= 8 and drops a plain mask; the verifier cannot
+	 * see that through the division, so keep the mask with a barrier. */
+	asm volatile("" : "+r"(i));
+	return set[i & (XG_MAX_BOUNCERS - 1)];
+}
+
+/* Returns 0 with *r filled, or a drop reason. */
+XG_INLINE int xg_route_miss(struct xg_pkt *p, const struct xg_vpc *vpc, struct xg_route *r,
+			    int from_agent)
+{
+	struct xg_subnet_key k = {
+		.prefixlen = 64,
+		.vni_be = bpf_htonl(p->vni),
+		.ip_be = p->inner_dst,
+	};
+	struct xg_subnet *s = bpf_map_lookup_elem(&xg_subnet, &k);
+	__u32 self = p->host->ip_be;
+	__u32 n;
+
+	if (s) {
+		if (s->flags & XG_SUBNET_REMOTE) {
+			if (!p->host->gateway_be)
+				return XG_R_DROP_NO_GATEWAY;
+			r->dst_be = p->host->gateway_be;
+			r->reason = from_agent ? XG_R_ENCAP_GATEWAY : XG_R_DIVIDER_TO_GATEWAY;
+			return 0;
+		}
+		n = s->n_bouncers;
+		if (n == 0 || n > XG_MAX_BOUNCERS)
+			return XG_R_DROP_NO_ROUTE;
+#pragma unroll
+		for (int i = 0; i < XG_MAX_BOUNCERS; i++)
+			if (i < n && s->bouncers_be[i] == self)
+				return XG_R_DROP_NO_ENDPOINT;
+		r->dst_be = xg_pick(s->bouncers_be, n, p->hash);
+		r->reason = from_agent ? XG_R_ENCAP_BOUNCER : XG_R_DIVIDER_FWD;
+		return 0;
+	}
+	n = vpc->n_dividers;
+	if (n == 0 || n > XG_MAX_DIVIDERS)
+		return XG_R_DROP_NO_ROUTE;
+	r->dst_be = xg_pick(vpc->dividers_be, n, p->hash);
+	if (r->dst_be == self)
+		return XG_R_DROP_NO_ROUTE;
+	r->reason = from_agent ? XG_R_ENCAP_DIVIDER : XG_R_BOUNCER_TO_DIVIDER;
+	return 0;
+}
+
+XG_INLINE struct xg_endpoint *xg_endpoint_of(struct xg_pkt *p)
+{
+	struct xg_ep_key k = { .vni = p->vni, .ip_be = p->inner_dst };
+
+	return bpf_map_lookup_elem(&xg_endpoint, &k);
+}
+
+#endif

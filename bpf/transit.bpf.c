@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * transit: XDP on a host's underlay NIC. Its role comes from map contents:
+ *  - bouncer: holds the endpoints of a subnet, forwards to their hosts and
+ *    answers ARP for them inside the tunnel;
+ *  - divider: holds a VPC's subnets (LPM), forwards to a subnet's bouncer,
+ *    or to the cluster gateway for subnets of other clusters;
+ *  - delivery: decapsulates frames for pods on this host into their veth and
+ *    learns where the sender lives (direct path).
+ * Everything that is not Geneve to this host goes to the stack untouched.
+ */
+#include "lib/common.h"
+#include "lib/csum.h"
+#include "lib/proto.h"
+#include "lib/inner.h"
+#include "lib/stats.h"
+#include "lib/route.h"
+#include "lib/arp.h"
+#include "lib/tx.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Remember where the inner source lives; refreshes only on change so the
+ * steady state is a read. */
+XG_INLINE void xg_learn(struct xg_pkt *p, const struct xg_opt_host *opt)
+{
+	struct xg_ep_key k = { .vni = p->vni, .ip_be = p->inner_src };
+	struct xg_cache_entry *c, nc = {};
+
+	if (!opt || !opt->host_be || opt->host_be == p->host->ip_be)
+		return;
+	c = bpf_map_lookup_elem(&xg_cache, &k);
+	if (c && c->host_be == opt->host_be)
+		return;
+	nc.host_be = opt->host_be;
+	nc.learned_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&xg_cache, &k, &nc, BPF_ANY) == 0)
+		xg_count(p, XG_R_CACHE_LEARN);
+}
+
+/* Strip the outer headers and hand the inner frame to the pod's veth. */
+XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth,
+			 const struct xg_endpoint *ep, const struct xg_opt_host *opt)
+{
+	int hdr = (void *)inner_eth - (void *)(long)p->ctx->data;
+	__u32 ifindex = ep->ifindex;
+
+	xg_learn(p, opt);
+	/* Routed (cross-subnet) frames still carry the gateway MAC. */
+	xg_memcpy6(inner_eth->h_dest, ep->mac);
+	if (bpf_xdp_adjust_head(p->ctx, hdr))
+		return XG_DROP(p, DROP_HEADROOM);
+	if (bpf_redirect_map(&xg_txports, ifindex, 0) != XDP_REDIRECT)
+		return XG_DROP(p, DROP_TX_PORT);
+	xg_count(p, XG_R_DECAP_LOCAL);
+	return XDP_REDIRECT;
+}
+
+SEC("xdp")
+int xg_transit(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xg_pkt p = { .ctx = ctx };
+	__u32 zero = 0, ifindex = ctx->ingress_ifindex;
+	struct xg_iface *ifc = bpf_map_lookup_elem(&xg_ifaces, &ifindex);
+	struct ethhdr *eth = data, *ieth;
+	struct xg_opt_host *opt;
+	struct xg_endpoint *ep;
+	struct xg_geneve *gnv;
+	struct xg_route rt;
+	struct xg_vpc *vpc;
+	struct xg_arp *arp;
+	struct udphdr *udp;
+	struct iphdr *ip;
+	__u32 optlen, tot_len, answered_host;
+	int rc, rerouted = 0;
+
+	if (ifc && ifc->slot < XG_MAX_IFACES)
+		p.slot = ifc->slot;
+	p.host = bpf_map_lookup_elem(&xg_host, &zero);
+	if (!p.host)
+		return XDP_PASS;
+
+	/* ---- outer Ethernet / IPv4 / UDP ---- */
+	if ((void *)(eth + 1) > data_end)
+		return XG_DROP(&p, DROP_TRUNC_ETH);
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		return XG_PASS(&p, PASS_NOT_IP);
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > data_end)
+		return XG_DROP(&p, DROP_TRUNC_IP);
+	if (ip->version != 4 || ip->ihl < 5)
+		return XG_DROP(&p, DROP_BAD_IP);
+	if (ip->protocol != IPPROTO_UDP)
+		return XG_PASS(&p, PASS_NOT_GENEVE);
+	/* Fragment policy: a non-first fragment carries no UDP header, so it
+	 * cannot be ours to judge; the stack reassembles or drops it. A first
+	 * fragment of Geneve is dropped below: we never reassemble. */
+	if (ip->frag_off & bpf_htons(XG_IP_OFFSET))
+		return XG_PASS(&p, PASS_FRAGMENT);
+	udp = (void *)ip + ip->ihl * 4;
+	if ((void *)(udp + 1) > data_end)
+		return XG_DROP(&p, DROP_TRUNC_UDP);
+	if (udp->dest != bpf_htons(XG_GENEVE_PORT))
+		return XG_PASS(&p, PASS_NOT_GENEVE);
+	if (ip->daddr != p.host->ip_be || !p.host->ip_be)
+		return XG_PASS(&p, PASS_NOT_FOR_US);
+	/* Our senders never set IP options; refusing them keeps every header
+	 * offset constant from here on. */
+	if (ip->ihl != 5)
+		return XG_DROP(&p, DROP_IP_OPTIONS);
+	if (ip->frag_off & bpf_htons(XG_IP_MF))
+		return XG_DROP(&p, DROP_FRAGMENT);
+	tot_len = bpf_ntohs(ip->tot_len);
+	if (tot_len < sizeof(*ip) + sizeof(*udp) || (void *)ip + tot_len > data_end)
+		return XG_DROP(&p, DROP_BAD_IP);
+	if (bpf_ntohs(udp->len) != tot_len - sizeof(*ip))
+		return XG_DROP(&p, DROP_BAD_UDP_LEN);
+
+	/* ---- Geneve ---- */
+	gnv = (void *)(udp + 1);
+	if ((void *)(gnv + 1) > data_end)
+		return XG_DROP(&p, DROP_TRUNC_GENEVE);
+	if (gnv->ver_optlen >> 6)
+		return XG_DROP(&p, DROP_GENEVE_VERSION);
+	if (gnv->flags & XG_GENEVE_F_OAM)
+		return XG_DROP(&p, DROP_GENEVE_OAM);
+	if (gnv->proto != bpf_htons(XG_ETH_P_TEB))
+		return XG_DROP(&p, DROP_GENEVE_PROTO);
+	optlen = (gnv->ver_optlen & 0x3f) * 4;
+	if ((void *)(gnv + 1) + optlen > data_end)
+		return XG_DROP(&p, DROP_OPT_LEN);
+	rc = xg_geneve_walk(gnv + 1, optlen, data_end, &opt);
+	if (rc)
+		return xg_count(&p, rc), XDP_DROP;
+
+	p.vni = xg_geneve_vni(gnv);
+	vpc = bpf_map_lookup_elem(&xg_vpc, &p.vni);
+	if (!vpc)
+		return XG_DROP(&p, DROP_VNI_UNKNOWN);
+
+	ieth = (void *)(gnv + 1) + optlen;
+	rc = xg_parse_inner(&p, ieth, data_end, &arp);
+	if (rc)
+		return xg_count(&p, rc), XDP_DROP;
+	if ((void *)(ieth + 1) > data_end) /* for the verifier; checked above */
+		return XDP_DROP;
+
+	/* ---- ARP inside the tunnel: answer if we know the target ---- */
+	if (arp && xg_arp_answer(&p, ieth, arp, &answered_host)) {
+		__u32 origin = ip->saddr;
+
+		if (opt) {
+			origin = opt->host_be ? opt->host_be : origin;
+			opt->host_be = answered_host;
+			opt->flags = 0;
+		}
+		return xg_forward(&p, eth, ip, udp, origin, XG_R_ARP_REPLY);
+	}
+
+	/* ---- a stale direct-path entry of ours came back: forget it ---- */
+	if (opt && (opt->flags & XG_OPT_HOST_STALE) && opt->host_be == p.host->ip_be) {
+		struct xg_ep_key k = { .vni = p.vni, .ip_be = p.inner_dst };
+
+		bpf_map_delete_elem(&xg_cache, &k);
+		opt->flags = 0;
+		rerouted = 1;
+	}
+
+	ep = xg_endpoint_of(&p);
+	if (ep) {
+		if (ep->flags & XG_EP_LOCAL)
+			return xg_deliver(&p, ieth, ep, opt);
+		if (opt)
+			opt->flags &= ~XG_OPT_HOST_DIRECT;
+		return xg_forward(&p, eth, ip, udp, ep->host_be,
+				  rerouted ? XG_R_STALE_REROUTE : XG_R_BOUNCER_FWD);
+	}
+
+	/* The sender believed the destination lives here and it does not:
+	 * send the frame back so its host drops the entry and reroutes. */
+	if (opt && (opt->flags & XG_OPT_HOST_DIRECT) && opt->host_be) {
+		opt->flags = XG_OPT_HOST_STALE;
+		return xg_forward(&p, eth, ip, udp, opt->host_be, XG_R_STALE_BOUNCE);
+	}
+
+	rc = xg_route_miss(&p, vpc, &rt, 0);
+	if (rc)
+		return xg_count(&p, rc), XDP_DROP;
+	return xg_forward(&p, eth, ip, udp, rt.dst_be, rerouted ? XG_R_STALE_REROUTE : rt.reason);
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian package that the build, tests, demo and benches need.
+# Idempotent and quick when everything is present: apt is only called for what is missing.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake pkg-config git
+  clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
+  libxdp-dev xdp-tools
+  libsodium-dev libmnl-dev libsqlite3-dev libwebsockets-dev libjansson-dev
+  libclang-rt-14-dev
+  iproute2 iputils-ping ethtool iperf3 tshark python3 python3-scapy
+  procps psmisc netcat-openbsd
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deploy/deps.sh: must run as root (installs Debian packages)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # tshark asks whether non-root users may capture; answer it up front.
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# bpffs is where xgate pins its maps; some minimal systems do not mount it.
+if ! mountpoint -q /sys/fs/bpf; then
+  mount -t bpf bpf /sys/fs/bpf
+fi

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* XDP attach/detach through libbpf, and the bookkeeping that goes with it:
+ * the device's stats slot and role in xg_ifaces, its place in xg_txports,
+ * and for transit the host's NIC and address. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xg.h"
+#include "transit.skel.h"
+#include "agent.skel.h"
+
+int xg_dev_index(const char *dev, __u32 *ifindex)
+{
+	if (!dev || strlen(dev) >= IFNAMSIZ)
+		return xg_fail(XG_EUSAGE, "invalid device name '%s'", dev ? dev : "");
+	*ifindex = if_nametoindex(dev);
+	if (!*ifindex)
+		return xg_fail(XG_ENOTFOUND, "unknown device '%s'", dev);
+	return XG_OK;
+}
+
+int xg_xdp_query(__u32 ifindex, __u32 *prog_id, enum xg_mode *mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int err = bpf_xdp_query((int)ifindex, 0, &q);
+
+	if (err)
+		return xg_fail(xg_errno_code(err), "querying XDP on ifindex %u: %s", ifindex,
+			       strerror(-err));
+	*prog_id = q.prog_id;
+	*mode = q.attach_mode == XDP_ATTACHED_SKB ? XG_MODE_GENERIC : XG_MODE_NATIVE;
+	return XG_OK;
+}
+
+static __u32 first_ipv4(const char *dev)
+{
+	struct ifaddrs *ifa, *i;
+	__u32 ip = 0;
+
+	if (getifaddrs(&ifa))
+		return 0;
+	for (i = ifa; i && !ip; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, dev))
+			ip = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+	freeifaddrs(ifa);
+	return ip;
+}
+
+/* Load the role's object against the instance's pinned maps; returns the
+ * program fd and keeps the skeleton alive in *keep until attached. */
+static int load_prog(struct xg_maps *m, enum xg_role role, void **keep, int *prog_fd)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = m->root);
+	int err;
+
+	if (role == XG_ROLE_TRANSIT) {
+		struct transit_bpf *s = transit_bpf__open_opts(&opts);
+
+		if (!s)
+			return xg_fail(XG_EFAIL, "cannot open transit object: %s", strerror(errno));
+		err = xg_obj_prepare(s->obj, m->root);
+		if (!err)
+			err = transit_bpf__load(s);
+		if (err) {
+			transit_bpf__destroy(s);
+			goto fail;
+		}
+		*keep = s;
+		*prog_fd = bpf_program__fd(s->progs.xg_transit);
+	} else {
+		struct agent_bpf *s = agent_bpf__open_opts(&opts);
+
+		if (!s)
+			return xg_fail(XG_EFAIL, "cannot open agent object: %s", strerror(errno));
+		err = xg_obj_prepare(s->obj, m->root);
+		if (!err)
+			err = agent_bpf__load(s);
+		if (err) {
+			agent_bpf__destroy(s);
+			goto fail;
+		}
+		*keep = s;
+		*prog_fd = bpf_program__fd(s->progs.xg_agent);
+	}
+	return XG_OK;
+fail:
+	if (err == -EPERM)
+		return xg_fail(XG_EPERM, "loading the program: permission denied "
+					 "(need root or CAP_BPF+CAP_NET_ADMIN)");
+	if (xg_libbpf_log_has("couldn't reuse pinned map")) {
+		xg_libbpf_log_tail(4);
+		return xg_fail(XG_EFAIL, "the maps pinned under %s do not match this xgate build "
+					 "(older version?); `xgate reset` removes them", m->root);
+	}
+	xg_libbpf_log_tail(25);
+	return xg_fail(XG_EVERIFIER, "the kernel rejected the %s program: %s",
+		       role == XG_ROLE_TRANSIT ? "transit" : "agent", strerror(-err));
+}
+
+static void unload_prog(enum xg_role role, void *keep)
+{
+	if (role == XG_ROLE_TRANSIT)
+		transit_bpf__destroy(keep);
+	else
+		agent_bpf__destroy(keep);
+}
+
+int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode,
+	      bool force)
+{
+	__u32 flags = mode == XG_MODE_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	__u32 ifindex, cur_id;
+	enum xg_mode cur_mode;
+	struct xg_iface ifc = {};
+	void *keep = NULL;
+	int prog_fd = -1, rc, err;
+
+	rc = xg_dev_index(dev, &ifindex);
+	if (rc)
+		return rc;
+	rc = xg_xdp_query(ifindex, &cur_id, &cur_mode);
+	if (rc)
+		return rc;
+	if (cur_id && !force)
+		return xg_fail(XG_EEXIST,
+			       "%s already has an XDP program (id %u); `xgate detach %s` first "
+			       "or use --force to replace it", dev, cur_id, dev);
+	if (cur_id && cur_mode != mode) {
+		/* A program in the other mode would block this one. */
+		err = bpf_xdp_detach((int)ifindex, cur_mode == XG_MODE_GENERIC ?
+					   XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
+		if (err)
+			return xg_fail(xg_errno_code(err), "%s: cannot replace program: %s", dev,
+				       strerror(-err));
+	}
+	rc = load_prog(m, role, &keep, &prog_fd);
+	if (rc)
+		return rc;
+	if (!force || cur_mode != mode || !cur_id)
+		flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
+	err = bpf_xdp_attach((int)ifindex, prog_fd, flags, NULL);
+	unload_prog(role, keep); /* the device holds the program now */
+	if (err) {
+		if (err == -EOPNOTSUPP)
+			return xg_fail(XG_EFAIL, "%s does not support native XDP; use --mode generic",
+				       dev);
+		if (err == -EBUSY || err == -EEXIST)
+			return xg_fail(XG_EEXIST, "%s already has an XDP program; detach it first",
+				       dev);
+		if (err == -EPERM)
+			return xg_fail(XG_EPERM, "attaching to %s: permission denied", dev);
+		return xg_fail(XG_EFAIL, "attaching to %s: %s", dev, strerror(-err));
+	}
+
+	if (bpf_map_lookup_elem(m->ifaces, &ifindex, &ifc)) {
+		memset(&ifc, 0, sizeof(ifc));
+		rc = xg_slot_alloc(m, &ifc.slot);
+		if (rc)
+			return rc;
+	}
+	ifc.role = role;
+	if (bpf_map_update_elem(m->ifaces, &ifindex, &ifc, BPF_ANY) ||
+	    bpf_map_update_elem(m->txports, &ifindex, &ifindex, BPF_ANY))
+		return xg_fail(XG_EFAIL, "recording %s in the maps: %s", dev, strerror(errno));
+
+	if (role == XG_ROLE_TRANSIT) {
+		struct xg_host h;
+
+		rc = xg_host_get(m, &h);
+		if (rc)
+			return rc;
+		h.nic_ifindex = ifindex;
+		if (!h.ip_be)
+			h.ip_be = first_ipv4(dev);
+		if (!h.ip_be)
+			xg_err("warning: %s has no IPv4 address; set the host address with "
+			       "`xgate host set ip ADDR`", dev);
+		rc = xg_host_put(m, &h);
+	}
+	return rc;
+}
+
+int xg_detach(struct xg_maps *m, const char *dev)
+{
+	__u32 ifindex, id;
+	enum xg_mode mode;
+	struct xg_iface ifc;
+	int rc, err;
+
+	rc = xg_dev_index(dev, &ifindex);
+	if (rc)
+		return rc;
+	rc = xg_xdp_query(ifindex, &id, &mode);
+	if (rc)
+		return rc;
+	if (!id)
+		return xg_fail(XG_ENOTFOUND, "%s has no XDP program attached", dev);
+	err = bpf_xdp_detach((int)ifindex,
+			     mode == XG_MODE_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
+	if (err)
+		return xg_fail(xg_errno_code(err), "detaching from %s: %s", dev, strerror(-err));
+	if (!m)
+		return XG_OK;
+	if (!bpf_map_lookup_elem(m->ifaces, &ifindex, &ifc)) {
+		if (ifc.flags & XG_IFACE_HAS_POD) {
+			ifc.role = XG_ROLE_NONE; /* keep the pod binding for re-attach */
+			bpf_map_update_elem(m->ifaces, &ifindex, &ifc, BPF_ANY);
+		} else {
+			bpf_map_delete_elem(m->ifaces, &ifindex);
+			bpf_map_delete_elem(m->txports, &ifindex);
+		}
+	}
+	return XG_OK;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libxgate: what the CLI and the daemons share — instance pin paths, pinned
+ * map access, parsers with precise messages, XDP attach/detach, neighbour
+ * priming. Every function reports its own error on stderr and returns an
+ * xg_exit code (or -1 for parsers), so callers only propagate.
+ */
+#ifndef XG_LIB_H
+#define XG_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <limits.h>
+
+#include "xgate_abi.h"
+
+#define XG_PIN_BASE "/sys/fs/bpf/xgate"
+#define XG_DEFAULT_INSTANCE "default"
+
+/* Exit codes of every xgate command (documented in docs/cli.md). */
+enum xg_exit {
+	XG_OK = 0,
+	XG_EFAIL = 1,      /* kernel or system error */
+	XG_EUSAGE = 2,     /* bad syntax or value */
+	XG_ENOTFOUND = 3,  /* unknown device, missing entry, no instance */
+	XG_EEXIST = 4,     /* entry already exists */
+	XG_EPERM = 5,      /* no permission for BPF / netlink */
+	XG_EVERIFIER = 6,  /* program rejected by the verifier */
+};
+
+/* ---- log.c ---- */
+void xg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int xg_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int xg_errno_code(int err); /* map -errno to an xg_exit code */
+void xg_libbpf_capture(bool verbose);
+void xg_libbpf_log_tail(int lines);
+bool xg_libbpf_log_has(const char *needle);
+
+/* ---- parse.c ---- */
+int xg_parse_vni(const char *s, __u32 *vni);
+int xg_parse_ip(const char *s, __u32 *ip_be);
+int xg_parse_cidr(const char *s, __u32 *ip_be, int *plen);
+int xg_parse_mac(const char *s, __u8 mac[6]);
+int xg_parse_ip_list(const char *what, const char *s, __u32 *out, int max, __u32 *n);
+int xg_parse_u32(const char *what, const char *s, __u32 min, __u32 max, __u32 *out);
+const char *xg_ip_str(__u32 ip_be, char buf[16]);
+const char *xg_mac_str(const __u8 *mac, char buf[18]);
+void xg_gw_mac_default(__u32 gw_ip_be, __u8 mac[6]);
+
+/* ---- maps.c ---- */
+struct xg_maps {
+	int host, ifaces, vpc, subnet, endpoint, cache, stats, txports;
+	char root[PATH_MAX];
+	char instance[64];
+};
+
+int xg_instance_root(const char *instance, char *buf, size_t len);
+/* Open the instance's pinned maps; with create, make them (by loading the
+ * transit object once) when the instance does not exist yet. */
+int xg_maps_open(const char *instance, bool create, struct xg_maps *m);
+void xg_maps_close(struct xg_maps *m);
+/* Call between open and load of any xgate object reusing an instance's
+ * pins (works around a libbpf 1.1 devmap flag check). */
+struct bpf_object;
+int xg_obj_prepare(struct bpf_object *obj, const char *root);
+/* Remove every pin of the instance (maps keep living while programs use them). */
+int xg_instance_remove(const char *instance);
+
+int xg_host_get(struct xg_maps *m, struct xg_host *h);
+int xg_host_put(struct xg_maps *m, const struct xg_host *h);
+int xg_slot_alloc(struct xg_maps *m, __u32 *slot);
+int xg_stats_read(struct xg_maps *m, __u32 slot, struct xg_stat out[XG_R_MAX]);
+int xg_stats_clear(struct xg_maps *m, __u32 slot);
+const char *xg_reason_name(unsigned int r);
+const char *xg_reason_desc(unsigned int r);
+/* Keep the direct-path cache honest after an endpoint changes here. */
+void xg_cache_forget(struct xg_maps *m, __u32 vni, __u32 ip_be);
+
+/* ---- attach.c ---- */
+enum xg_mode { XG_MODE_NATIVE, XG_MODE_GENERIC };
+int xg_dev_index(const char *dev, __u32 *ifindex);
+int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode,
+	      bool force);
+int xg_detach(struct xg_maps *m, const char *dev);
+/* prog id and mode of the XDP program on ifindex (0 if none). */
+int xg_xdp_query(__u32 ifindex, __u32 *prog_id, enum xg_mode *mode);
+/* Ask the kernel to resolve the underlay neighbour for ip (via its route). */
+int xg_neigh_prime(__u32 ip_be);
+
+#endif

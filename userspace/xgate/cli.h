@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The xgate CLI: shared state, the operations every front end (argv,
+ * apply -f) goes through, and output helpers. */
+#ifndef XG_CLI_H
+#define XG_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "xg.h"
+
+struct cli {
+	const char *instance;
+	bool json;
+	bool verbose;
+};
+
+/* Argument cursor: iproute2-style "keyword value" parsing. */
+struct args {
+	int argc;
+	char **argv;
+};
+
+static inline const char *arg_next(struct args *a)
+{
+	if (a->argc <= 0)
+		return NULL;
+	a->argc--;
+	return *a->argv++;
+}
+
+static inline bool arg_is(const char *s, const char *kw)
+{
+	return s && !strcmp(s, kw);
+}
+
+/* A keyword's value, or an error naming the keyword. */
+const char *arg_value(struct args *a, const char *kw);
+int object_help(const char *object);
+int usage_error(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- operations (cmd_net.c) ---- */
+struct vpc_spec {
+	__u32 vni;
+	struct xg_vpc v;
+};
+struct subnet_spec {
+	__u32 vni;
+	__u32 ip_be;
+	int plen;
+	struct xg_subnet v;
+	bool has_gw, has_gwmac;
+};
+struct ep_spec {
+	__u32 vni;
+	__u32 ip_be;
+	struct xg_endpoint v;
+	const char *dev;
+	bool has_host;
+};
+
+int op_vpc_put(struct xg_maps *m, const struct vpc_spec *s, bool replace);
+int op_subnet_put(struct xg_maps *m, struct subnet_spec *s, bool replace);
+int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace);
+int op_host_set(struct xg_maps *m, const __u32 *ip, const __u32 *gw, const __u32 *ttl);
+
+/* ---- commands ---- */
+int cmd_attach(struct cli *c, struct args *a);
+int cmd_detach(struct cli *c, struct args *a);
+int cmd_status(struct cli *c, struct args *a);
+int cmd_reset(struct cli *c, struct args *a);
+int cmd_host(struct cli *c, struct args *a);
+int cmd_vpc(struct cli *c, struct args *a);
+int cmd_subnet(struct cli *c, struct args *a);
+int cmd_endpoint(struct cli *c, struct args *a);
+int cmd_cache(struct cli *c, struct args *a);
+int cmd_stats(struct cli *c, struct args *a);
+int cmd_apply(struct cli *c, struct args *a);
+
+/* ---- output.c ---- */
+/* Print rows (JSON objects) as an aligned table with the given columns, or
+ * the whole value as JSON. Takes ownership of v. */
+void out_rows(struct cli *c, json_t *v, const char *const *cols, const char *const *keys);
+void out_json(json_t *v);
+json_t *json_ip(__u32 ip_be);
+json_t *json_mac(const __u8 *mac);
+json_t *json_ip_list(const __u32 *ips, __u32 n);
+const char *ifname_of(__u32 ifindex, char buf[16]);
+
+#endif
