@@ -151,7 +151,11 @@ int xg_agent(struct xdp_md *ctx)
 	if (!vpc)
 		return XG_DROP(&p, DROP_VNI_UNKNOWN);
 	rc = xg_route_miss(&p, vpc, &rt, 1);
-	if (rc)
+	if (rc) {
+		/* ARP for an address of a subnet whose endpoints we all hold */
+		if (arp && rc == XG_R_DROP_NO_ENDPOINT)
+			rc = XG_R_DROP_ARP_UNKNOWN;
 		return xg_count(&p, rc), XDP_DROP;
+	}
 	return xg_encap(&p, rt.dst_be, 0, rt.reason);
 }

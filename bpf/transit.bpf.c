@@ -186,7 +186,11 @@ int xg_transit(struct xdp_md *ctx)
 	}
 
 	rc = xg_route_miss(&p, vpc, &rt, 0);
-	if (rc)
+	if (rc) {
+		/* ARP for an address of a subnet whose endpoints we all hold */
+		if (arp && rc == XG_R_DROP_NO_ENDPOINT)
+			rc = XG_R_DROP_ARP_UNKNOWN;
 		return xg_count(&p, rc), XDP_DROP;
+	}
 	return xg_forward(&p, eth, ip, udp, rt.dst_be, rerouted ? XG_R_STALE_REROUTE : rt.reason);
 }

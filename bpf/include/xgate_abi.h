@@ -89,6 +89,7 @@ enum xg_role {
 	XG_ROLE_NONE = 0,
 	XG_ROLE_TRANSIT = 1,
 	XG_ROLE_AGENT = 2,
+	XG_ROLE_PASS = 3, /* stub on a veth peer; never in xg_ifaces */
 };
 
 struct xg_iface {
@@ -203,6 +204,7 @@ struct xg_cache_entry {
 	X(DROP_TOO_BIG, "drop: frame exceeds underlay MTU after encap")          \
 	X(DROP_HEADROOM, "drop: no headroom/tailroom to encap")                  \
 	X(DROP_FIB, "drop: no underlay route")                                   \
+	X(DROP_FWD_DISABLED, "drop: IPv4 forwarding off on the NIC")             \
 	X(DROP_NO_NEIGH, "drop: underlay neighbour unresolved")                  \
 	X(DROP_TX_PORT, "drop: egress device not in xg_txports")                 \
 	X(DROP_NO_HOST, "drop: host address not configured")

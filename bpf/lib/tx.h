@@ -28,6 +28,8 @@ XG_INLINE int xg_tx(struct xg_pkt *p, struct ethhdr *eth, __u32 dst_be, __u16 to
 			return XG_DROP(p, DROP_NO_NEIGH);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			return XG_DROP(p, DROP_TOO_BIG);
+		if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
+			return XG_DROP(p, DROP_FWD_DISABLED);
 		return XG_DROP(p, DROP_FIB);
 	}
 	xg_memcpy6(eth->h_dest, fib.dmac);

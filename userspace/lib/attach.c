@@ -16,6 +16,7 @@
 #include "xg.h"
 #include "transit.skel.h"
 #include "agent.skel.h"
+#include "pass.skel.h"
 
 int xg_dev_index(const char *dev, __u32 *ifindex)
 {
@@ -54,14 +55,51 @@ static __u32 first_ipv4(const char *dev)
 	return ip;
 }
 
+/* bpf_fib_lookup refuses to resolve next hops on a device whose IPv4
+ * forwarding is off, even in output mode: the NIC needs it on. */
+static int ensure_forwarding(const char *dev)
+{
+	char path[128], v = '0';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/forwarding", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return xg_fail(XG_EFAIL, "cannot read %s: %s", path, strerror(errno));
+	if (fread(&v, 1, 1, f) != 1)
+		v = '0';
+	fclose(f);
+	if (v == '1')
+		return XG_OK;
+	f = fopen(path, "w");
+	if (!f || fputs("1\n", f) < 0 || fclose(f)) {
+		if (f)
+			fclose(f);
+		return xg_fail(XG_EFAIL, "cannot enable IPv4 forwarding on %s (%s): %s", dev, path,
+			       strerror(errno));
+	}
+	fprintf(stderr, "xgate: note: enabled IPv4 forwarding on %s (the FIB lookup needs it)\n",
+		dev);
+	return XG_OK;
+}
+
 /* Load the role's object against the instance's pinned maps; returns the
  * program fd and keeps the skeleton alive in *keep until attached. */
 static int load_prog(struct xg_maps *m, enum xg_role role, void **keep, int *prog_fd)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = m->root);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = m ? m->root : NULL);
 	int err;
 
-	if (role == XG_ROLE_TRANSIT) {
+	if (role == XG_ROLE_PASS) {
+		struct pass_bpf *s = pass_bpf__open_and_load();
+
+		if (!s) {
+			err = -errno;
+			goto fail;
+		}
+		*keep = s;
+		*prog_fd = bpf_program__fd(s->progs.xg_pass);
+	} else if (role == XG_ROLE_TRANSIT) {
 		struct transit_bpf *s = transit_bpf__open_opts(&opts);
 
 		if (!s)
@@ -102,12 +140,15 @@ fail:
 	}
 	xg_libbpf_log_tail(25);
 	return xg_fail(XG_EVERIFIER, "the kernel rejected the %s program: %s",
-		       role == XG_ROLE_TRANSIT ? "transit" : "agent", strerror(-err));
+		       role == XG_ROLE_TRANSIT ? "transit" : role == XG_ROLE_AGENT ? "agent" : "pass",
+		       strerror(-err));
 }
 
 static void unload_prog(enum xg_role role, void *keep)
 {
-	if (role == XG_ROLE_TRANSIT)
+	if (role == XG_ROLE_PASS)
+		pass_bpf__destroy(keep);
+	else if (role == XG_ROLE_TRANSIT)
 		transit_bpf__destroy(keep);
 	else
 		agent_bpf__destroy(keep);
@@ -141,6 +182,8 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 			return xg_fail(xg_errno_code(err), "%s: cannot replace program: %s", dev,
 				       strerror(-err));
 	}
+	if (role == XG_ROLE_TRANSIT && (rc = ensure_forwarding(dev)))
+		return rc;
 	rc = load_prog(m, role, &keep, &prog_fd);
 	if (rc)
 		return rc;
@@ -148,6 +191,8 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 		flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
 	err = bpf_xdp_attach((int)ifindex, prog_fd, flags, NULL);
 	unload_prog(role, keep); /* the device holds the program now */
+	if (!err && role == XG_ROLE_PASS)
+		return XG_OK; /* a stub: no maps, no bookkeeping */
 	if (err) {
 		if (err == -EOPNOTSUPP)
 			return xg_fail(XG_EFAIL, "%s does not support native XDP; use --mode generic",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Pinned map access for one instance: /sys/fs/bpf/xgate/<instance>/<map>. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ const char *xg_reason_name(unsigned int r)
 		size_t i;
 
 		for (i = 0; reason_names[r][i] && i < sizeof(lower[r]) - 1; i++)
-			lower[r][i] = (char)(reason_names[r][i] | 0x20);
+			lower[r][i] = (char)tolower((unsigned char)reason_names[r][i]);
 		lower[r][i] = 0;
 	}
 	return lower[r];

@@ -27,13 +27,15 @@ int cmd_attach(struct cli *c, struct args *a)
 	dev = arg_next(a);
 	role_s = arg_next(a);
 	if (!dev || !role_s)
-		return usage_error("attach", "usage: xgate attach DEV transit|agent [--mode native|generic]");
+		return usage_error("attach", "usage: xgate attach DEV transit|agent|pass [--mode native|generic]");
 	if (arg_is(role_s, "transit"))
 		role = XG_ROLE_TRANSIT;
 	else if (arg_is(role_s, "agent"))
 		role = XG_ROLE_AGENT;
+	else if (arg_is(role_s, "pass"))
+		role = XG_ROLE_PASS;
 	else
-		return usage_error("attach", "unknown program '%s': transit or agent", role_s);
+		return usage_error("attach", "unknown program '%s': transit, agent or pass", role_s);
 	while ((s = arg_next(a))) {
 		if (arg_is(s, "--mode") || arg_is(s, "mode")) {
 			const char *v = arg_value(a, s);
@@ -58,6 +60,8 @@ int cmd_attach(struct cli *c, struct args *a)
 		if (rc)
 			return rc;
 	}
+	if (role == XG_ROLE_PASS) /* needs no instance */
+		return xg_attach(NULL, dev, role, mode, force);
 	rc = xg_maps_open(c->instance, true, &m);
 	if (rc)
 		return rc;
