@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The CLI's error paths and exit codes, and attach/detach cycles that leave
+# nothing behind. usage: cli.sh PATH/TO/xgate BPF_OBJ_DIR
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+XG=$(readlink -f "$1")
+OBJDIR=$(readlink -f "$2")
+NS=xgtc$$
+TMP=$(mktemp -d)
+source "$HERE/../lib.sh"
+x() { "$XG" -N "$NS" "$@"; }
+cleanup() {
+	"$XG" -N "$NS" reset >/dev/null 2>&1
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+ip -n "$NS" link add n0 type veth peer name n1
+ip -n "$NS" addr add 10.77.0.1/24 dev n0
+ip -n "$NS" link set n0 up
+ip -n "$NS" link set n1 up
+
+# ---- usage and value errors (exit 2) ----
+expect_rc 2 "no arguments" "$XG"
+expect_rc 0 "help" "$XG" help
+expect_rc 2 "unknown object" "$XG" frobnicate
+expect_err "unknown object 'frobnicate'" "message names the unknown object"
+expect_rc 2 "bad output format" "$XG" -o yaml status
+expect_rc 2 "VNI zero" x vpc add 0
+expect_err "invalid VNI '0'" "message names the bad VNI"
+expect_rc 2 "VNI too large" x vpc add 16777216
+expect_rc 2 "VNI not a number" x vpc add 12abc
+expect_rc 2 "CIDR without length" x subnet add 1 10.1.1.0 bouncers 10.77.0.2
+expect_err "expected A.B.C.D/LEN" "CIDR message says the expected form"
+expect_rc 2 "CIDR with host bits" x subnet add 1 10.1.1.5/24 bouncers 10.77.0.2
+expect_err "did you mean 10.1.1.0/24" "CIDR message suggests the network"
+expect_rc 2 "CIDR prefix 33" x subnet add 1 10.1.1.0/33 bouncers 10.77.0.2
+expect_rc 2 "bad IP in bouncers" x subnet add 1 10.1.1.0/24 bouncers 10.77.0.300
+expect_rc 2 "too many bouncers" x subnet add 1 10.1.1.0/24 bouncers 1.1.1.1,1.1.1.2,1.1.1.3,1.1.1.4,1.1.1.5,1.1.1.6,1.1.1.7,1.1.1.8,1.1.1.9
+expect_rc 2 "duplicate bouncer" x subnet add 1 10.1.1.0/24 bouncers 1.1.1.1,1.1.1.1
+expect_rc 2 "bad MAC" x endpoint add 1 10.1.1.5 mac 02:00:00:00:01 host 10.77.0.3
+expect_err "invalid MAC address" "MAC message"
+expect_rc 2 "multicast MAC" x endpoint add 1 10.1.1.5 mac 01:00:5e:00:00:01 host 10.77.0.3
+expect_rc 2 "unknown keyword" x vpc add 1 routers 10.0.0.1
+expect_rc 2 "unknown program" x attach n0 router
+expect_rc 2 "unknown mode" x attach n0 transit --mode turbo
+expect_rc 2 "endpoint needs mac" x endpoint add 1 10.1.1.5 host 10.77.0.3
+expect_rc 2 "host and dev both" x endpoint add 1 10.1.1.5 mac 02:00:00:00:00:05 host 10.77.0.3 dev n1
+expect_rc 2 "TTL out of range" x host set ttl 300
+
+# ---- not found (exit 3) ----
+expect_rc 3 "status with no instance" x status
+expect_err "has no maps" "message says the instance is empty"
+expect_rc 3 "unknown device" x attach nosuchdev transit
+expect_err "unknown device 'nosuchdev'" "message names the device"
+expect_rc 3 "unknown netns" "$XG" -N no-such-ns-$$ status
+expect_rc 3 "subnet of a missing VPC" x subnet add 9 10.9.0.0/24 bouncers 10.77.0.2
+expect_err "VPC 9 does not exist" "message names the VPC"
+expect_rc 3 "delete missing VPC" x vpc del 42
+expect_rc 3 "delete missing subnet" x subnet del 9 10.9.0.0/24
+expect_rc 3 "delete missing endpoint" x endpoint del 9 10.9.0.5
+expect_rc 3 "detach with nothing attached" x detach n0
+expect_rc 3 "stats of a non-xgate device" x stats n1
+
+# ---- already exists (exit 4) ----
+expect_rc 0 "vpc add" x vpc add 1 dividers 10.77.0.2
+expect_rc 4 "vpc add twice" x vpc add 1
+expect_err "already exists" "duplicate message"
+expect_rc 0 "vpc replace" x vpc replace 1 dividers 10.77.0.3
+expect_rc 0 "subnet add" x subnet add 1 10.1.1.0/24 bouncers 10.77.0.2
+expect_rc 4 "subnet add twice" x subnet add 1 10.1.1.0/24 bouncers 10.77.0.2
+expect_rc 0 "a longer prefix is not a duplicate" x subnet add 1 10.1.1.128/25 bouncers 10.77.0.2
+expect_rc 2 "gateway outside the subnet" x subnet add 1 10.1.2.0/24 bouncers 10.77.0.2 gw 10.1.1.1
+expect_rc 0 "endpoint add" x endpoint add 1 10.1.1.5 mac 02:00:00:00:01:05 host 10.77.0.3
+expect_rc 4 "endpoint add twice" x endpoint add 1 10.1.1.5 mac 02:00:00:00:01:05 host 10.77.0.3
+expect_rc 0 "attach transit" x attach n0 transit
+expect_rc 4 "attach twice" x attach n0 transit
+expect_err "already has an XDP program" "message says detach first"
+expect_rc 0 "attach --force replaces" x attach n0 transit --force
+x status -o json > "$TMP/st.json"
+python3 - "$TMP/st.json" <<'PY' && ok "status -o json: device, mode, prog id, pins" || not_ok "status json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = [x for x in d["devices"] if x["dev"] == "n0"][0]
+assert dev["role"] == "transit" and dev["mode"] == "native" and dev["prog_id"] > 0
+assert d["host"]["ip"] == "10.77.0.1" and d["host"]["nic"] == "n0"
+assert d["maps"]["xg_endpoint"].startswith("/sys/fs/bpf/xgate/")
+PY
+
+# ---- permission (exit 5) ----
+if command -v setpriv >/dev/null; then
+	expect_rc 5 "non-root gets permission denied" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$XG" -n "$NS" status
+	expect_err "permission denied" "permission message"
+fi
+
+# ---- verifier rejection (exit 6) prints the log tail ----
+mkdir -p "$TMP/bad"
+cat > "$TMP/bad/bad.c" <<'C'
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+char LICENSE[] SEC("license") = "GPL";
+SEC("xdp") int xg_agent(struct xdp_md *ctx)
+{
+	unsigned char *p = (void *)(long)ctx->data;
+	return p[100] ? XDP_PASS : XDP_DROP; /* no bounds check: rejected */
+}
+C
+clang -target bpf -O2 -g -c "$TMP/bad/bad.c" -o "$TMP/bad/agent.bpf.o" -I/usr/include/$(uname -m)-linux-gnu
+XGATE_BPF_DIR="$TMP/bad" expect_rc 6 "verifier rejection" x attach n1 agent
+expect_err "invalid access to packet" "verifier log tail is printed"
+expect_err "rejected the agent program" "rejection message"
+
+# ---- attach/detach/re-attach cycles leave nothing behind ----
+count_progs() { bpftool prog show 2>/dev/null | grep -c "name xg_" || true; }
+x detach n0 >/dev/null
+base=$(count_progs)
+for i in 1 2 3 4 5; do
+	x attach n0 transit >/dev/null && x attach n1 agent >/dev/null &&
+		x detach n0 >/dev/null && x detach n1 >/dev/null || not_ok "cycle $i failed"
+done
+[ "$(count_progs)" -eq "$base" ] && ok "5 attach/detach cycles: no programs left ($base)" || not_ok "programs leaked: $base -> $(count_progs)"
+x attach n0 transit >/dev/null
+x attach n1 agent --mode generic >/dev/null
+expect_rc 0 "reset" x reset
+[ ! -e "/sys/fs/bpf/xgate/$NS" ] && ok "reset removed the pins" || not_ok "pins remain after reset"
+[ "$(count_progs)" -eq "$base" ] && ok "reset detached every program" || not_ok "programs remain after reset"
+ip -n "$NS" link show n0 | grep -q "xdp" && not_ok "n0 still has XDP" || ok "n0 has no XDP after reset"
+
+# ---- apply -f: one code path with the commands, errors name the JSON path ----
+cat > "$TMP/good.json" <<'J'
+{ "host": {"ttl": 32},
+  "attach": [{"dev": "n0", "program": "transit"}],
+  "vpcs": [{"vni": 7, "dividers": ["10.77.0.2"]}],
+  "subnets": [{"vni": 7, "cidr": "10.7.1.0/24", "bouncers": ["10.77.0.2", "10.77.0.3"]},
+              {"vni": 7, "cidr": "10.7.9.0/24", "remote": true}],
+  "endpoints": [{"vni": 7, "ip": "10.7.1.5", "mac": "02:00:00:07:01:05", "host": "10.77.0.3"},
+                {"vni": 7, "ip": "10.7.1.6", "mac": "02:00:00:07:01:06", "dev": "n1"}] }
+J
+expect_rc 0 "apply a cluster file" x apply -f "$TMP/good.json"
+expect_rc 0 "apply is idempotent" x apply -f "$TMP/good.json"
+[ "$(x endpoint ls 7 -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2 ] && ok "apply created the endpoints" || not_ok "apply endpoints"
+x subnet ls 7 | grep -q "10.7.9.0/24 *remote" && ok "apply created the remote subnet" || not_ok "apply remote subnet"
+echo '{"vpcs": [{"vni": 7}], "subnets": [{"vni": 7, "cidr": "10.7.2.0/33"}]}' > "$TMP/bad1.json"
+expect_rc 2 "apply rejects a bad CIDR" x apply -f "$TMP/bad1.json"
+expect_err "subnets[0].cidr" "apply error names the JSON path"
+echo '{"vpcs": [{"vni": "seven"}]}' > "$TMP/bad2.json"
+expect_rc 2 "apply rejects a string VNI" x apply -f "$TMP/bad2.json"
+expect_err "vpcs[0].vni" "apply error names vpcs[0].vni"
+echo '{"vpcs": [' > "$TMP/bad3.json"
+expect_rc 2 "apply rejects malformed JSON" x apply -f "$TMP/bad3.json"
+expect_err "bad3.json:" "malformed JSON error names file and position"
+echo '{"routers": []}' > "$TMP/bad4.json"
+expect_rc 2 "apply rejects unknown fields" x apply -f "$TMP/bad4.json"
+expect_err "unknown field 'routers'" "unknown field is named"
+expect_rc 0 "reset after apply" x reset
+
+summary

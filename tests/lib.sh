@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Tiny TAP-like helpers for the shell tests: every check prints one line,
+# the run ends with "N passed, N failed" and fails if anything failed.
+PASSED=0
+FAILED=0
+
+ok() { PASSED=$((PASSED + 1)); echo "ok - $*"; }
+not_ok() { FAILED=$((FAILED + 1)); echo "not ok - $*"; }
+check() { # check "description" command...
+	local d=$1; shift
+	if "$@" >/dev/null 2>&1; then ok "$d"; else not_ok "$d"; fi
+}
+check_not() {
+	local d=$1; shift
+	if "$@" >/dev/null 2>&1; then not_ok "$d"; else ok "$d"; fi
+}
+# expect_rc CODE "description" command...  (also captures stderr in $ERR)
+expect_rc() {
+	local want=$1 d=$2 rc; shift 2
+	ERR=$("$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" -eq "$want" ]; then ok "$d (exit $rc)"; else not_ok "$d: exit $rc, wanted $want: $ERR"; fi
+}
+# expect_err "substring" "description": the last expect_rc's stderr holds it
+expect_err() {
+	case "$ERR" in *"$1"*) ok "$2";; *) not_ok "$2: stderr was: $ERR";; esac
+}
+summary() {
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+}
