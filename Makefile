@@ -1,0 +1,35 @@
+# The two commands of the README, plus the pieces they are made of.
+#   make demo   deps + build + single-cluster demo
+#   make test   deps + sanitizer build + the whole suite through ctest
+BUILD      ?= build
+TEST_BUILD ?= build-test
+JOBS       ?= $(shell nproc)
+
+.PHONY: all deps build demo test bench clean format
+
+all: build
+
+deps:
+	@bash deploy/deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	bash deploy/demo.sh $(BUILD)/userspace/xgate
+
+test: deps
+	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DXGATE_SANITIZE=ON -DXGATE_BENCH=OFF >/dev/null
+	cmake --build $(TEST_BUILD) -j $(JOBS)
+	cd $(TEST_BUILD) && ctest --output-on-failure --timeout 900
+
+bench: build
+	cmake --build $(BUILD) --target bench_xdp_cost
+	cmake --build $(BUILD) --target bench_pps_veth
+
+format:
+	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] tests/fixtures/*.[ch] bench/*.[ch]
+
+clean:
+	rm -rf $(BUILD) $(TEST_BUILD)
