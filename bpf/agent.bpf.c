@@ -18,6 +18,7 @@
 #include "lib/route.h"
 #include "lib/arp.h"
 #include "lib/tx.h"
+#include "lib/icmp.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -29,17 +30,39 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	struct iphdr *ip, *iip;
 	struct udphdr *udp;
 	struct xg_geneve *gnv;
+	struct bpf_fib_lookup fib;
 	__u32 inner_len = ctx->data_end - ctx->data;
 	__u16 tot_len = inner_len + XG_ENCAP_LEN - sizeof(struct ethhdr);
 	__u8 tos = 0;
+	int rc;
 
 	if (unlikely(dst_be == p->host->ip_be))
 		return XG_DROP(p, DROP_LOOP);
 
 	ieth = (void *)(long)ctx->data;
 	iip = (void *)(ieth + 1);
-	if ((void *)(iip + 1) <= (void *)(long)ctx->data_end && ieth->h_proto == bpf_htons(ETH_P_IP))
+	if ((void *)(iip + 1) > (void *)(long)ctx->data_end)
+		iip = 0;
+	else if (ieth->h_proto == bpf_htons(ETH_P_IP))
 		tos = iip->tos; /* DSCP and ECN copied out (RFC 6040 normal mode) */
+	else
+		iip = 0;
+
+	/* Route (and check the MTU) before touching the frame: a too-big DF
+	 * datagram becomes an ICMP error to the pod instead of a silent drop. */
+	rc = xg_fib(p, dst_be, tot_len, &fib);
+	if (unlikely(rc)) {
+		if (rc == XG_R_DROP_TOO_BIG && iip &&
+		    xg_icmp_may_answer(iip, (void *)(long)ctx->data_end) &&
+		    fib.mtu_result > XG_POD_MTU_OVERHEAD) {
+			rc = xg_icmp_frag_needed(p, fib.mtu_result - XG_POD_MTU_OVERHEAD);
+			if (rc)
+				return xg_count(p, rc), XDP_DROP;
+			xg_count(p, XG_R_ICMP_FRAG_NEEDED);
+			return XDP_TX;
+		}
+		return xg_count(p, rc), XDP_DROP;
+	}
 
 	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
 		return XG_DROP(p, DROP_HEADROOM);
@@ -80,7 +103,7 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	gnv->rsvd = 0;
 	xg_opt_host_init((void *)(gnv + 1), p->host->ip_be, opt_flags);
 
-	return xg_tx(p, eth, dst_be, tot_len, reason);
+	return xg_send(p, eth, &fib, reason);
 }
 
 SEC("xdp")

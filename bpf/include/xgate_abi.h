@@ -174,6 +174,7 @@ struct xg_cache_entry {
 	X(ENCAP_DIVIDER, "agent: encap to divider (subnet not held here)")       \
 	X(ENCAP_GATEWAY, "agent: encap to gateway")                              \
 	X(AGENT_LOCAL, "agent: pod to pod on this host")                         \
+	X(ICMP_FRAG_NEEDED, "agent: too big, ICMP frag-needed sent to the pod")  \
 	/* drops */                                                              \
 	X(DROP_TRUNC_ETH, "drop: truncated Ethernet header")                     \
 	X(DROP_TRUNC_IP, "drop: truncated IPv4 header")                          \

@@ -11,38 +11,60 @@
 #include "csum.h"
 #include "stats.h"
 
-XG_INLINE int xg_tx(struct xg_pkt *p, struct ethhdr *eth, __u32 dst_be, __u16 tot_len,
-		    __u32 reason)
+/* Next hop for dst via the host NIC; 0 or a drop reason. */
+XG_INLINE int xg_fib(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct bpf_fib_lookup *fib)
 {
-	struct bpf_fib_lookup fib = {};
 	int rc;
 
-	fib.family = AF_INET;
-	fib.ipv4_src = p->host->ip_be;
-	fib.ipv4_dst = dst_be;
-	fib.tot_len = tot_len;
-	fib.ifindex = p->host->nic_ifindex;
-	rc = bpf_fib_lookup(p->ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
-	if (unlikely(rc != BPF_FIB_LKUP_RET_SUCCESS)) {
-		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-			return XG_DROP(p, DROP_NO_NEIGH);
-		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
-			return XG_DROP(p, DROP_TOO_BIG);
-		if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
-			return XG_DROP(p, DROP_FWD_DISABLED);
-		return XG_DROP(p, DROP_FIB);
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->family = AF_INET;
+	fib->ipv4_src = p->host->ip_be;
+	fib->ipv4_dst = dst_be;
+	fib->tot_len = tot_len;
+	fib->ifindex = p->host->nic_ifindex;
+	rc = bpf_fib_lookup(p->ctx, fib, sizeof(*fib), BPF_FIB_LOOKUP_OUTPUT);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		return 0;
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		return XG_R_DROP_NO_NEIGH;
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return XG_R_DROP_TOO_BIG;
+	case BPF_FIB_LKUP_RET_FWD_DISABLED:
+		return XG_R_DROP_FWD_DISABLED;
+	default:
+		return XG_R_DROP_FIB;
 	}
-	xg_memcpy6(eth->h_dest, fib.dmac);
-	xg_memcpy6(eth->h_source, fib.smac);
-	if (fib.ifindex == p->ctx->ingress_ifindex) {
+}
+
+/* Send a frame whose outer header is complete toward fib's next hop. */
+XG_INLINE int xg_send(struct xg_pkt *p, struct ethhdr *eth, const struct bpf_fib_lookup *fib,
+		      __u32 reason)
+{
+	int rc;
+
+	xg_memcpy6(eth->h_dest, fib->dmac);
+	xg_memcpy6(eth->h_source, fib->smac);
+	if (fib->ifindex == p->ctx->ingress_ifindex) {
 		xg_count(p, reason);
 		return XDP_TX;
 	}
-	rc = bpf_redirect_map(&xg_txports, fib.ifindex, 0);
+	rc = bpf_redirect_map(&xg_txports, fib->ifindex, 0);
 	if (unlikely(rc != XDP_REDIRECT))
 		return XG_DROP(p, DROP_TX_PORT);
 	xg_count(p, reason);
 	return rc;
+}
+
+XG_INLINE int xg_tx(struct xg_pkt *p, struct ethhdr *eth, __u32 dst_be, __u16 tot_len,
+		    __u32 reason)
+{
+	struct bpf_fib_lookup fib;
+	int rc = xg_fib(p, dst_be, tot_len, &fib);
+
+	if (unlikely(rc))
+		return xg_count(p, rc), XDP_DROP;
+	return xg_send(p, eth, &fib, reason);
 }
 
 /*

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * pps_gen: blast one pre-built tunnel frame out of a device, as fast as the
+ * kernel can, for bench/pps_veth.sh.
+ *
+ * The frame is an outer Ethernet/IPv4/UDP header, a Geneve (with xgate's
+ * XG_OPT_HOST option, as an agent sends it) or VXLAN header, and an inner
+ * Ethernet/IPv4/UDP frame of --inner-len bytes (default 60: a 64-byte frame
+ * once the 4-byte FCS a veth never carries is counted).
+ *
+ * Transmission uses BPF_PROG_RUN in live-frames mode (kernel 5.18+), the
+ * method of xdp-trafficgen: a four-instruction XDP program returns
+ * bpf_redirect(ifindex), and the kernel sends each frame out of the device
+ * as an xdp_frame, batch by batch, without building an skb. The receiving
+ * end of the veth must run XDP (or NAPI) to take them.
+ *
+ *   pps_gen -N NETNS -i DEV -t SECONDS --encap geneve|vxlan --vni N
+ *           --dmac MAC --smac MAC --src IP --dst IP
+ *           --inner-dmac MAC --inner-smac MAC --inner-src IP --inner-dst IP
+ *           [--opt-host IP] [--inner-len N] [--sport N] [--dport N]
+ *           [--repeat N] [--dump]
+ *
+ * Prints one line: "sent N secs S pps P" (frames handed to the device; the
+ * device may still drop them when its peer's ring is full: count at the
+ * receiver).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define GENEVE_PORT 6081
+#define VXLAN_PORT 4789
+#define MAX_FRAME 512
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "pps_gen: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void parse_mac(const char *s, uint8_t *mac)
+{
+	unsigned int b[6];
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+		die("bad MAC '%s'", s);
+	for (int i = 0; i < 6; i++) {
+		if (b[i] > 255)
+			die("bad MAC '%s'", s);
+		mac[i] = b[i];
+	}
+}
+
+static uint32_t parse_ip(const char *s)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		die("bad IPv4 address '%s'", s);
+	return a.s_addr;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static uint32_t csum_add(uint32_t sum, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)(p[len - 1] << 8);
+	return sum;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+/* Ethernet + IPv4 + UDP header at f, payload of plen bytes already in
+ * place after it. Returns the header length (42). */
+static size_t l2l3l4(uint8_t *f, const uint8_t *dmac, const uint8_t *smac, uint32_t src,
+		     uint32_t dst, uint16_t sport, uint16_t dport, size_t plen, int udp_csum,
+		     int df)
+{
+	uint8_t *ip = f + 14, *udp = ip + 20;
+	uint16_t ulen = 8 + plen, c;
+	uint32_t sum;
+
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, smac, 6);
+	put16(f + 12, 0x0800);
+	ip[0] = 0x45;
+	ip[1] = 0;
+	put16(ip + 2, 20 + ulen);
+	put16(ip + 4, 0);
+	put16(ip + 6, df ? 0x4000 : 0);
+	ip[8] = 64;
+	ip[9] = 17;
+	put16(ip + 10, 0);
+	memcpy(ip + 12, &src, 4);
+	memcpy(ip + 16, &dst, 4);
+	put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+	put16(udp, sport);
+	put16(udp + 2, dport);
+	put16(udp + 4, ulen);
+	put16(udp + 6, 0);
+	if (udp_csum) {
+		sum = csum_add(0, ip + 12, 8);
+		sum += 17 + ulen;
+		sum = csum_add(sum, udp, ulen);
+		c = csum_fold(sum);
+		put16(udp + 6, c ? c : 0xffff);
+	}
+	return 42;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: pps_gen -N NETNS -i DEV -t SECONDS --encap geneve|vxlan --vni N\n"
+		"         --dmac MAC --smac MAC --src IP --dst IP\n"
+		"         --inner-dmac MAC --inner-smac MAC --inner-src IP --inner-dst IP\n"
+		"         [--opt-host IP] [--inner-len N] [--sport N] [--dport N] [--repeat N]\n"
+		"         [--dump]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_ENCAP = 256, O_VNI, O_DMAC, O_SMAC, O_SRC, O_DST, O_IDMAC, O_ISMAC, O_ISRC, O_IDST,
+	       O_OPTHOST, O_ILEN, O_SPORT, O_DPORT, O_REPEAT, O_DUMP };
+	static const struct option lo[] = {
+		{ "netns", required_argument, 0, 'N' },    { "dev", required_argument, 0, 'i' },
+		{ "time", required_argument, 0, 't' },     { "encap", required_argument, 0, O_ENCAP },
+		{ "vni", required_argument, 0, O_VNI },     { "dmac", required_argument, 0, O_DMAC },
+		{ "smac", required_argument, 0, O_SMAC },   { "src", required_argument, 0, O_SRC },
+		{ "dst", required_argument, 0, O_DST },     { "inner-dmac", required_argument, 0, O_IDMAC },
+		{ "inner-smac", required_argument, 0, O_ISMAC },
+		{ "inner-src", required_argument, 0, O_ISRC },
+		{ "inner-dst", required_argument, 0, O_IDST },
+		{ "opt-host", required_argument, 0, O_OPTHOST },
+		{ "inner-len", required_argument, 0, O_ILEN },
+		{ "sport", required_argument, 0, O_SPORT }, { "dport", required_argument, 0, O_DPORT },
+		{ "repeat", required_argument, 0, O_REPEAT }, { "dump", no_argument, 0, O_DUMP },
+		{ 0, 0, 0, 0 }
+	};
+	const char *netns = NULL, *dev = NULL;
+	double secs = 5;
+	int geneve = -1, dump = 0, repeat = 1 << 18, have = 0;
+	uint32_t vni = 0, src = 0, dst = 0, isrc = 0, idst = 0, opt_host = 0;
+	uint8_t dmac[6], smac[6], idmac[6], ismac[6];
+	unsigned int ilen = 60, sport = 49152 + 4242, dport = 0;
+	uint8_t frame[MAX_FRAME] = { 0 };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "N:i:t:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'N': netns = optarg; break;
+		case 'i': dev = optarg; break;
+		case 't': secs = atof(optarg); break;
+		case O_ENCAP:
+			if (!strcmp(optarg, "geneve"))
+				geneve = 1;
+			else if (!strcmp(optarg, "vxlan"))
+				geneve = 0;
+			else
+				die("unknown encap '%s': geneve or vxlan", optarg);
+			break;
+		case O_VNI: vni = strtoul(optarg, NULL, 0); have |= 1; break;
+		case O_DMAC: parse_mac(optarg, dmac); have |= 2; break;
+		case O_SMAC: parse_mac(optarg, smac); have |= 4; break;
+		case O_SRC: src = parse_ip(optarg); have |= 8; break;
+		case O_DST: dst = parse_ip(optarg); have |= 16; break;
+		case O_IDMAC: parse_mac(optarg, idmac); have |= 32; break;
+		case O_ISMAC: parse_mac(optarg, ismac); have |= 64; break;
+		case O_ISRC: isrc = parse_ip(optarg); have |= 128; break;
+		case O_IDST: idst = parse_ip(optarg); have |= 256; break;
+		case O_OPTHOST: opt_host = parse_ip(optarg); break;
+		case O_ILEN: ilen = strtoul(optarg, NULL, 0); break;
+		case O_SPORT: sport = strtoul(optarg, NULL, 0); break;
+		case O_DPORT: dport = strtoul(optarg, NULL, 0); break;
+		case O_REPEAT: repeat = atoi(optarg); break;
+		case O_DUMP: dump = 1; break;
+		default: usage();
+		}
+	}
+	if (!dev || geneve < 0 || have != 511 || secs <= 0 || repeat <= 0 || ilen < 42 ||
+	    ilen > 256 || sport > 65535 || dport > 65535)
+		usage();
+	if (!dport)
+		dport = geneve ? GENEVE_PORT : VXLAN_PORT;
+
+	/* ---- the frame, inner first ---- */
+	size_t tun = geneve ? 8 + (opt_host ? 12 : 0) : 8, outer = 42 + tun, len = outer + ilen;
+	uint8_t *t = frame + 42, *inner = t + tun;
+
+	for (unsigned int i = 42; i < ilen; i++)
+		inner[i] = (uint8_t)i; /* payload */
+	l2l3l4(inner, idmac, ismac, isrc, idst, 40000, 9 /* discard */, ilen - 42, 1, 0);
+	if (geneve) {
+		t[0] = opt_host ? 3 : 0; /* version 0, option length in 4-byte words */
+		t[1] = 0;
+		put16(t + 2, 0x6558);
+		t[4] = vni >> 16;
+		t[5] = vni >> 8;
+		t[6] = vni;
+		t[7] = 0;
+		if (opt_host) { /* XG_OPT_HOST: class 0xFFF8, type 1, 2 words */
+			put16(t + 8, 0xfff8);
+			t[10] = 0x01;
+			t[11] = 2;
+			memcpy(t + 12, &opt_host, 4);
+		}
+	} else {
+		t[0] = 0x08; /* I flag */
+		t[4] = vni >> 16;
+		t[5] = vni >> 8;
+		t[6] = vni;
+	}
+	/* Outer UDP checksum zero, as tunnels send over IPv4 (RFC 8926 3.3,
+	 * RFC 7348 5); DF set as xgate's agent sets it. */
+	l2l3l4(frame, dmac, smac, src, dst, sport, dport, tun + ilen, 0, 1);
+	if (dump) {
+		for (size_t i = 0; i < len; i++)
+			printf("%02x%s", frame[i], (i % 16 == 15 || i + 1 == len) ? "\n" : " ");
+		return 0;
+	}
+
+	if (netns) {
+		char path[256];
+		int fd;
+
+		snprintf(path, sizeof(path), "/run/netns/%s", netns);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNET))
+			die("cannot enter network namespace '%s'", netns);
+		close(fd);
+	}
+	unsigned int ifindex = if_nametoindex(dev);
+
+	if (!ifindex)
+		die("unknown device '%s'", dev);
+
+	/* r1 = ifindex; r2 = 0; call bpf_redirect; exit */
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = (int32_t)ifindex },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_redirect },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int prog_fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "pps_gen", "GPL", prog, 4, NULL);
+
+	if (prog_fd < 0)
+		die("loading the XDP program: %s", strerror(errno));
+
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	struct xdp_md ctx_in = { .data_end = len, .ingress_ifindex = 1 /* lo */ };
+	struct timespec t0, t1;
+	unsigned long long sent = 0;
+	double el = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!stop) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len,
+			    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in), .repeat = repeat,
+			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64);
+		int err = bpf_prog_test_run_opts(prog_fd, &o);
+
+		if (err && errno != EINTR)
+			die("BPF_PROG_RUN (live frames): %s", strerror(errno));
+		if (!err)
+			sent += repeat;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		el = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (el >= secs)
+			break;
+	}
+	printf("sent %llu secs %.3f pps %.0f\n", sent, el, el > 0 ? sent / el : 0);
+	return 0;
+}
