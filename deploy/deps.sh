@@ -10,7 +10,7 @@ PKGS=(
   libsodium-dev libmnl-dev libsqlite3-dev libwebsockets-dev libjansson-dev
   libclang-rt-14-dev
   iproute2 iputils-ping ethtool iperf3 tshark python3 python3-scapy
-  procps psmisc netcat-openbsd
+  procps psmisc netcat-openbsd wireguard-tools
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -157,4 +157,19 @@ expect_rc 2 "apply rejects unknown fields" x apply -f "$TMP/bad4.json"
 expect_err "unknown field 'routers'" "unknown field is named"
 expect_rc 0 "reset after apply" x reset
 
+# ---- gateway keys: X25519, base64, compatible with WireGuard's tools ----
+key=$("$XG" gw genkey)
+[ ${#key} -eq 44 ] && ok "gw genkey prints a 44-character base64 key" || not_ok "genkey output '$key'"
+[ "$("$XG" gw genkey)" != "$key" ] && ok "two genkeys differ" || not_ok "genkey repeats"
+pub=$(echo "$key" | "$XG" gw pubkey)
+[ ${#pub} -eq 44 ] && ok "gw pubkey derives a public key" || not_ok "pubkey output '$pub'"
+# RFC 7748 / WireGuard documentation vector
+[ "$(echo yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk= | "$XG" gw pubkey)" = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=" ] &&
+	ok "pubkey matches the known X25519 vector" || not_ok "pubkey vector mismatch"
+if command -v wg >/dev/null; then
+	[ "$(echo "$key" | wg pubkey)" = "$pub" ] && ok "wg pubkey agrees with xgate gw pubkey" || not_ok "wg disagrees"
+fi
+expect_rc 2 "pubkey rejects garbage" sh -c "echo not-a-key | '$XG' gw pubkey"
+expect_err "not a base64 32-byte private key" "pubkey error message"
+
 summary

@@ -77,6 +77,7 @@ int cmd_endpoint(struct cli *c, struct args *a);
 int cmd_cache(struct cli *c, struct args *a);
 int cmd_stats(struct cli *c, struct args *a);
 int cmd_apply(struct cli *c, struct args *a);
+int cmd_gw(struct cli *c, struct args *a);
 
 /* ---- output.c ---- */
 /* Print rows (JSON objects) as an aligned table with the given columns, or

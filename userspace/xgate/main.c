@@ -30,6 +30,8 @@ static const char usage_text[] =
 	"  endpoint del VNI ADDR | endpoint ls [VNI]\n"
 	"  cache ls | cache del VNI ADDR | cache flush     direct-path cache\n"
 	"  apply -f FILE                  declarative: the same as the commands above\n"
+	"Inter-cluster gateway:\n"
+	"  gw genkey | gw pubkey          X25519 keys (base64); pubkey reads the private key on stdin\n"
 	"\n"
 	"Options (anywhere on the line):\n"
 	"  -n, --instance NAME  map set under /sys/fs/bpf/xgate/NAME (default: $XGATE_INSTANCE,\n"
@@ -114,6 +116,7 @@ static const struct {
 	{ "stats", cmd_stats },       { "reset", cmd_reset },   { "host", cmd_host },
 	{ "vpc", cmd_vpc },           { "subnet", cmd_subnet }, { "endpoint", cmd_endpoint },
 	{ "ep", cmd_endpoint },       { "cache", cmd_cache },   { "apply", cmd_apply },
+	{ "gw", cmd_gw },
 };
 
 int main(int argc, char **argv)
