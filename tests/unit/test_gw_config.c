@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* gatewayd config parser: good files parse to the right values, each bad
+ * file is refused with its line number and the problem. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+
+#define K1 "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="
+#define K2 "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw="
+#define K3 "xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg="
+#define GW "[Gateway]\nName = gw-a\nCluster = edge-a\nPrivateKey = " K1 \
+	   "\nPublicAddress = 127.0.0.1:6081\n"
+
+static int passed, failed;
+static struct gw_conf c;
+
+static void expect_err(const char *text, const char *want)
+{
+	char err[256] = "";
+
+	if (gw_conf_parse("t.conf", text, &c, err, sizeof(err)) == 0) {
+		printf("not ok - parsed, wanted error '%s'\n", want);
+		failed++;
+	} else if (!strstr(err, want)) {
+		printf("not ok - error '%s', wanted '%s'\n", err, want);
+		failed++;
+	} else {
+		printf("ok - %s\n", err);
+		passed++;
+	}
+}
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (cond) {                                                  \
+			passed++;                                            \
+			printf("ok - %s\n", #cond);                          \
+		} else {                                                     \
+			failed++;                                            \
+			printf("not ok - %s\n", #cond);                      \
+		}                                                            \
+	} while (0)
+
+int main(void)
+{
+	char err[256] = "";
+	const char *good =
+		"# gateway of edge cluster A\n"
+		"[Gateway]\n"
+		"Name = gw-a\n"
+		"cluster = edge-a   # keys are case-insensitive\n"
+		"PrivateKey = " K1 "\n"
+		"ListenAddress = 127.0.0.1:7101\n"
+		"PublicAddress = 127.0.0.1:6081\n"
+		"GraceTime = 30s\n"
+		"Subnet = 100 10.1.0.0/16\n"
+		"Subnet = 200 10.1.0.0/16\n"
+		"\n"
+		"[Peer]\n"
+		"Name = gw-b\n"
+		"PublicKey = " K2 "\n"
+		"Endpoint = 127.0.0.1:7102\n"
+		"AllowedSubnets = 10.2.0.0/16, 300 10.3.0.0/16\n"
+		"[Peer]\n"
+		"Name = gw-c\n"
+		"PublicKey = " K3 "\n";
+	int rc = gw_conf_parse("good.conf", good, &c, err, sizeof(err));
+
+	CHECK(rc == 0);
+	if (rc)
+		printf("# %s\n", err);
+	CHECK(!strcmp(c.name, "gw-a") && !strcmp(c.cluster, "edge-a"));
+	CHECK(ntohs(c.listen.sin_port) == 7101 && ntohs(c.public_addr.sin_port) == 6081);
+	CHECK(c.grace_s == 30 && c.keepalive_s == 5 && c.hold_s == 15 && c.rekey_s == 120);
+	CHECK(c.n_subnets == 2 && c.subnets[0].vni == 100 && c.subnets[1].vni == 200 &&
+	      c.subnets[0].plen == 16 && c.subnets[0].ip_be == inet_addr("10.1.0.0"));
+	CHECK(c.n_peers == 2 && !strcmp(c.peers[0].name, "gw-b") && !strcmp(c.peers[1].name, "gw-c"));
+	CHECK(c.peers[0].n_allowed == 2 && c.peers[0].allowed[0].vni == 0 &&
+	      c.peers[0].allowed[1].vni == 300);
+	CHECK(c.peers[1].endpoint.sin_port == 0); /* passive peer */
+	CHECK(!strcmp(c.database, "/var/lib/xgate/gatewayd-gw-a.db") && !strcmp(c.instance, "default"));
+
+	expect_err("", "no [Gateway] section");
+	expect_err("Name = x\n", "t.conf:1: 'Name = x' outside a section");
+	expect_err("[Gateway]\n[Gateway]\n", "t.conf:2: [Gateway] must come once");
+	expect_err("[Peer]\n", "t.conf:1: [Peer] before [Gateway]");
+	expect_err("[Interface]\n", "t.conf:1: unknown section [Interface]");
+	expect_err(GW "Colour = blue\n", "t.conf:6: unknown key 'Colour' in [Gateway]");
+	expect_err(GW "Name = gw-b\n", "t.conf:6: Name given twice");
+	expect_err(GW "Keepalive\n", "t.conf:6: expected Key = Value");
+	expect_err(GW "Keepalive =\n", "t.conf:6: Keepalive has no value");
+	expect_err("[Gateway]\nName = GW A\n", "t.conf:2: Name 'GW A': only a-z");
+	expect_err("[Gateway]\nPrivateKey = abc\n", "t.conf:2: PrivateKey is not a base64 32-byte key");
+	expect_err("[Gateway]\nListenAddress = 127.0.0.1\n", "t.conf:2: ListenAddress '127.0.0.1': expected A.B.C.D:PORT");
+	expect_err("[Gateway]\nListenAddress = 127.0.0.1:70000\n", "port must be 1-65535");
+	expect_err("[Gateway]\nListenAddress = host:7100\n", "'host' is not an IPv4 address");
+	expect_err("[Gateway]\nGraceTime = soon\n", "t.conf:2: GraceTime 'soon': expected seconds");
+	expect_err("[Gateway]\nSubnet = 10.1.0.0/16\n", "t.conf:2: Subnet '10.1.0.0/16': expected VNI A.B.C.D/LEN");
+	expect_err("[Gateway]\nSubnet = 0 10.1.0.0/16\n", "VNI '0' must be 1-16777215");
+	expect_err("[Gateway]\nSubnet = 1 10.1.0.1/16\n", "10.1.0.1/16 has host bits set");
+	expect_err("[Gateway]\nSubnet = 1 10.1.0.0/40\n", "prefix length '40' must be 0-32");
+	expect_err("[Gateway]\nName = a\nCluster = b\n", "[Gateway] needs a PrivateKey");
+	expect_err("[Gateway]\nName = a\nPrivateKey = " K1 "\n", "[Gateway] needs a Cluster");
+	expect_err("[Gateway]\nName = a\nCluster = b\nPrivateKey = " K1 "\n", "needs a PublicAddress");
+	expect_err(GW "Keepalive = 20\nHoldTime = 10\n", "HoldTime (10s) must exceed Keepalive (20s)");
+	expect_err(GW "[Peer]\nPublicKey = " K2 "\n", "t.conf:6: [Peer] needs a Name");
+	expect_err(GW "[Peer]\nName = b\n", "t.conf:6: [Peer] b needs a PublicKey");
+	expect_err(GW "[Peer]\nName = b\nPublicKey = " K2 "\n[Peer]\nName = b\nPublicKey = " K3 "\n",
+		   "t.conf:9: peer name 'b' already used on line 6");
+	expect_err(GW "[Peer]\nName = b\nPublicKey = " K2 "\n[Peer]\nName = c\nPublicKey = " K2 "\n",
+		   "peer c has the same PublicKey as b (line 6)");
+	expect_err(GW "[Peer]\nName = b\nAllowedIPs = 10.0.0.0/8\n", "t.conf:8: unknown key 'AllowedIPs' in [Peer]");
+	expect_err(GW "[Peer]\nName = b\nAllowedSubnets = 10.0.0.0/8, 10.1.1.1/24\n", "10.1.1.1/24 has host bits set");
+
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
