@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* gatewayd sessions over socketpairs: mutual authentication, forward-secret
+ * keys, encrypted frames, and refusal of strangers, forgeries and garbage. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "session.h"
+
+static int passed, failed;
+#define CHECK(cond, ...)                                           \
+	do {                                                       \
+		if (cond) {                                        \
+			passed++;                                  \
+			printf("ok - " __VA_ARGS__);               \
+		} else {                                           \
+			failed++;                                  \
+			printf("not ok - " __VA_ARGS__);           \
+		}                                                  \
+		printf("\n");                                      \
+	} while (0)
+
+static unsigned char sk_a[32], pk_a[32], sk_b[32], pk_b[32], sk_x[32], pk_x[32];
+
+struct side {
+	int fd, rc;
+	const unsigned char *sk, *expect;
+	struct gw_session s;
+	char err[128];
+};
+
+static int knows_a(const unsigned char pub[32], void *arg)
+{
+	(void)arg;
+	return !memcmp(pub, pk_a, 32);
+}
+
+static void *responder(void *p)
+{
+	struct side *r = p;
+
+	r->rc = gw_handshake(&r->s, r->fd, GW_RESPONDER, r->sk, NULL, knows_a, NULL, r->err,
+			     sizeof(r->err));
+	if (r->rc)
+		close(r->fd); /* a refused peer gets nothing but the close */
+	return NULL;
+}
+
+static int pair(struct side *i, struct side *r)
+{
+	int sv[2];
+	pthread_t t;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return -1;
+	i->fd = sv[0];
+	r->fd = sv[1];
+	pthread_create(&t, NULL, responder, r);
+	i->rc = gw_handshake(&i->s, i->fd, GW_INITIATOR, i->sk, i->expect, NULL, NULL, i->err,
+			     sizeof(i->err));
+	if (i->rc)
+		close(i->fd);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+int main(void)
+{
+	struct side i = { .sk = sk_a, .expect = pk_b }, r = { .sk = sk_b };
+	unsigned char buf[GW_FRAME_MAX], k1[16], k2[16], m1[32];
+	uint8_t type;
+	long n;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (sodium_init() < 0)
+		return 1;
+	crypto_box_keypair(pk_a, sk_a);
+	crypto_box_keypair(pk_b, sk_b);
+	crypto_box_keypair(pk_x, sk_x);
+
+	/* 1. known peers authenticate each other */
+	pair(&i, &r);
+	CHECK(i.rc == 0 && r.rc == 0, "handshake between configured peers (%s%s)", i.err, r.err);
+	CHECK(!memcmp(i.s.master, r.s.master, 32), "both sides derive the same master secret");
+	CHECK(!memcmp(r.s.peer_static, pk_a, 32), "responder learned the initiator's key");
+	gw_send(&i.s, 3, "announce 100 10.1.0.0/16", 24);
+	n = gw_recv(&r.s, &type, buf, sizeof(buf), r.err, sizeof(r.err));
+	CHECK(n == 24 && type == 3 && !memcmp(buf, "announce 100 10.1.0.0/16", 24), "frame i->r");
+	memset(buf, 0x5a, 60000);
+	gw_send(&r.s, 4, buf, 60000);
+	memset(buf, 0, 60000);
+	n = gw_recv(&i.s, &type, buf, sizeof(buf), i.err, sizeof(i.err));
+	CHECK(n == 60000 && type == 4 && buf[59999] == 0x5a, "60 kB frame r->i");
+	gw_data_key(&i.s, 1, 7, k1);
+	gw_data_key(&r.s, 0, 7, k2);
+	CHECK(!memcmp(k1, k2, 16), "data-plane key i->r agrees on both sides");
+	gw_data_key(&i.s, 0, 7, k2);
+	CHECK(memcmp(k1, k2, 16), "the two directions have different keys");
+	gw_data_key(&i.s, 1, 8, k2);
+	CHECK(memcmp(k1, k2, 16), "the next epoch has a different key");
+	memcpy(m1, i.s.master, 32);
+
+	/* 2. tampering with a frame on the wire is detected */
+	{
+		unsigned char raw[64];
+		ssize_t got;
+
+		gw_send(&i.s, 3, "hello", 5);
+		got = read(r.fd, raw, sizeof(raw));
+		if (got < 4 + 1 + 17) {
+			printf("not ok - read %zd bytes of the frame\n", got);
+			return 1;
+		}
+		raw[got - 1] ^= 1;
+		int sv[2];
+
+		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+		if (write(sv[0], raw, (size_t)got) != got)
+			return 1;
+		int keep = r.s.fd;
+
+		r.s.fd = sv[1];
+		n = gw_recv(&r.s, &type, buf, sizeof(buf), r.err, sizeof(r.err));
+		CHECK(n < 0 && strstr(r.err, "failed authentication"), "flipped bit refused (%s)", r.err);
+		/* an absurd length is refused before reading it */
+		const unsigned char big[4] = { 0x7f, 0xff, 0xff, 0xff };
+
+		if (write(sv[0], big, 4) != 4)
+			return 1;
+		n = gw_recv(&r.s, &type, buf, sizeof(buf), r.err, sizeof(r.err));
+		CHECK(n < 0 && strstr(r.err, "malformed frame"), "oversized length refused (%s)", r.err);
+		close(sv[0]);
+		close(sv[1]);
+		r.s.fd = keep;
+	}
+	close(i.fd);
+	close(r.fd);
+
+	/* 3. a fresh session has fresh keys (ephemeral keys: forward secrecy) */
+	pair(&i, &r);
+	CHECK(i.rc == 0 && r.rc == 0 && memcmp(m1, i.s.master, 32), "new session, new master");
+	close(i.fd);
+	close(r.fd);
+
+	/* 4. a stranger (key not configured) is refused and learns nothing */
+	struct side x = { .sk = sk_x, .expect = pk_b }, r2 = { .sk = sk_b };
+
+	pair(&x, &r2);
+	CHECK(x.rc != 0 && r2.rc != 0 && strstr(r2.err, "unknown public key"),
+	      "stranger refused (%s / %s)", r2.err, x.err);
+	CHECK(strstr(x.err, "closed during the handshake") != NULL,
+	      "stranger got no hello back (%s)", x.err);
+
+	/* 5. the initiator refuses a responder with the wrong key */
+	struct side i3 = { .sk = sk_a, .expect = pk_x }, r3 = { .sk = sk_b };
+
+	pair(&i3, &r3);
+	CHECK(i3.rc != 0 && strstr(i3.err, "different public key"), "impostor responder refused (%s)",
+	      i3.err);
+
+	/* 6. garbage on the socket */
+	{
+		int sv[2];
+		struct side g = { .sk = sk_b };
+		pthread_t t;
+		char junk[200];
+
+		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+		g.fd = sv[1];
+		memset(junk, 'G', sizeof(junk));
+		pthread_create(&t, NULL, responder, &g);
+		if (write(sv[0], junk, sizeof(junk)) < 0)
+			return 1;
+		pthread_join(t, NULL);
+		CHECK(g.rc != 0 && strstr(g.err, "bad magic"), "garbage refused (%s)", g.err);
+		close(sv[0]);
+	}
+	/* 7. a replayed initiator hello cannot complete without its ephemeral key */
+	{
+		int sv[2];
+		struct side g = { .sk = sk_b };
+		pthread_t t;
+		unsigned char hello[GW_HELLO_LEN], e_pub[32], e_sk[32];
+
+		crypto_box_keypair(e_pub, e_sk);
+		memcpy(hello, "XGW1\x01\x00\x00\x00", 8);
+		memcpy(hello + 8, pk_a, 32); /* claims to be A without A's private key */
+		memcpy(hello + 40, e_pub, 32);
+		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+		g.fd = sv[1];
+		pthread_create(&t, NULL, responder, &g);
+		if (write(sv[0], hello, sizeof(hello)) < 0)
+			return 1;
+		unsigned char junk[24 + 4 + 49];
+
+		randombytes_buf(junk, sizeof(junk));
+		junk[24] = 0;
+		junk[25] = 0;
+		junk[26] = 0;
+		junk[27] = 49;
+		if (write(sv[0], junk, sizeof(junk)) < 0)
+			return 1;
+		pthread_join(t, NULL);
+		CHECK(g.rc != 0, "impersonation without the private key fails (%s)", g.err);
+		close(sv[0]);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Peer sessions: X25519 static + ephemeral handshake (four DH terms,
+ * BLAKE2b key schedule), then libsodium secretstream both ways. Built
+ * only from libsodium primitives; see proto/gatewayd.md.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "session.h"
+
+#define MAGIC "XGW1"
+#define VERSION 1
+#define T_AUTH 1
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len) {
+		/* a peer that hung up must not kill the daemon with SIGPIPE */
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* 1 read, 0 EOF before anything, -1 error or short read */
+static int read_all(int fd, void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return got ? -1 : 0;
+		got += (size_t)n;
+	}
+	return 1;
+}
+
+static void hello_build(unsigned char h[GW_HELLO_LEN], enum gw_role role,
+			const unsigned char s_pub[32], const unsigned char e_pub[32])
+{
+	memcpy(h, MAGIC, 4);
+	h[4] = VERSION;
+	h[5] = (unsigned char)role;
+	h[6] = h[7] = 0;
+	memcpy(h + 8, s_pub, 32);
+	memcpy(h + 40, e_pub, 32);
+}
+
+static int hello_check(const unsigned char h[GW_HELLO_LEN], enum gw_role want, char *err,
+		       size_t len)
+{
+	if (memcmp(h, MAGIC, 4))
+		return fail(err, len, "not an xgate gateway (bad magic)");
+	if (h[4] != VERSION)
+		return fail(err, len, "unsupported protocol version %u", h[4]);
+	if (h[5] != want || h[6] || h[7])
+		return fail(err, len, "malformed hello");
+	return 0;
+}
+
+static int dh(unsigned char out[32], const unsigned char sk[32], const unsigned char pk[32])
+{
+	return crypto_scalarmult(out, sk, pk); /* -1 on an all-zero (small-order) result */
+}
+
+int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned char my_sk[32],
+		 const unsigned char *expected_peer, gw_peer_lookup lookup, void *arg, char *err,
+		 size_t errlen)
+{
+	unsigned char s_pub[32], e_sk[32], e_pub[32], mine[GW_HELLO_LEN], theirs[GW_HELLO_LEN];
+	unsigned char ikm[128], hdr[crypto_secretstream_xchacha20poly1305_HEADERBYTES];
+	unsigned char k_i2r[32], k_r2i[32], got[GW_FRAME_MAX];
+	const unsigned char *hi, *hr, *pe;
+	crypto_generichash_state st;
+	uint8_t type;
+	long n;
+	int rc = -1;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->role = role;
+	crypto_scalarmult_base(s_pub, my_sk);
+	randombytes_buf(e_sk, sizeof(e_sk));
+	crypto_scalarmult_base(e_pub, e_sk);
+	hello_build(mine, role, s_pub, e_pub);
+
+	if (role == GW_INITIATOR && write_all(fd, mine, sizeof(mine))) {
+		fail(err, errlen, "sending hello: %s", strerror(errno));
+		goto out;
+	}
+	if (read_all(fd, theirs, sizeof(theirs)) != 1) {
+		fail(err, errlen, "connection closed during the handshake");
+		goto out;
+	}
+	if (hello_check(theirs, role == GW_INITIATOR ? GW_RESPONDER : GW_INITIATOR, err, errlen))
+		goto out;
+	memcpy(s->peer_static, theirs + 8, 32);
+	pe = theirs + 40;
+	if (role == GW_INITIATOR) {
+		if (sodium_memcmp(s->peer_static, expected_peer, 32)) {
+			fail(err, errlen, "peer answered with a different public key");
+			goto out;
+		}
+	} else {
+		if (!lookup || !lookup(s->peer_static, arg)) {
+			fail(err, errlen, "unknown public key");
+			goto out;
+		}
+		if (write_all(fd, mine, sizeof(mine))) {
+			fail(err, errlen, "sending hello: %s", strerror(errno));
+			goto out;
+		}
+	}
+
+	/* ee | es | se | ss, always in initiator/responder order */
+	if (role == GW_INITIATOR) {
+		rc = dh(ikm, e_sk, pe) | dh(ikm + 32, e_sk, s->peer_static) |
+		     dh(ikm + 64, my_sk, pe) | dh(ikm + 96, my_sk, s->peer_static);
+		hi = mine;
+		hr = theirs;
+	} else {
+		rc = dh(ikm, e_sk, pe) | dh(ikm + 32, my_sk, pe) |
+		     dh(ikm + 64, e_sk, s->peer_static) | dh(ikm + 96, my_sk, s->peer_static);
+		hi = theirs;
+		hr = mine;
+	}
+	if (rc) {
+		fail(err, errlen, "weak public key");
+		rc = -1;
+		goto out;
+	}
+	rc = -1;
+	crypto_generichash_init(&st, NULL, 0, 32);
+	crypto_generichash_update(&st, hi, GW_HELLO_LEN);
+	crypto_generichash_update(&st, hr, GW_HELLO_LEN);
+	crypto_generichash_final(&st, s->hash, 32);
+	crypto_generichash(s->master, 32, ikm, sizeof(ikm), s->hash, 32);
+	crypto_kdf_derive_from_key(k_i2r, 32, 1, "xgw-sess", s->master);
+	crypto_kdf_derive_from_key(k_r2i, 32, 2, "xgw-sess", s->master);
+
+	crypto_secretstream_xchacha20poly1305_init_push(&s->tx, hdr,
+							role == GW_INITIATOR ? k_i2r : k_r2i);
+	if (write_all(fd, hdr, sizeof(hdr)) || gw_send(s, T_AUTH, s->hash, 32)) {
+		fail(err, errlen, "sending auth: %s", strerror(errno));
+		goto out;
+	}
+	if (read_all(fd, hdr, sizeof(hdr)) != 1) {
+		fail(err, errlen, "connection closed during the handshake");
+		goto out;
+	}
+	if (crypto_secretstream_xchacha20poly1305_init_pull(&s->rx, hdr,
+							    role == GW_INITIATOR ? k_r2i : k_i2r)) {
+		fail(err, errlen, "bad stream header");
+		goto out;
+	}
+	n = gw_recv(s, &type, got, sizeof(got), err, errlen);
+	if (n < 0)
+		goto out;
+	if (n != 32 || type != T_AUTH || sodium_memcmp(got, s->hash, 32)) {
+		fail(err, errlen, "authentication failed");
+		goto out;
+	}
+	rc = 0;
+out:
+	sodium_memzero(e_sk, sizeof(e_sk));
+	sodium_memzero(ikm, sizeof(ikm));
+	sodium_memzero(k_i2r, sizeof(k_i2r));
+	sodium_memzero(k_r2i, sizeof(k_r2i));
+	if (rc)
+		gw_session_wipe(s);
+	return rc;
+}
+
+int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
+{
+	static unsigned char plain[GW_FRAME_MAX + 1];
+	static unsigned char frame[4 + GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
+	unsigned long long clen;
+
+	if (len > GW_FRAME_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	plain[0] = type;
+	memcpy(plain + 1, body, len);
+	crypto_secretstream_xchacha20poly1305_push(&s->tx, frame + 4, &clen, plain, len + 1, NULL,
+						   0, 0);
+	sodium_memzero(plain, len + 1);
+	frame[0] = (unsigned char)(clen >> 24);
+	frame[1] = (unsigned char)(clen >> 16);
+	frame[2] = (unsigned char)(clen >> 8);
+	frame[3] = (unsigned char)clen;
+	return write_all(s->fd, frame, 4 + (size_t)clen);
+}
+
+long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err,
+	     size_t errlen)
+{
+	static unsigned char cipher[GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
+	static unsigned char plain[GW_FRAME_MAX + 1];
+	unsigned char lenb[4], tag;
+	unsigned long long plen;
+	uint32_t clen;
+	int r = read_all(s->fd, lenb, 4);
+
+	if (r == 0)
+		return 0;
+	if (r < 0)
+		return fail(err, errlen, "connection lost");
+	clen = (uint32_t)lenb[0] << 24 | (uint32_t)lenb[1] << 16 | (uint32_t)lenb[2] << 8 | lenb[3];
+	if (clen < 1 + crypto_secretstream_xchacha20poly1305_ABYTES || clen > sizeof(cipher))
+		return fail(err, errlen, "malformed frame: length %u", clen);
+	if (read_all(s->fd, cipher, clen) != 1)
+		return fail(err, errlen, "connection lost mid-frame");
+	if (crypto_secretstream_xchacha20poly1305_pull(&s->rx, plain, &plen, &tag, cipher, clen,
+						       NULL, 0))
+		return fail(err, errlen, "frame failed authentication");
+	if (plen - 1 > cap)
+		return fail(err, errlen, "frame too large");
+	*type = plain[0];
+	memcpy(buf, plain + 1, plen - 1);
+	sodium_memzero(plain, plen);
+	return (long)(plen - 1);
+}
+
+void gw_data_key(const struct gw_session *s, int to_peer, uint32_t epoch, unsigned char key[16])
+{
+	/* the initiator's sending direction is subkey 0x100 + 2*epoch */
+	int i2r = (s->role == GW_INITIATOR) == (to_peer != 0);
+
+	crypto_kdf_derive_from_key(key, 16, 0x100 + 2 * (uint64_t)epoch + (i2r ? 0 : 1), "xgw-data",
+				   s->master);
+}
+
+void gw_session_wipe(struct gw_session *s)
+{
+	sodium_memzero(s, sizeof(*s));
+	s->fd = -1;
+}
