@@ -4,43 +4,51 @@
 # pps_veth: 64-byte UDP packets per second through ONE transit hop on the
 # veth topology of deploy/lib/topo.sh, xgate against the kernel's own path
 # (VXLAN + bridge) built on the same namespaces, side by side in one run.
+# Method and results: docs/bench.md, section "pps_veth".
 #
-#   usage: bench/pps_veth.sh [--secs N] [--runs N] [--warmup N] [--verbose]
-#                            XGATE_BINARY PPS_GEN_BINARY
+#   usage: bench/pps_veth.sh [--secs N] [--runs N] [--warmup N] [--no-direct]
+#                            [--verbose] XGATE_BINARY PPS_GEN_BINARY
+#          bench/pps_veth.sh --setup-only|--teardown XGATE_BINARY PPS_GEN_BINARY
 #   e.g.   bench/pps_veth.sh build/userspace/xgate build/bench/pps_gen
 #   (cmake target: bench_pps_veth)
 #
-# What is measured (docs/bench.md, "pps_veth"):
 #   generator ns ${P}g, a 4th "host" 10.200.0.9 on the underlay bridge, sends
 #   pre-encapsulated frames to bouncer h1 for pod p1b, which lives on h3:
 #     xgate : Geneve (VNI 100, XG_OPT_HOST) -> h1 transit (bouncer, XDP_TX)
 #             -> underlay -> h3 transit (decap, redirect) -> pod p1b
 #     kernel: VXLAN (VNI 100) -> h1 vxlan100 + br100 (hairpin) -> vxlan100
 #             re-encap -> underlay -> h3 vxlan100 + br100 -> vp1b -> pod p1b
+#   and, as a reference without the hop, the same frames straight to h3.
 #   Inner frame: Ethernet/IPv4/UDP, 60 bytes (64 with the FCS a veth never
 #   carries). Counted where it arrives: the rx_packets of p1b's eth0, where a
-#   tc drop ends it (same cheap sink for both paths). Best of --runs windows
-#   of --secs seconds per path, the paths interleaved.
+#   tc ingress drop ends it (same cheap sink for both paths). Best of --runs
+#   windows of --secs seconds per path, the paths interleaved; also the CPU
+#   time the data path spent per packet (robust to steal and other load).
 #   CPUs: generator pinned to CPU 0; the entry veth's NAPI runs threaded and
 #   pinned to CPU 1, so the whole data path runs on CPU 1 (one core).
 #
 # Exit: 0 when it ran (no assertion on the numbers), 1 on setup failure,
-# 2 on usage. Every namespace and xgate instance it made is removed on exit,
-# Ctrl-C included.
+# 2 on usage, 130 when interrupted. Every namespace and xgate instance it
+# made is removed on exit, Ctrl-C included.
 
 set -u -o pipefail
 
 SECS=5
-RUNS=2
+RUNS=3
 WARMUP=1
 VERBOSE=0
-usage() { sed -n '8,11p' "$0" >&2; exit 2; }
+MODE=run
+DIRECT=1
+usage() { sed -n '/^#   usage:/,/^#   (cmake/p' "$0" | cut -c3- >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--secs) SECS=${2:?}; shift 2 ;;
 	--runs) RUNS=${2:?}; shift 2 ;;
 	--warmup) WARMUP=${2:?}; shift 2 ;;
 	--verbose|-v) VERBOSE=1; shift ;;
+	--no-direct) DIRECT=0; shift ;;     # skip the no-hop reference paths
+	--setup-only) MODE=setup; shift ;;   # build both topologies, leave them up
+	--teardown) MODE=teardown; shift ;;  # remove what --setup-only left
 	-h|--help) usage ;;
 	--*) echo "pps_veth: unknown option $1" >&2; usage ;;
 	*) break ;;
@@ -60,7 +68,7 @@ fail() { echo "pps_veth: $*" >&2; exit 1; }
 [ -x "$XGATE" ] || fail "xgate binary '$1' not found"
 [ -x "$GEN" ] || fail "pps_gen binary '$2' not found"
 [ -r "$TOPO" ] || fail "cannot read $TOPO"
-for t in ip tc bridge ethtool taskset timeout jq; do
+for t in ip bridge taskset timeout jq; do
 	command -v $t >/dev/null || fail "'$t' is missing"
 done
 
@@ -79,7 +87,7 @@ VMAC=02:00:0a:01:01:63   # the sending (virtual) pod behind the generator host
 VIP=10.1.1.99
 DST=p1b                  # destination pod, on h3; h1 is the bouncer of S1
 
-GEN_PIDS=()
+GEN_PID=
 NS_SUFFIXES=(u g "${HOSTS[@]}" "${PODS[@]}")
 # Exactly the namespaces and instances this script makes; never a glob (a
 # prefix like "xgb" also matches other benches' namespaces, e.g. xgbench-*).
@@ -97,10 +105,12 @@ teardown() {
 	return 0
 }
 cleanup() {
-	local pid p
+	local p
 	trap - EXIT INT TERM HUP
-	for pid in "${GEN_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-	for pid in "${GEN_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+	if [ -n "$GEN_PID" ]; then # the one generator still running, if any
+		kill "$GEN_PID" 2>/dev/null
+		wait "$GEN_PID" 2>/dev/null
+	fi
 	for p in $PX $PK; do teardown $p; done
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 	return 0
@@ -112,6 +122,10 @@ TMP=$(mktemp -d /tmp/pps_veth.XXXXXX) || fail "mktemp"
 log() { [ "$VERBOSE" = 1 ] && echo "# $*" >&2; return 0; }
 run() { "$@" || fail "setup failed: $*"; }
 mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+
+if [ "$MODE" = teardown ]; then
+	exit 0 # the EXIT trap removes everything
+fi
 
 # ---- leftovers of an earlier, killed run --------------------------------
 for p in $PX $PK; do
@@ -129,7 +143,7 @@ done
 # veth peer ${P}g-u sits on the underlay bridge.
 build_common() {
 	local p=$1 h
-	P=$p topo_up >/dev/null 2>&1 || { P=$p topo_up; fail "topo_up ($p) failed"; }
+	P=$p topo_up >"$TMP/topo.$p" 2>&1 || { cat "$TMP/topo.$p" >&2; fail "topo_up ($p) failed"; }
 	run ip netns add "${p}g"
 	run ip -n "${p}g" link set lo up
 	run ip link add "${p}g-u" netns "${p}u" type veth peer name eth0 netns "${p}g"
@@ -152,21 +166,22 @@ build_common() {
 	done
 	# Static underlay fdb: the bridge must never flood our frames.
 	for h in h1 h3; do
-		run bridge -n "${p}u" fdb replace "$(mac_of "${p}$h" eth0)" dev "${p}$h-u" master static
+		run bridge -n "${p}u" fdb replace "$(mac_of "${p}$h" eth0)" dev "${p}$h-u" master static sticky
 	done
-	run bridge -n "${p}u" fdb replace "$(mac_of "${p}g" eth0)" dev "${p}g-u" master static
+	run bridge -n "${p}u" fdb replace "$(mac_of "${p}g" eth0)" dev "${p}g-u" master static sticky
 	# Sink: the frame counts as delivered when p1b's eth0 receives it; a tc
-	# drop right there keeps the pod's stack (UDP lookup, ICMP) out of both
-	# paths alike.
-	run ip netns exec "${p}$DST" tc qdisc add dev eth0 clsact
-	run ip netns exec "${p}$DST" tc filter add dev eth0 ingress matchall action drop
+	# ingress drop program (pps_gen --tc-drop) right there keeps the pod's
+	# stack (UDP lookup, ICMP port unreachable) out of both paths alike.
+	run "$GEN" -N "${p}$DST" -i eth0 --tc-drop
 	run ip netns exec "${p}$DST" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 }
 
+declare -A NAPI_PIDS
 pin_napi() {
 	local p=$1 pid n=0
 	for pid in $(ps -eo pid=,comm= | awk -v pre="napi/${p}g-u-" 'index($2, pre) == 1 {print $1}'); do
 		taskset -pc "$DP_CPU" "$pid" >/dev/null && n=$((n + 1))
+		NAPI_PIDS[$p]="${NAPI_PIDS[$p]:-} $pid"
 	done
 	[ "$n" -gt 0 ] || echo "pps_veth: warning: no NAPI thread found for ${p}g-u; data path not pinned" >&2
 }
@@ -179,8 +194,8 @@ build_common $PX
 log "building the kernel topology ($PK*)"
 build_common $PK
 for h in h1 h2 h3; do run "$XGATE" -N "${PK}$h" reset; done
-for h in h1 h2 h3; do run "$XGATE" -N "${PK}u" detach "${PK}$h-u"; done
-for p in "${PODS[@]}"; do run "$XGATE" -N "${PK}$p" detach eth0; done
+for h in h1 h2 h3; do run "$XGATE" -N "${PK}u" detach "${PK}$h-u" 2>/dev/null; done
+for p in "${PODS[@]}"; do run "$XGATE" -N "${PK}$p" detach eth0 2>/dev/null; done
 # Both hosts of the hop get a VXLAN device for VNI 100 in a bridge br100.
 for h in h1 h3; do
 	run ip -n "${PK}$h" link add vxlan100 type vxlan id 100 local "${HOST_IP[$h]}" \
@@ -196,11 +211,11 @@ done
 # (hairpin), re-encapsulated toward h3 by vxlan100's fdb.
 DMAC=${POD_MAC[$DST]}
 run bridge -n "${PK}h1" link set dev vxlan100 hairpin on
-run bridge -n "${PK}h1" fdb replace "$DMAC" dev vxlan100 master static
+run bridge -n "${PK}h1" fdb replace "$DMAC" dev vxlan100 master static sticky
 run bridge -n "${PK}h1" fdb replace "$DMAC" dev vxlan100 dst "${HOST_IP[h3]}" self permanent
 # h3: decap into br100, which holds the pod's veth.
 run ip -n "${PK}h3" link set "v$DST" master br100
-run bridge -n "${PK}h3" fdb replace "$DMAC" dev "v$DST" master static
+run bridge -n "${PK}h3" fdb replace "$DMAC" dev "v$DST" master static sticky
 
 # ---- measurement ---------------------------------------------------------
 # counters NS DEV -> "rx_packets rx_dropped tx_dropped"
@@ -210,37 +225,47 @@ counters() {
 }
 now() { date +%s.%N; }
 
-# gen PREFIX ENCAP SECONDS: start the generator in the background
+# gen_args PREFIX ENCAP VIA: generator arguments for frames sent to host VIA
+# (h1: through the bouncer, one transit hop; h3: straight to the pod's host)
+# shellcheck disable=SC2046
+gen_args() {
+	local p=$1 encap=$2 via=$3
+	echo -N "${p}g" -i eth0 --encap "$encap" --vni $VNI \
+		--dmac "$(mac_of "${p}$via" eth0)" --smac "$(mac_of "${p}g" eth0)" \
+		--src $GEN_IP --dst "${HOST_IP[$via]}" \
+		--inner-dmac "$DMAC" --inner-smac $VMAC --inner-src $VIP --inner-dst "${POD_IP[$DST]}" \
+		$([ "$encap" = geneve ] && echo --opt-host $GEN_IP)
+}
+# gen_start PREFIX ENCAP VIA SECONDS: start the generator in the background
 gen_start() {
-	local p=$1 encap=$2 t=$3 opt=()
-	[ "$encap" = geneve ] && opt=(--opt-host $GEN_IP)
-	timeout -k 2 $((t + 5)) taskset -c $GEN_CPU "$GEN" -N "${p}g" -i eth0 -t "$t" \
-		--encap "$encap" --vni $VNI \
-		--dmac "$(mac_of "${p}h1" eth0)" --smac "$(mac_of "${p}g" eth0)" \
-		--src $GEN_IP --dst "${HOST_IP[h1]}" \
-		--inner-dmac "$DMAC" --inner-smac $VMAC --inner-src $VIP \
-		--inner-dst "${POD_IP[$DST]}" "${opt[@]}" >"$TMP/gen.out" 2>"$TMP/gen.err" &
-	GEN_PIDS+=($!)
+	# shellcheck disable=SC2046
+	timeout -k 2 $(($4 + 5)) taskset -c $GEN_CPU "$GEN" $(gen_args "$1" "$2" "$3") -t "$4" \
+		>"$TMP/gen.out" 2>"$TMP/gen.err" &
+	GEN_PID=$!
 }
 
-
-# Sanity: a short burst must reach the pod on both paths before timing.
+# Sanity: a short burst must reach the pod on every path before timing.
 check_path() {
-	local p=$1 encap=$2 a b
+	local p=$1 encap=$2 via=$3 a b
 	a=$(counters "${p}$DST" eth0 | awk '{print $1}')
-	timeout 10 "$GEN" -N "${p}g" -i eth0 -t 0.2 --repeat 64 --encap "$encap" --vni $VNI \
-		--dmac "$(mac_of "${p}h1" eth0)" --smac "$(mac_of "${p}g" eth0)" \
-		--src $GEN_IP --dst "${HOST_IP[h1]}" --inner-dmac "$DMAC" --inner-smac $VMAC \
-		--inner-src $VIP --inner-dst "${POD_IP[$DST]}" \
-		$([ "$encap" = geneve ] && echo --opt-host $GEN_IP) >/dev/null ||
-		fail "generator failed on $p ($encap)"
+	# shellcheck disable=SC2046
+	timeout 10 "$GEN" $(gen_args "$p" "$encap" "$via") -t 0.2 --repeat 64 >/dev/null ||
+		fail "generator failed on $p ($encap via $via)"
 	sleep 0.3
 	b=$(counters "${p}$DST" eth0 | awk '{print $1}')
-	[ $((b - a)) -gt 0 ] || fail "no packet reached pod $DST on the $encap path ($p)"
-	log "$encap path ($p): $((b - a)) packets reached $DST in the check"
+	[ $((b - a)) -gt 0 ] || fail "no packet reached pod $DST on the $encap path via $via ($p)"
+	log "$encap path via $via ($p): $((b - a)) packets reached $DST in the check"
 }
-check_path $PX geneve
-check_path $PK vxlan
+for via in h1 h3; do
+	check_path $PX geneve $via
+	check_path $PK vxlan $via
+done
+if [ "$MODE" = setup ]; then
+	trap - EXIT
+	rm -rf "$TMP"
+	echo "pps_veth: topologies ${PX}* and ${PK}* are up; remove them with: $0 --teardown $*"
+	exit 0
+fi
 
 # xgate_stats PREFIX TAG: snapshot the per-reason counters of h1 and h3
 xgate_stats() {
@@ -262,31 +287,82 @@ xgate_delta() {
 	done
 }
 
-declare -A BEST WIN_LIST OFFERED
-# one_run NAME PREFIX ENCAP
+# cpu_ticks PREFIX -> "dp cpu steal", in ticks since boot
+# cpu_ticks gives clock ticks (CLK_TCK per second):
+#  dp:    CPU time of the threads that run the data path: the entry veth's
+#         NAPI thread (every softirq it raises runs inside it) and
+#         ksoftirqd of the data-path CPU (softirqs deferred there); other
+#         work on the CPU (builds, other benches) is not counted;
+#  cpu:   busy time of the whole data-path CPU (user+nice+system+irq+softirq);
+#  steal: time the hypervisor gave the CPU's vCPU to someone else.
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100) # unit of /proc/stat and /proc/PID/stat
+KSOFTIRQD=$(ps -eo pid=,comm= | awk -v n="ksoftirqd/$DP_CPU" '$2 == n {print $1}')
+cpu_ticks() {
+	local pid dp=0 t
+	for pid in ${NAPI_PIDS[$1]:-} $KSOFTIRQD; do
+		t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) && dp=$((dp + t))
+	done
+	awk -v c="cpu$DP_CPU" -v dp="$dp" '$1 == c { print dp, $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
+}
+# path_drops PREFIX -> summed rx_dropped + tx_dropped of every device the
+# frames cross after the entry veth (whose drops are the generator's excess)
+path_drops() {
+	local p=$1 nd n=0 v
+	for nd in "u:${p}h1-u" "h1:eth0" "u:${p}h3-u" "h3:eth0" "h3:v$DST" "$DST:eth0"; do
+		v=$(counters "${p}${nd%%:*}" "${nd#*:}" | awk '{print $2 + $3}')
+		n=$((n + v))
+	done
+	echo "$n"
+}
+
+declare -A BEST WIN_LIST OFFERED NSPKT BUSY PDROPS
+CONTENDED=0
+# one_run NAME PREFIX ENCAP VIA
 one_run() {
-	local name=$1 p=$2 encap=$3 c0 c1 e0 e1 t0 t1 d mpps pid
+	local name=$1 p=$2 encap=$3 via=$4 c0 c1 e0 e1 t0 t1 u0 u1 d0 d1 d mpps ns busy mark
 	[ "$p" = $PX ] && xgate_stats "$p" a
-	gen_start "$p" "$encap" $((WARMUP + SECS + 1))
-	pid=${GEN_PIDS[-1]}
+	gen_start "$p" "$encap" "$via" $((WARMUP + SECS + 1))
 	sleep "$WARMUP"
-	c0=$(counters "${p}$DST" eth0); t0=$(now)
+	d0=$(path_drops "$p")
 	e0=$(counters "${p}u" "${p}g-u")
+	c0=$(counters "${p}$DST" eth0); t0=$(now); u0=$(cpu_ticks "$p")
 	sleep "$SECS"
-	c1=$(counters "${p}$DST" eth0); t1=$(now)
+	c1=$(counters "${p}$DST" eth0); t1=$(now); u1=$(cpu_ticks "$p")
 	e1=$(counters "${p}u" "${p}g-u")
-	wait "$pid" || fail "generator failed: $(cat "$TMP/gen.err")"
-	d=$(( $(echo "$c1" | awk '{print $1}') - $(echo "$c0" | awk '{print $1}') ))
+	d1=$(path_drops "$p")
+	wait "$GEN_PID" || { GEN_PID=; fail "generator failed: $(cat "$TMP/gen.err")"; }
+	GEN_PID=
+	d=$(( ${c1%% *} - ${c0%% *} ))
 	mpps=$(awk -v d="$d" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", d / (b - a) / 1e6 }')
-	WIN_LIST[$name]="${WIN_LIST[$name]:-}${WIN_LIST[$name]:+ }$mpps"
+	# CPU time the data path used per delivered packet (ns), and how busy
+	# the CPU was (%)
+	ns=$(awk -v a="$u0" -v b="$u1" -v d="$d" -v hz="$CLK_TCK" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		if (d > 0) printf "%.0f", (y[1] - x[1]) * 1e9 / hz / d; else print "n/a" }')
+	busy=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); f = 100 / hz / (s1 - s0);
+		printf "%.0f%% (data path %.0f%%, steal %.0f%%)", (y[2] - x[2]) * f,
+			(y[1] - x[1]) * f, (y[3] - x[3]) * f }')
+	# a window where other work shared the data-path CPU is marked with *
+	mark=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
+		split(a, x, " "); split(b, y, " ");
+		if ((y[1] - x[1]) * 100 / hz / (s1 - s0) < 85) print "*" }')
+	[ -n "$mark" ] && CONTENDED=1
+	WIN_LIST[$name]="${WIN_LIST[$name]:-}${WIN_LIST[$name]:+ }$mpps$mark"
+	PDROPS[$name]=$(( ${PDROPS[$name]:-0} + d1 - d0 ))
+	# lowest CPU cost over the windows
+	if [ "$ns" != n/a ] && awk -v a="$ns" -v b="${NSPKT[$name]:-0}" 'BEGIN { exit !(b == 0 || a < b) }'; then
+		NSPKT[$name]=$ns
+	fi
 	if awk -v a="$mpps" -v b="${BEST[$name]:-0}" 'BEGIN { exit !(a > b) }'; then
 		BEST[$name]=$mpps
+		BUSY[$name]=$busy
 		# offered at the entry: taken by the entry veth + dropped there (ring full)
 		OFFERED[$name]=$(awk -v a="$e0" -v b="$e1" -v s0="$t0" -v s1="$t1" 'BEGIN {
 			split(a, x, " "); split(b, y, " ");
 			printf "%.2f", ((y[1] - x[1]) + (y[2] - x[2])) / (s1 - s0) / 1e6 }')
 	fi
-	log "$name: $mpps Mpps delivered (gen: $(cat "$TMP/gen.out"))"
+	echo "  run $r  $name: $mpps Mpps, CPU $DP_CPU busy $busy, $ns ns/packet of CPU"
+	log "$name generator: $(cat "$TMP/gen.out")"
 	if [ "$p" = $PX ]; then
 		xgate_stats "$p" b
 		xgate_delta >>"$TMP/xstats"
@@ -294,31 +370,55 @@ one_run() {
 	return 0
 }
 
-echo "pps_veth: $RUNS x ${SECS}s windows per path, generator on CPU $GEN_CPU, data path on CPU $DP_CPU ($NCPU CPUs)"
+load=$(cut -d' ' -f1 /proc/loadavg)
+echo "pps_veth: $RUNS x ${SECS}s windows per path (after ${WARMUP}s warm-up), generator on CPU $GEN_CPU," \
+	"data path on CPU $DP_CPU ($NCPU CPUs, load average $load before the start)"
 for ((r = 1; r <= RUNS; r++)); do
-	one_run xgate $PX geneve
-	one_run kernel $PK vxlan
+	one_run xgate $PX geneve h1
+	one_run kernel $PK vxlan h1
+	if [ "$DIRECT" = 1 ]; then
+		one_run xgate_direct $PX geneve h3
+		one_run kernel_direct $PK vxlan h3
+	fi
 done
 
 # ---- report --------------------------------------------------------------
-kern=${BEST[kernel]}
-printf '\n%-44s | %11s | %-17s | %8s | %s\n' "path (64 B inner UDP, one transit hop)" "Mpps (best)" "windows (Mpps)" \
-	"offered" "vs kernel"
-printf '%s\n' "---------------------------------------------+-------------+-------------------+----------+----------"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+W=50
+printf '\n%-*s | %11s | %9s | %-10s | %8s | %s\n' $W "path (64 B inner UDP frames, one transit hop)" \
+	"Mpps (best)" "vs kernel" "ns/pkt CPU" "offered" "windows (Mpps)"
+printf '%s\n' "$(printf '%*s' $W '' | tr ' ' -)-+-------------+-----------+------------+----------+---------------"
 row() {
-	local name=$1 label=$2
-	printf '%-44s | %11s | %-17s | %8s | %s\n' "$label" "${BEST[$name]}" "${WIN_LIST[$name]}" \
-		"${OFFERED[$name]}" "$(awk -v a="${BEST[$name]}" -v b="$kern" 'BEGIN {
-			if (b > 0) printf "%.2fx", a / b; else print "n/a" }')"
+	local name=$1 label=$2 base=$3
+	printf '%-*s | %11s | %9s | %-10s | %8s | %s\n' $W "$label" "${BEST[$name]}" \
+		"$(ratio "${BEST[$name]}" "${BEST[$base]}")" "${NSPKT[$name]:-n/a}" "${OFFERED[$name]}" \
+		"${WIN_LIST[$name]}"
 }
-row xgate "xgate: Geneve -> XDP bouncer -> XDP decap"
-row kernel "kernel: VXLAN -> bridge (hairpin) -> VXLAN"
+row xgate "xgate: Geneve, XDP bouncer (h1), XDP decap (h3)" kernel
+row kernel "kernel: VXLAN, br100 hairpin (h1), VXLAN+br (h3)" kernel
+if [ "$DIRECT" = 1 ]; then
+	row xgate_direct "no hop, xgate: Geneve straight to h3" kernel_direct
+	row kernel_direct "no hop, kernel: VXLAN straight to h3" kernel_direct
+	hop() { awk -v a="${NSPKT[$1]:-0}" -v b="${NSPKT[$2]:-0}" 'BEGIN { printf "%d", a - b }'; }
+	hx=$(hop xgate xgate_direct)
+	hk=$(hop kernel kernel_direct)
+	echo
+	echo "the transit hop alone (ns/pkt CPU with the hop - without it): xgate $hx ns, kernel $hk ns" \
+		"(kernel / xgate = $(ratio "$hk" "$hx"))"
+fi
 echo
-echo "offered: Mpps reaching the entry veth (taken + dropped for a full ring); the generator"
-echo "         outruns both paths, so the delivered rate is the data path's capacity on one core."
+echo "Mpps: delivered to pod $DST (rx_packets of its eth0), best window. ns/pkt CPU: CPU time of the"
+echo "data-path threads per delivered packet, lowest window (steal, idle, other work excluded); kernel / xgate:" \
+	"$(ratio "${NSPKT[kernel]:-0}" "${NSPKT[xgate]:-0}")."
+[ "$CONTENDED" = 1 ] && echo "*: other work took more than 15% of CPU $DP_CPU in that window (shared machine); its rate understates."
+echo "offered: Mpps the generator pushed at the entry veth (taken + dropped for a full ring);"
+echo "it outruns both paths, so the delivered rate is the data path's capacity on one core."
+echo "CPU $DP_CPU in the best windows: xgate ${BUSY[xgate]}, kernel ${BUSY[kernel]}."
+echo "drops on the path after the entry (rx/tx_dropped of every veth end crossed):" \
+	"xgate ${PDROPS[xgate]}, kernel ${PDROPS[kernel]}"
 # data-plane counters of the xgate windows (incl. warm-up), summed over runs
 if [ -s "$TMP/xstats" ]; then
-	echo "xgate data-plane counters over all xgate runs (h1 = bouncer, h3 = destination host):"
+	echo "xgate counters that grew during the xgate runs (h1 = bouncer, h3 = destination host):"
 	awk '{s[$1] += $2} END {for (k in s) printf "  %-40s %12d\n", k, s[k]}' "$TMP/xstats" | sort
 	grep -q '/drop_' "$TMP/xstats" || echo "  (no drop reason grew)"
 fi

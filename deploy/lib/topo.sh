@@ -36,14 +36,16 @@ nsx() { local n=$1; shift; ip netns exec "${P}$n" "$@"; }
 peer_stub() { "$XGATE" -N "$1" attach "$2" pass --mode "$XDP_MODE"; }
 
 topo_down() {
-	local h
-	for h in "${HOSTS[@]}"; do
-		[ -e "/run/netns/${P}$h" ] && "$XGATE" -N "${P}$h" reset >/dev/null 2>&1
-		"$XGATE" -n "${P}$h" reset >/dev/null 2>&1
+	local n
+	# exact names only: another user's prefix may start with ours
+	for n in "${HOSTS[@]}"; do
+		[ -e "/run/netns/${P}$n" ] && "$XGATE" -N "${P}$n" reset >/dev/null 2>&1
+		"$XGATE" -n "${P}$n" reset >/dev/null 2>&1
 	done
-	for n in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${P}"); do
-		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$n" 2>/dev/null
+	for n in u "${HOSTS[@]}" "${PODS[@]}"; do
+		[ -e "/run/netns/${P}$n" ] || continue
+		ip netns pids "${P}$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "${P}$n" 2>/dev/null
 	done
 	return 0
 }
@@ -67,6 +69,8 @@ topo_up() {
 		host=${POD_HOST[$p]}
 		ip netns add "${P}$p"
 		nsx "$p" ip link set lo up
+		# the overlay is IPv4 only: keep pods from chattering IPv6 into it
+		nsx "$p" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 		ip link add "v$p" netns "${P}$host" type veth peer name eth0 netns "${P}$p"
 		nsx "$p" ip link set eth0 address "${POD_MAC[$p]}" mtu $POD_MTU
 		# XDP sees no checksum-offload state: a pod must send complete L4

@@ -70,6 +70,16 @@ int cmd_attach(struct cli *c, struct args *a)
 	return rc;
 }
 
+static bool instance_exists(const char *instance)
+{
+	char root[PATH_MAX], path[PATH_MAX + 16];
+
+	if (xg_instance_root(instance, root, sizeof(root)))
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", root, XG_MAP_HOST);
+	return access(path, F_OK) == 0;
+}
+
 int cmd_detach(struct cli *c, struct args *a)
 {
 	struct xg_maps m;
@@ -80,9 +90,10 @@ int cmd_detach(struct cli *c, struct args *a)
 	dev = arg_next(a);
 	if (!dev || a->argc)
 		return usage_error("detach", "usage: xgate detach DEV");
-	rc = xg_maps_open(c->instance, false, &m);
-	if (rc == XG_ENOTFOUND) /* no instance: still let the program go */
+	/* No instance (e.g. a `pass` stub's namespace): just let the program go. */
+	if (!instance_exists(c->instance))
 		return xg_detach(NULL, dev);
+	rc = xg_maps_open(c->instance, false, &m);
 	if (rc)
 		return rc;
 	rc = xg_detach(&m, dev);
@@ -199,9 +210,9 @@ int cmd_reset(struct cli *c, struct args *a)
 	HELP("reset", a);
 	if (a->argc)
 		return usage_error("reset", "unexpected argument '%s'", a->argv[0]);
-	rc = xg_maps_open(c->instance, false, &m);
-	if (rc == XG_ENOTFOUND)
+	if (!instance_exists(c->instance))
 		return xg_instance_remove(c->instance); /* partial leftovers */
+	rc = xg_maps_open(c->instance, false, &m);
 	if (rc)
 		return rc;
 	while (!bpf_map_get_next_key(m.ifaces, prev, &next)) {
