@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* SQLite persistence for gatewayd; see store.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=NORMAL;"
+	"CREATE TABLE IF NOT EXISTS routes ("
+	" origin TEXT NOT NULL, vni INTEGER NOT NULL, ip INTEGER NOT NULL, plen INTEGER NOT NULL,"
+	" version INTEGER NOT NULL, state INTEGER NOT NULL, since_ms INTEGER NOT NULL,"
+	" expires_ms INTEGER NOT NULL, PRIMARY KEY (origin, vni, ip, plen));"
+	"CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL);";
+
+int gw_store_open(struct gw_store *s, const char *path, char *err, size_t errlen)
+{
+	char *msg = NULL;
+
+	memset(s, 0, sizeof(*s));
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		gw_store_close(s);
+		return -1;
+	}
+	sqlite3_busy_timeout(s->db, 2000);
+	if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+			       "INSERT OR REPLACE INTO routes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)", -1,
+			       &s->put, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+			       "DELETE FROM routes WHERE origin=?1 AND vni=?2 AND ip=?3 AND plen=?4",
+			       -1, &s->del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "SELECT v FROM kv WHERE k=?1", -1, &s->kv_get, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO kv VALUES (?1,?2)", -1, &s->kv_put,
+			       NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		gw_store_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+void gw_store_close(struct gw_store *s)
+{
+	sqlite3_finalize(s->put);
+	sqlite3_finalize(s->del);
+	sqlite3_finalize(s->kv_get);
+	sqlite3_finalize(s->kv_put);
+	if (s->db)
+		sqlite3_close(s->db);
+	memset(s, 0, sizeof(*s));
+}
+
+int gw_store_begin(struct gw_store *s)
+{
+	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+int gw_store_commit(struct gw_store *s)
+{
+	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static int step(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int gw_store_put_route(struct gw_store *s, const struct route *r)
+{
+	sqlite3_bind_text(s->put, 1, r->origin, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s->put, 2, r->key.vni);
+	sqlite3_bind_int64(s->put, 3, r->key.ip_be);
+	sqlite3_bind_int(s->put, 4, r->key.plen);
+	sqlite3_bind_int64(s->put, 5, (sqlite3_int64)r->version);
+	sqlite3_bind_int(s->put, 6, r->state);
+	sqlite3_bind_int64(s->put, 7, (sqlite3_int64)r->since_ms);
+	sqlite3_bind_int64(s->put, 8, (sqlite3_int64)r->expires_ms);
+	return step(s->put);
+}
+
+int gw_store_del_route(struct gw_store *s, const char *origin, const struct rt_key *k)
+{
+	sqlite3_bind_text(s->del, 1, origin, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s->del, 2, k->vni);
+	sqlite3_bind_int64(s->del, 3, k->ip_be);
+	sqlite3_bind_int(s->del, 4, k->plen);
+	return step(s->del);
+}
+
+int gw_store_load(struct gw_store *s, struct rt_table *t)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT * FROM routes", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct route *r;
+
+		if (t->n == t->cap) {
+			int cap = t->cap ? t->cap * 2 : 64;
+			struct route *nr = realloc(t->r, sizeof(*nr) * cap);
+
+			if (!nr)
+				break;
+			t->r = nr;
+			t->cap = cap;
+		}
+		r = &t->r[t->n++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->origin, sizeof(r->origin), "%s", sqlite3_column_text(st, 0));
+		r->key.vni = (uint32_t)sqlite3_column_int64(st, 1);
+		r->key.ip_be = (uint32_t)sqlite3_column_int64(st, 2);
+		r->key.plen = (uint8_t)sqlite3_column_int(st, 3);
+		r->version = (uint64_t)sqlite3_column_int64(st, 4);
+		r->state = (enum rt_state)sqlite3_column_int(st, 5);
+		r->since_ms = (uint64_t)sqlite3_column_int64(st, 6);
+		r->expires_ms = (uint64_t)sqlite3_column_int64(st, 7);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int gw_store_get_u64(struct gw_store *s, const char *key, uint64_t *v)
+{
+	int rc;
+
+	sqlite3_bind_text(s->kv_get, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s->kv_get);
+	if (rc == SQLITE_ROW)
+		*v = (uint64_t)sqlite3_column_int64(s->kv_get, 0);
+	sqlite3_reset(s->kv_get);
+	sqlite3_clear_bindings(s->kv_get);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
+}
+
+int gw_store_put_u64(struct gw_store *s, const char *key, uint64_t v)
+{
+	sqlite3_bind_text(s->kv_put, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s->kv_put, 2, (sqlite3_int64)v);
+	return step(s->kv_put);
+}
