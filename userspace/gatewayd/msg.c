@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Strict codecs for the sync messages: fixed sizes, big-endian, every field
+ * checked, so a peer's bug becomes a logged protocol error, not state. */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "msg.h"
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+size_t gw_route_encode(uint8_t *out, const struct gw_route_msg *m)
+{
+	put32(out, (uint32_t)(m->version >> 32));
+	put32(out + 4, (uint32_t)m->version);
+	put32(out + 8, m->key.vni);
+	memcpy(out + 12, &m->key.ip_be, 4);
+	out[16] = m->key.plen;
+	return GW_ROUTE_MSG_LEN;
+}
+
+int gw_route_decode(const uint8_t *in, size_t len, struct gw_route_msg *m, const char **why)
+{
+	uint32_t mask;
+
+	if (len != GW_ROUTE_MSG_LEN) {
+		*why = "route message of the wrong length";
+		return -1;
+	}
+	m->version = (uint64_t)get32(in) << 32 | get32(in + 4);
+	m->key.vni = get32(in + 8);
+	memcpy(&m->key.ip_be, in + 12, 4);
+	m->key.plen = in[16];
+	if (!m->version) {
+		*why = "route version 0";
+		return -1;
+	}
+	if (!m->key.vni || m->key.vni > 0xffffff) {
+		*why = "VNI out of range";
+		return -1;
+	}
+	if (m->key.plen > 32) {
+		*why = "prefix length over 32";
+		return -1;
+	}
+	mask = m->key.plen ? htonl(~0u << (32 - m->key.plen)) : 0;
+	if (m->key.ip_be & ~mask) {
+		*why = "prefix with host bits set";
+		return -1;
+	}
+	return 0;
+}
+
+static int name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 32)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      s[i] == '_' || s[i] == '.'))
+			return 0;
+	return 1;
+}
+
+size_t gw_info_encode(uint8_t *out, const struct gw_info_msg *m)
+{
+	size_t a = strlen(m->name), b = strlen(m->cluster);
+
+	out[0] = (uint8_t)a;
+	memcpy(out + 1, m->name, a);
+	out[1 + a] = (uint8_t)b;
+	memcpy(out + 2 + a, m->cluster, b);
+	memcpy(out + 2 + a + b, &m->public_ip_be, 4);
+	memcpy(out + 6 + a + b, &m->public_port_be, 2);
+	return 8 + a + b;
+}
+
+int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const char **why)
+{
+	size_t a, b;
+
+	memset(m, 0, sizeof(*m));
+	if (len < 8 || (a = in[0]) > 32 || len < 8 + a || (b = in[1 + a]) > 32 || len != 8 + a + b) {
+		*why = "malformed info message";
+		return -1;
+	}
+	memcpy(m->name, in + 1, a);
+	memcpy(m->cluster, in + 2 + a, b);
+	memcpy(&m->public_ip_be, in + 2 + a + b, 4);
+	memcpy(&m->public_port_be, in + 6 + a + b, 2);
+	if (!name_ok(m->name) || !name_ok(m->cluster)) {
+		*why = "invalid name in info message";
+		return -1;
+	}
+	if (!m->public_ip_be || !m->public_port_be) {
+		*why = "info message without a public address";
+		return -1;
+	}
+	return 0;
+}
