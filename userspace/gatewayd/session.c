@@ -214,7 +214,8 @@ int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
 		return -1;
 	}
 	plain[0] = type;
-	memcpy(plain + 1, body, len);
+	if (len)
+		memcpy(plain + 1, body, len);
 	crypto_secretstream_xchacha20poly1305_push(&s->tx, frame + 4, &clen, plain, len + 1, NULL,
 						   0, 0);
 	sodium_memzero(plain, len + 1);
@@ -236,7 +237,7 @@ long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *e
 	int r = read_all(s->fd, lenb, 4);
 
 	if (r == 0)
-		return 0;
+		return fail(err, errlen, "closed by peer");
 	if (r < 0)
 		return fail(err, errlen, "connection lost");
 	clen = (uint32_t)lenb[0] << 24 | (uint32_t)lenb[1] << 16 | (uint32_t)lenb[2] << 8 | lenb[3];

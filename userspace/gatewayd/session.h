@@ -33,8 +33,9 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 		 size_t errlen);
 
 int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len);
-/* Receives one frame into buf (at least GW_FRAME_MAX); returns body length,
- * 0 on orderly close, -1 with err on malformed/forged input. */
+/* Receives one frame into buf (at least GW_FRAME_MAX); returns the body
+ * length, or -1 with err on close, timeout (errno EAGAIN), malformed or
+ * forged input. */
 long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err, size_t errlen);
 
 /* Data-plane MAC key for a direction and epoch (16 bytes). */

@@ -13,7 +13,10 @@ static const char schema[] =
 	" origin TEXT NOT NULL, vni INTEGER NOT NULL, ip INTEGER NOT NULL, plen INTEGER NOT NULL,"
 	" version INTEGER NOT NULL, state INTEGER NOT NULL, since_ms INTEGER NOT NULL,"
 	" expires_ms INTEGER NOT NULL, PRIMARY KEY (origin, vni, ip, plen));"
-	"CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL);";
+	"CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS own (vni INTEGER NOT NULL, ip INTEGER NOT NULL,"
+	" plen INTEGER NOT NULL, version INTEGER NOT NULL, withdrawn INTEGER NOT NULL,"
+	" from_config INTEGER NOT NULL, PRIMARY KEY (vni, ip, plen));";
 
 int gw_store_open(struct gw_store *s, const char *path, char *err, size_t errlen)
 {
@@ -150,4 +153,63 @@ int gw_store_put_u64(struct gw_store *s, const char *key, uint64_t v)
 	sqlite3_bind_text(s->kv_put, 1, key, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s->kv_put, 2, (sqlite3_int64)v);
 	return step(s->kv_put);
+}
+
+int gw_store_replace_origin(struct gw_store *s, const struct rt_table *t, const char *origin)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM routes WHERE origin=?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, origin, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = -1;
+	sqlite3_finalize(st);
+	for (int i = 0; !rc && i < t->n; i++)
+		if (!strcmp(t->r[i].origin, origin))
+			rc = gw_store_put_route(s, &t->r[i]);
+	return rc;
+}
+
+int gw_store_put_own(struct gw_store *s, const struct rt_key *k, uint64_t version, int withdrawn,
+		     int from_config)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO own VALUES (?1,?2,?3,?4,?5,?6)", -1,
+			       &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, k->vni);
+	sqlite3_bind_int64(st, 2, k->ip_be);
+	sqlite3_bind_int(st, 3, k->plen);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)version);
+	sqlite3_bind_int(st, 5, withdrawn);
+	sqlite3_bind_int(st, 6, from_config);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int gw_store_load_own(struct gw_store *s, gw_own_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT * FROM own", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct rt_key k = {
+			.vni = (uint32_t)sqlite3_column_int64(st, 0),
+			.ip_be = (uint32_t)sqlite3_column_int64(st, 1),
+			.plen = (uint8_t)sqlite3_column_int(st, 2),
+		};
+
+		cb(arg, &k, (uint64_t)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
+		   sqlite3_column_int(st, 5));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }

@@ -4,10 +4,16 @@
  * base64 like WireGuard's so operators can handle them the same way:
  *   xgate gw genkey | tee gw.key | xgate gw pubkey > gw.pub
  */
+#include <dirent.h>
+#include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -54,15 +60,149 @@ static int pubkey(void)
 	return rc;
 }
 
+/* The daemon's control socket: --socket PATH, --gw NAME, or the only one. */
+static int ctl_path(const char *sock, const char *name, char *out, size_t len)
+{
+	struct dirent *de;
+	int found = 0;
+	DIR *d;
+
+	if (sock) {
+		snprintf(out, len, "%s", sock);
+		return XG_OK;
+	}
+	if (name) {
+		snprintf(out, len, "/run/xgate/gatewayd-%s.sock", name);
+		return XG_OK;
+	}
+	d = opendir("/run/xgate");
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "gatewayd-", 9) || !strstr(de->d_name, ".sock"))
+			continue;
+		if (strlen(de->d_name) + 12 > len)
+			continue;
+		snprintf(out, len, "/run/xgate/%.*s", (int)(len - 12), de->d_name);
+		found++;
+	}
+	if (d)
+		closedir(d);
+	if (found == 1)
+		return XG_OK;
+	return xg_fail(found ? XG_EUSAGE : XG_ENOTFOUND, "%s: say which with --gw NAME or --socket PATH",
+		       found ? "several gatewayds run here" : "no gatewayd control socket in /run/xgate");
+}
+
+static json_t *ctl_request(const char *path, const char *req, int *rc)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[1 << 20];
+	size_t got = 0;
+	json_error_t je;
+	json_t *res;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		*rc = xg_fail(errno == EACCES ? XG_EPERM : XG_ENOTFOUND,
+			      "cannot reach gatewayd at %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (write(fd, req, strlen(req)) < 0)
+		*rc = XG_EFAIL;
+	shutdown(fd, SHUT_WR);
+	for (ssize_t n; got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0;)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = 0;
+	res = json_loads(buf, 0, &je);
+	if (!res) {
+		*rc = xg_fail(XG_EFAIL, "gatewayd sent an unreadable reply");
+		return NULL;
+	}
+	if (json_is_string(json_object_get(res, "error"))) {
+		*rc = xg_fail(XG_EUSAGE, "gatewayd: %s", json_string_value(json_object_get(res, "error")));
+		json_decref(res);
+		return NULL;
+	}
+	*rc = XG_OK;
+	return res;
+}
+
+static int gw_query(struct cli *c, const char *verb, struct args *a)
+{
+	static const char *const pcols[] = { "PEER", "STATE", "HANDSHAKE_S_AGO", "PUBLIC", "ROUTES",
+					     "RX_FRAMES", "REFUSED", NULL };
+	static const char *const pkeys[] = { "name", "state", "last_handshake_s_ago", "public",
+					     "routes", "rx_frames", "refused", NULL };
+	static const char *const rcols[] = { "VNI", "PREFIX", "ORIGIN", "VERSION", "STATE", "AGE_S", NULL };
+	static const char *const rkeys[] = { "vni", "prefix", "origin", "version", "state", "age_s", NULL };
+	const char *sock = NULL, *name = NULL, *s;
+	char path[256], req[128];
+	json_t *res;
+	int rc;
+
+	snprintf(req, sizeof(req), "%s", verb);
+	if (arg_is(verb, "subnet")) {
+		const char *op = arg_next(a), *vni = arg_next(a), *cidr = arg_next(a);
+		__u32 v, ip;
+		int plen;
+
+		if (!op || (!arg_is(op, "add") && !arg_is(op, "del")))
+			return usage_error("gw", "usage: xgate gw subnet add|del VNI CIDR");
+		if (xg_parse_vni(vni, &v) || xg_parse_cidr(cidr, &ip, &plen))
+			return XG_EUSAGE;
+		snprintf(req, sizeof(req), "subnet %s %u %s", op, v, cidr);
+	}
+	while ((s = arg_next(a))) {
+		if (arg_is(s, "--socket"))
+			sock = arg_value(a, s);
+		else if (arg_is(s, "--gw"))
+			name = arg_value(a, s);
+		else
+			return usage_error("gw", "unexpected argument '%s'", s);
+		if (!sock && !name)
+			return XG_EUSAGE;
+	}
+	rc = ctl_path(sock, name, path, sizeof(path));
+	if (rc)
+		return rc;
+	res = ctl_request(path, req, &rc);
+	if (!res)
+		return rc;
+	if (c->json) {
+		out_json(arg_is(verb, "peers") ? json_object_get(res, "peers") :
+			 arg_is(verb, "routes") ? json_object_get(res, "routes") : res);
+	} else if (arg_is(verb, "peers")) {
+		out_rows(c, json_incref(json_object_get(res, "peers")), pcols, pkeys);
+	} else if (arg_is(verb, "routes")) {
+		out_rows(c, json_incref(json_object_get(res, "routes")), rcols, rkeys);
+	} else if (arg_is(verb, "status")) {
+		printf("gateway %s  cluster %s  public %s  peers %lld/%lld up  routes %lld\n",
+		       json_string_value(json_object_get(res, "name")),
+		       json_string_value(json_object_get(res, "cluster")),
+		       json_string_value(json_object_get(res, "public")),
+		       (long long)json_integer_value(json_object_get(res, "peers_up")),
+		       (long long)json_integer_value(json_object_get(res, "peers")),
+		       (long long)json_integer_value(json_object_get(res, "routes")));
+	}
+	json_decref(res);
+	return XG_OK;
+}
+
 int cmd_gw(struct cli *c, struct args *a)
 {
 	const char *verb = arg_next(a);
 
-	(void)c;
 	if (!verb)
-		return usage_error("gw", "missing command: genkey or pubkey");
+		return usage_error("gw", "missing command: genkey, pubkey, status, peers, routes or subnet");
 	if (arg_is(verb, "help"))
 		return object_help("gw");
+	if (arg_is(verb, "status") || arg_is(verb, "peers") || arg_is(verb, "routes") ||
+	    arg_is(verb, "subnet"))
+		return gw_query(c, verb, a);
 	if (a->argc)
 		return usage_error("gw", "unexpected argument '%s'", a->argv[0]);
 	if (sodium_init() < 0)
@@ -71,5 +211,5 @@ int cmd_gw(struct cli *c, struct args *a)
 		return genkey();
 	if (arg_is(verb, "pubkey"))
 		return pubkey();
-	return usage_error("gw", "unknown command '%s': genkey or pubkey", verb);
+	return usage_error("gw", "unknown command '%s': genkey, pubkey, status, peers, routes or subnet", verb);
 }

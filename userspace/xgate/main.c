@@ -32,6 +32,8 @@ static const char usage_text[] =
 	"  apply -f FILE                  declarative: the same as the commands above\n"
 	"Inter-cluster gateway:\n"
 	"  gw genkey | gw pubkey          X25519 keys (base64); pubkey reads the private key on stdin\n"
+	"  gw status|peers|routes [--gw NAME | --socket PATH]   a running gatewayd\n"
+	"  gw subnet add|del VNI CIDR [--gw NAME | --socket PATH]\n"
 	"\n"
 	"Options (anywhere on the line):\n"
 	"  -n, --instance NAME  map set under /sys/fs/bpf/xgate/NAME (default: $XGATE_INSTANCE,\n"

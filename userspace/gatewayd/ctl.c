@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The local control socket (`xgate gw ...`): a unix stream socket, mode
+ * 0600, one request line in, one JSON document out. Requests:
+ *   status | peers | routes | subnet add VNI CIDR | subnet del VNI CIDR
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "gwd.h"
+
+int gwd_ctl_open(struct gwd *g)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(g->ctl_path) >= sizeof(sa.sun_path)) {
+		gwd_log("control socket path too long: %s", g->ctl_path);
+		return -1;
+	}
+	strcpy(sa.sun_path, g->ctl_path);
+	unlink(g->ctl_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(g->ctl_path, 0600) ||
+	    listen(fd, 16)) {
+		gwd_log("control socket %s: %s", g->ctl_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	g->ctl_fd = fd;
+	return 0;
+}
+
+static const char *state_name(enum peer_state s)
+{
+	return s == PEER_UP ? "up" : s == PEER_CONNECTING ? "connecting" : "down";
+}
+
+static json_t *ipstr(uint32_t ip_be)
+{
+	char b[16];
+
+	return json_string(inet_ntop(AF_INET, &ip_be, b, sizeof(b)));
+}
+
+static json_t *prefix(const struct rt_key *k)
+{
+	char b[16], out[24];
+
+	inet_ntop(AF_INET, &k->ip_be, b, sizeof(b));
+	snprintf(out, sizeof(out), "%s/%u", b, k->plen);
+	return json_string(out);
+}
+
+static json_t *peers_json(struct gwd *g, uint64_t now)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < g->n_peers; i++) {
+		struct peer *p = &g->peers[i];
+		int routes = 0;
+
+		for (int j = 0; j < g->routes.n; j++)
+			routes += !strcmp(g->routes.r[j].origin, p->conf->name) &&
+				  rt_forwarding(&g->routes.r[j]);
+		json_array_append_new(
+			a, json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I}", "name", p->conf->name,
+				     "state", state_name(p->state), "last_handshake_s_ago",
+				     p->last_handshake_ms ?
+					     json_integer((json_int_t)(now - p->last_handshake_ms) / 1000) :
+					     json_null(),
+				     "public", p->public_ip_be ? ipstr(p->public_ip_be) : json_null(),
+				     "routes", (json_int_t)routes, "rx_frames",
+				     (json_int_t)p->rx_frames, "refused", (json_int_t)p->refused,
+				     "port", (json_int_t)ntohs(p->public_port_be)));
+	}
+	return a;
+}
+
+static json_t *routes_json(struct gwd *g, uint64_t now)
+{
+	static const char *const st[] = { "active", "stale", "withdrawn" };
+	json_t *a = json_array();
+
+	for (int i = 0; i < g->n_own; i++)
+		if (!g->own[i].withdrawn)
+			json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
+							   (json_int_t)g->own[i].key.vni, "prefix",
+							   prefix(&g->own[i].key), "origin", "local",
+							   "version", (json_int_t)g->own[i].version,
+							   "state", "active", "age_s", (json_int_t)0));
+	for (int i = 0; i < g->routes.n; i++) {
+		struct route *r = &g->routes.r[i];
+
+		if (!rt_forwarding(r))
+			continue;
+		json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
+						   (json_int_t)r->key.vni, "prefix", prefix(&r->key),
+						   "origin", r->origin, "version",
+						   (json_int_t)r->version, "state", st[r->state],
+						   "age_s", (json_int_t)(now - r->since_ms) / 1000));
+	}
+	return a;
+}
+
+static json_t *handle(struct gwd *g, char *line)
+{
+	uint64_t now = gwd_now_ms();
+	char *argv[6], *save = NULL;
+	int argc = 0;
+
+	for (char *t = strtok_r(line, " \t\r\n", &save); t && argc < 6;
+	     t = strtok_r(NULL, " \t\r\n", &save))
+		argv[argc++] = t;
+	if (!argc)
+		return json_pack("{s:s}", "error", "empty request");
+	if (!strcmp(argv[0], "status")) {
+		int up = 0;
+
+		for (int i = 0; i < g->n_peers; i++)
+			up += g->peers[i].state == PEER_UP;
+		return json_pack("{s:s,s:s,s:o,s:i,s:i,s:i}", "name", g->conf.name, "cluster",
+				 g->conf.cluster, "public", ipstr(g->conf.public_addr.sin_addr.s_addr),
+				 "peers", g->n_peers, "peers_up", up, "routes", g->routes.n);
+	}
+	if (!strcmp(argv[0], "peers"))
+		return json_pack("{s:o}", "peers", peers_json(g, now));
+	if (!strcmp(argv[0], "routes"))
+		return json_pack("{s:o}", "routes", routes_json(g, now));
+	if (!strcmp(argv[0], "subnet") && argc == 4 &&
+	    (!strcmp(argv[1], "add") || !strcmp(argv[1], "del"))) {
+		struct rt_key k = { 0 };
+		char err[160], *slash = strchr(argv[3], '/'), *end;
+		unsigned long vni = strtoul(argv[2], &end, 10), plen;
+		struct in_addr a;
+
+		if (*end || !vni || vni > 0xffffff)
+			return json_pack("{s:s}", "error", "VNI must be 1-16777215");
+		if (!slash)
+			return json_pack("{s:s}", "error", "expected A.B.C.D/LEN");
+		*slash = 0;
+		plen = strtoul(slash + 1, &end, 10);
+		if (inet_pton(AF_INET, argv[3], &a) != 1 || *end || plen > 32)
+			return json_pack("{s:s}", "error", "expected A.B.C.D/LEN");
+		k.vni = (uint32_t)vni;
+		k.ip_be = a.s_addr;
+		k.plen = (uint8_t)plen;
+		if (gwd_own_set(g, &k, !strcmp(argv[1], "add"), err, sizeof(err)))
+			return json_pack("{s:s}", "error", err);
+		return json_pack("{s:b}", "ok", 1);
+	}
+	return json_pack("{s:s}", "error", "unknown request: status, peers, routes, subnet add|del VNI CIDR");
+}
+
+void gwd_ctl_serve(struct gwd *g)
+{
+	struct pollfd pfd = { .fd = g->ctl_fd, .events = POLLIN };
+	char line[256];
+	ssize_t n;
+	json_t *res;
+	char *out;
+	int fd;
+
+	if (g->ctl_fd < 0 || poll(&pfd, 1, 200) != 1)
+		return;
+	fd = accept4(g->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct timeval tv = { .tv_sec = 1 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = read(fd, line, sizeof(line) - 1);
+	if (n > 0) {
+		line[n] = 0;
+		pthread_mutex_lock(&g->lock);
+		res = handle(g, line);
+		pthread_mutex_unlock(&g->lock);
+		out = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		if (out && write(fd, out, strlen(out)) < 0)
+			gwd_log("control: reply lost: %s", strerror(errno));
+		free(out);
+		json_decref(res);
+	}
+	close(fd);
+}
