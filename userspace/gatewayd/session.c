@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Frame buffers are per thread: every peer session runs in its own. */
 #include "session.h"
 
 #define MAGIC "XGW1"
@@ -205,8 +206,8 @@ out:
 
 int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
 {
-	static unsigned char plain[GW_FRAME_MAX + 1];
-	static unsigned char frame[4 + GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
+	static _Thread_local unsigned char plain[GW_FRAME_MAX + 1];
+	static _Thread_local unsigned char frame[4 + GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
 	unsigned long long clen;
 
 	if (len > GW_FRAME_MAX) {
@@ -229,8 +230,8 @@ int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
 long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err,
 	     size_t errlen)
 {
-	static unsigned char cipher[GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
-	static unsigned char plain[GW_FRAME_MAX + 1];
+	static _Thread_local unsigned char cipher[GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
+	static _Thread_local unsigned char plain[GW_FRAME_MAX + 1];
 	unsigned char lenb[4], tag;
 	unsigned long long plen;
 	uint32_t clen;
