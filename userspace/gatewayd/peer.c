@@ -302,7 +302,7 @@ static void spawn(struct start *st)
 
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 256 * 1024);
+	pthread_attr_setstacksize(&a, 1024 * 1024);
 	if (pthread_create(&t, &a, session_main, st)) {
 		close(st->fd);
 		free(st);
@@ -405,7 +405,7 @@ void gwd_dial_due(struct gwd *g)
 		p->state = PEER_CONNECTING;
 		pthread_attr_init(&a);
 		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&a, 256 * 1024);
+		pthread_attr_setstacksize(&a, 1024 * 1024);
 		if (pthread_create(&t, &a, dialer, st)) {
 			p->state = PEER_IDLE;
 			free(st);

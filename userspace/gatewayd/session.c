@@ -8,11 +8,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Frame buffers are per thread: every peer session runs in its own. */
 #include "session.h"
 
 #define MAGIC "XGW1"
@@ -204,14 +204,24 @@ out:
 	return rc;
 }
 
+/* Buffers come from the heap per frame: sessions run in threads with small
+ * stacks, and this is the control plane, not a hot path. */
 int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
 {
-	static _Thread_local unsigned char plain[GW_FRAME_MAX + 1];
-	static _Thread_local unsigned char frame[4 + GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
+	unsigned char *plain, *frame;
 	unsigned long long clen;
+	int rc;
 
 	if (len > GW_FRAME_MAX) {
 		errno = EMSGSIZE;
+		return -1;
+	}
+	plain = malloc(len + 1);
+	frame = malloc(4 + len + 1 + crypto_secretstream_xchacha20poly1305_ABYTES);
+	if (!plain || !frame) {
+		free(plain);
+		free(frame);
+		errno = ENOMEM;
 		return -1;
 	}
 	plain[0] = type;
@@ -224,17 +234,19 @@ int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
 	frame[1] = (unsigned char)(clen >> 16);
 	frame[2] = (unsigned char)(clen >> 8);
 	frame[3] = (unsigned char)clen;
-	return write_all(s->fd, frame, 4 + (size_t)clen);
+	rc = write_all(s->fd, frame, 4 + (size_t)clen);
+	free(plain);
+	free(frame);
+	return rc;
 }
 
 long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err,
 	     size_t errlen)
 {
-	static _Thread_local unsigned char cipher[GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES];
-	static _Thread_local unsigned char plain[GW_FRAME_MAX + 1];
-	unsigned char lenb[4], tag;
+	unsigned char lenb[4], tag, *cipher, *plain;
 	unsigned long long plen;
 	uint32_t clen;
+	long rc;
 	int r = read_all(s->fd, lenb, 4);
 
 	if (r == 0)
@@ -242,19 +254,29 @@ long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *e
 	if (r < 0)
 		return fail(err, errlen, "connection lost");
 	clen = (uint32_t)lenb[0] << 24 | (uint32_t)lenb[1] << 16 | (uint32_t)lenb[2] << 8 | lenb[3];
-	if (clen < 1 + crypto_secretstream_xchacha20poly1305_ABYTES || clen > sizeof(cipher))
+	if (clen < 1 + crypto_secretstream_xchacha20poly1305_ABYTES ||
+	    clen > GW_FRAME_MAX + 1 + crypto_secretstream_xchacha20poly1305_ABYTES)
 		return fail(err, errlen, "malformed frame: length %u", clen);
-	if (read_all(s->fd, cipher, clen) != 1)
-		return fail(err, errlen, "connection lost mid-frame");
-	if (crypto_secretstream_xchacha20poly1305_pull(&s->rx, plain, &plen, &tag, cipher, clen,
-						       NULL, 0))
-		return fail(err, errlen, "frame failed authentication");
-	if (plen - 1 > cap)
-		return fail(err, errlen, "frame too large");
-	*type = plain[0];
-	memcpy(buf, plain + 1, plen - 1);
-	sodium_memzero(plain, plen);
-	return (long)(plen - 1);
+	cipher = malloc(clen);
+	plain = malloc(clen);
+	if (!cipher || !plain)
+		rc = fail(err, errlen, "out of memory");
+	else if (read_all(s->fd, cipher, clen) != 1)
+		rc = fail(err, errlen, "connection lost mid-frame");
+	else if (crypto_secretstream_xchacha20poly1305_pull(&s->rx, plain, &plen, &tag, cipher,
+							    clen, NULL, 0))
+		rc = fail(err, errlen, "frame failed authentication");
+	else if (plen - 1 > cap)
+		rc = fail(err, errlen, "frame too large");
+	else {
+		*type = plain[0];
+		memcpy(buf, plain + 1, plen - 1);
+		sodium_memzero(plain, plen);
+		rc = (long)(plen - 1);
+	}
+	free(cipher);
+	free(plain);
+	return rc;
 }
 
 void gw_data_key(const struct gw_session *s, int to_peer, uint32_t epoch, unsigned char key[16])
