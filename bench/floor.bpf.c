@@ -127,6 +127,40 @@ int xdp_probe_lpm(struct xdp_md *ctx)
 	return bpf_map_lookup_elem(&probe_lpm, &k) ? XDP_DROP : XDP_PASS;
 }
 
+/* what a per-packet time check or a per-CPU cache costs */
+SEC("xdp")
+int xdp_probe_jiffies(struct xdp_md *ctx)
+{
+	return bpf_jiffies64() ? XDP_DROP : XDP_PASS;
+}
+
+SEC("xdp")
+int xdp_probe_coarse_ns(struct xdp_md *ctx)
+{
+	return bpf_ktime_get_coarse_ns() ? XDP_DROP : XDP_PASS;
+}
+
+/* like lib/cache.h's next-hop cache: PERCPU_ARRAY, 256 slots of 64 bytes */
+struct probe_slot {
+	__u64 w[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct probe_slot);
+} probe_pcpu SEC(".maps");
+
+SEC("xdp")
+int xdp_probe_pcpu(struct xdp_md *ctx)
+{
+	__u32 k = ctx->ingress_ifindex & 255;
+	struct probe_slot *s = bpf_map_lookup_elem(&probe_pcpu, &k);
+
+	return s && s->w[0] == 0 ? XDP_DROP : XDP_PASS;
+}
+
 /* ---- sink ---------------------------------------------------------------- */
 
 struct {

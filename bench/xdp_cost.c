@@ -18,7 +18,10 @@
  *  - Floors are measured in the same mode and the same run: XDP_DROP (harness
  *    only), XDP_TX unchanged (harness + transmit + sink), devmap redirect.
  *  - Runs are interleaved (round r times every path) and summarised by best
- *    and median.
+ *    and median, and by the median over the rounds of (path - floor of the
+ *    same round): the program's own cost, to which the targets apply.
+ *  - "[no caches]" variants: the same sources without the per-CPU caches
+ *    (bench/nocache.h), i.e. what a packet costs when every slot misses.
  *
  * Expected environment (bench/run_xdp_cost.sh builds it): veth pairs
  * bx0/bx1 (underlay NIC, bx0 10.98.0.1/24 with permanent neighbours for
@@ -53,8 +56,8 @@
 #include "bench_abi.h"
 #include "transit.skel.h"
 #include "agent.skel.h"
-#include "transit_nofib.skel.h"
-#include "agent_nofib.skel.h"
+#include "transit_nocache.skel.h"
+#include "agent_nocache.skel.h"
 #include "floor.skel.h"
 
 #define MAX_RUNS 64
@@ -236,14 +239,17 @@ static void geneve_frame(struct frame *f, uint32_t osrc, uint32_t odst, uint32_t
 enum prog_id {
 	PR_TRANSIT,
 	PR_AGENT,
-	PR_TRANSIT_NOFIB,
-	PR_AGENT_NOFIB,
+	PR_TRANSIT_NOCACHE,
+	PR_AGENT_NOCACHE,
 	PR_DROP,
 	PR_TX,
 	PR_REDIRECT,
 	PR_FIB,
 	PR_PROBE_HASH,
 	PR_PROBE_LPM,
+	PR_PROBE_JIFFIES,
+	PR_PROBE_COARSE,
+	PR_PROBE_PCPU,
 	PR__N,
 };
 
@@ -273,8 +279,8 @@ struct path {
 static struct {
 	struct transit_bpf *transit;
 	struct agent_bpf *agent;
-	struct transit_nofib_bpf *transit_nofib;
-	struct agent_nofib_bpf *agent_nofib;
+	struct transit_nocache_bpf *transit_nocache;
+	struct agent_nocache_bpf *agent_nocache;
 	struct floor_bpf *floor;
 	int prog_fd[PR__N];
 	int stats_fd, sink_cfg_fd, sink_count_fd;
@@ -616,8 +622,8 @@ static void cleanup(void)
 	if (G.sink_on_pod)
 		bpf_xdp_detach(G.ifx_pod_peer, XDP_FLAGS_DRV_MODE, NULL);
 	floor_bpf__destroy(G.floor);
-	agent_nofib_bpf__destroy(G.agent_nofib);
-	transit_nofib_bpf__destroy(G.transit_nofib);
+	agent_nocache_bpf__destroy(G.agent_nocache);
+	transit_nocache_bpf__destroy(G.transit_nocache);
 	agent_bpf__destroy(G.agent);
 	transit_bpf__destroy(G.transit);
 	remove_pins();
@@ -697,20 +703,20 @@ static int load_programs(void)
 		return -1;
 	}
 	if (!opt.no_variants) {
-		G.transit_nofib = transit_nofib_bpf__open_opts(&oo);
-		if (!G.transit_nofib || devmap_flags(G.transit_nofib->maps.xg_txports) ||
-		    transit_nofib_bpf__load(G.transit_nofib)) {
-			die_msg("loading transit_nofib.bpf.o failed");
+		G.transit_nocache = transit_nocache_bpf__open_opts(&oo);
+		if (!G.transit_nocache || devmap_flags(G.transit_nocache->maps.xg_txports) ||
+		    transit_nocache_bpf__load(G.transit_nocache)) {
+			die_msg("loading transit_nocache.bpf.o failed");
 			return -1;
 		}
-		G.agent_nofib = agent_nofib_bpf__open_opts(&oo);
-		if (!G.agent_nofib || devmap_flags(G.agent_nofib->maps.xg_txports) ||
-		    agent_nofib_bpf__load(G.agent_nofib)) {
-			die_msg("loading agent_nofib.bpf.o failed");
+		G.agent_nocache = agent_nocache_bpf__open_opts(&oo);
+		if (!G.agent_nocache || devmap_flags(G.agent_nocache->maps.xg_txports) ||
+		    agent_nocache_bpf__load(G.agent_nocache)) {
+			die_msg("loading agent_nocache.bpf.o failed");
 			return -1;
 		}
-		G.prog_fd[PR_TRANSIT_NOFIB] = bpf_program__fd(G.transit_nofib->progs.xg_transit);
-		G.prog_fd[PR_AGENT_NOFIB] = bpf_program__fd(G.agent_nofib->progs.xg_agent);
+		G.prog_fd[PR_TRANSIT_NOCACHE] = bpf_program__fd(G.transit_nocache->progs.xg_transit);
+		G.prog_fd[PR_AGENT_NOCACHE] = bpf_program__fd(G.agent_nocache->progs.xg_agent);
 	}
 	G.floor = floor_bpf__open();
 	if (!G.floor) {
@@ -735,6 +741,9 @@ static int load_programs(void)
 	G.prog_fd[PR_FIB] = bpf_program__fd(G.floor->progs.xdp_floor_fib);
 	G.prog_fd[PR_PROBE_HASH] = bpf_program__fd(G.floor->progs.xdp_probe_hash);
 	G.prog_fd[PR_PROBE_LPM] = bpf_program__fd(G.floor->progs.xdp_probe_lpm);
+	G.prog_fd[PR_PROBE_JIFFIES] = bpf_program__fd(G.floor->progs.xdp_probe_jiffies);
+	G.prog_fd[PR_PROBE_COARSE] = bpf_program__fd(G.floor->progs.xdp_probe_coarse_ns);
+	G.prog_fd[PR_PROBE_PCPU] = bpf_program__fd(G.floor->progs.xdp_probe_pcpu);
 	G.stats_fd = bpf_map__fd(G.transit->maps.xg_stats);
 	G.sink_cfg_fd = bpf_map__fd(G.floor->maps.sink_cfg);
 	G.sink_count_fd = bpf_map__fd(G.floor->maps.sink_count);
@@ -773,10 +782,22 @@ static int subnet(uint32_t net_be, int mask, uint32_t flags, uint32_t bouncer_be
 	return upd(G.transit->maps.xg_subnet, &k, &s, "subnet");
 }
 
+/* A subnet with three bouncers: the divider picks one by flow hash. */
+static int subnet3(uint32_t net_be, int mask)
+{
+	struct xg_subnet_key k = { .prefixlen = 32 + mask, .vni_be = htonl(VNI), .ip_be = net_be };
+	struct xg_subnet s = { .gw_ip_be = ov_gw, .n_bouncers = 3,
+			       .bouncers_be = { ip_bouncer, ip_divider, ip_gateway } };
+
+	memcpy(s.gw_mac, mac_gw, 6);
+	return upd(G.transit->maps.xg_subnet, &k, &s, "subnet");
+}
+
 /*
  * Map state: this host (10.98.0.1) is the bouncer of 10.1.1.0/24 (holds its
- * endpoints), knows 10.1.2.0/24 (bouncer .4) and the remote 10.2.0.0/16, and
- * hosts pod 10.1.1.60 behind bp0. VPC 100's divider is .5, the gateway .6.
+ * endpoints), knows 10.1.2.0/24 (bouncer .4), 10.1.3.0/24 (bouncers .4 .5 .6)
+ * and the remote 10.2.0.0/16, and hosts pod 10.1.1.60 behind bp0. VPC 100's
+ * divider is .5, the gateway .6.
  */
 static int program_maps(void)
 {
@@ -814,8 +835,8 @@ static int program_maps(void)
 		return -1;
 	}
 	if (map_id(G.agent->maps.xg_stats) != info.id ||
-	    (G.transit_nofib && map_id(G.transit_nofib->maps.xg_stats) != info.id) ||
-	    (G.agent_nofib && map_id(G.agent_nofib->maps.xg_stats) != info.id)) {
+	    (G.transit_nocache && map_id(G.transit_nocache->maps.xg_stats) != info.id) ||
+	    (G.agent_nocache && map_id(G.agent_nocache->maps.xg_stats) != info.id)) {
 		die_msg("the xgate objects do not share their maps (pinning failed?)");
 		return -1;
 	}
@@ -826,6 +847,7 @@ static int program_maps(void)
 	    upd(G.transit->maps.xg_vpc, &vni, &vpc, "vpc") ||
 	    subnet(inet_addr("10.1.1.0"), 24, 0, ip_bouncer) ||
 	    subnet(inet_addr("10.1.2.0"), 24, 0, ip_bouncer) ||
+	    subnet3(inet_addr("10.1.3.0"), 24) ||
 	    subnet(inet_addr("10.2.0.0"), 16, XG_SUBNET_REMOTE, 0) ||
 	    upd(G.transit->maps.xg_endpoint, &k_ep, &ep, "endpoint") ||
 	    upd(G.transit->maps.xg_endpoint, &k_pod, &eppod, "pod endpoint") ||
@@ -938,6 +960,16 @@ static void build_paths(void)
 	p->restore = true;
 	p->target = 50;
 
+	/* the same with three bouncers: flow hash and a division to pick one
+	 * (the output's outer dst is one of .4 .5 .6: its length is checked) */
+	il = inner_udp(in, mac_sender_pod, mac_gw, ov_sender, inet_addr("10.1.3.30"), 42);
+	p = add("divider forward, 3 bouncers", K_PATH, PR_TRANSIT, G.ifx_nic, XDP_TX,
+		XG_R_DIVIDER_FWD);
+	geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
+	p->out_len = p->f.len;
+	p->restore = true;
+	p->target = 50;
+
 	/* remote subnet: divider sends it to the cluster gateway */
 	il = inner_udp(in, mac_sender_pod, mac_gw, ov_sender, ov_remote, 42);
 	p = add("remote -> gateway", K_PATH, PR_TRANSIT, G.ifx_nic, XDP_TX,
@@ -986,8 +1018,8 @@ static void build_paths(void)
 	p->target = 60;
 
 	if (!opt.no_variants) {
-		/* the same programs with bpf_fib_lookup stubbed out */
-		p = add("bouncer forward [no fib]", K_VARIANT, PR_TRANSIT_NOFIB, G.ifx_nic,
+		/* the same programs without their per-CPU caches */
+		p = add("bouncer forward [no caches]", K_VARIANT, PR_TRANSIT_NOCACHE, G.ifx_nic,
 			XDP_TX, XG_R_BOUNCER_FWD);
 		p->f = fwd->f;
 		p->out_dst = ip_ephost;
@@ -995,17 +1027,23 @@ static void build_paths(void)
 		p->restore = true;
 
 		il = inner_udp(in, mac_sender_pod, mac_gw, ov_sender, ov_s2, 42);
-		p = add("divider forward [no fib]", K_VARIANT, PR_TRANSIT_NOFIB, G.ifx_nic,
+		p = add("divider forward [no caches]", K_VARIANT, PR_TRANSIT_NOCACHE, G.ifx_nic,
 			XDP_TX, XG_R_DIVIDER_FWD);
 		geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
 		p->out_dst = ip_bouncer;
 		p->out_len = p->f.len;
 		p->restore = true;
 
-		p = add("agent encap -> bouncer [no fib]", K_VARIANT, PR_AGENT_NOFIB, G.ifx_pod,
+		p = add("agent encap -> bouncer [no caches]", K_VARIANT, PR_AGENT_NOCACHE, G.ifx_pod,
 			XDP_REDIRECT, XG_R_ENCAP_BOUNCER);
 		p->f.len = inner_udp(p->f.b, mac_pod, mac_gw, ov_pod, ov_miss, 60);
 		p->out_dst = ip_bouncer;
+		p->out_len = p->f.len + encap_out;
+
+		p = add("agent encap direct [no caches]", K_VARIANT, PR_AGENT_NOCACHE, G.ifx_pod,
+			XDP_REDIRECT, XG_R_ENCAP_DIRECT);
+		p->f.len = inner_udp(p->f.b, mac_pod, mac_sender_pod, ov_pod, ov_sender, 60);
+		p->out_dst = ip_sender;
 		p->out_len = p->f.len + encap_out;
 	}
 
@@ -1070,12 +1108,19 @@ static int run_components(void)
 	geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
 	p = cadd("one LPM_TRIE lookup (xg_subnet-like)", PR_PROBE_LPM, G.ifx_nic, XDP_DROP, -1);
 	geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
+	p = cadd("one PERCPU_ARRAY lookup (cache slot)", PR_PROBE_PCPU, G.ifx_nic, XDP_DROP, -1);
+	geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
+	p = cadd("bpf_jiffies64()", PR_PROBE_JIFFIES, G.ifx_nic, XDP_DROP, -1);
+	geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
+	p = cadd("bpf_ktime_get_coarse_ns()", PR_PROBE_COARSE, G.ifx_nic, XDP_DROP, -1);
+	geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
 	/* transit stopping early: outer headers parsed, not for this host */
 	p = cadd("transit: outer parse, not for us", PR_TRANSIT, G.ifx_nic, XDP_PASS,
 		 XG_R_PASS_NOT_FOR_US);
 	geneve_frame(&p->f, ip_sender, inet_addr(UL(9)), ip_sender, 0, in, il);
-	/* ... + Geneve option walk + xg_vpc lookup (VNI 100 -> 101: unknown) */
-	p = cadd("transit: + Geneve walk, VNI unknown", PR_TRANSIT, G.ifx_nic, XDP_DROP,
+	/* ... + Geneve option walk, inner parse, xg_endpoint and xg_subnet
+	 * (cached: absent) and the xg_vpc miss (VNI 100 -> 101: unknown) */
+	p = cadd("transit: + walk, VNI unknown (+ xg_vpc)", PR_TRANSIT, G.ifx_nic, XDP_DROP,
 		 XG_R_DROP_VNI_UNKNOWN);
 	geneve_frame(&p->f, ip_sender, ip_self, ip_sender, 0, in, il);
 	p->f.b[14 + 20 + 8 + 6] = (VNI + 1) & 0xff;
@@ -1167,22 +1212,37 @@ static void print_env(void)
 	       "(interleaved), best and median\n", opt.repeat, opt.batch, opt.runs);
 }
 
+/* Median over the rounds of (path - floor), both timed in the same round.
+ * On a VM both drift together; pairing cancels most of it, where the best
+ * of each (a minimum of a noisy series) does not. */
+static double paired_median(const struct path *p, const struct path *fl)
+{
+	double d[MAX_RUNS];
+	int n = p->n < fl->n ? p->n : fl->n;
+
+	for (int r = 0; r < n; r++)
+		d[r] = p->ns[r] - fl->ns[r];
+	return median_of(d, n);
+}
+
 static void print_table(void)
 {
 	const struct path *drop = find_floor(PR_DROP), *tx = find_floor(PR_TX);
+	const struct path *redir = find_floor(PR_REDIRECT);
 	double fdrop = drop ? best_of(drop->ns, drop->n) : 0;
 	double ftx = tx ? best_of(tx->ns, tx->n) : 0;
 
-	printf("\n%-34s %5s %-8s %8s %7s %9s %9s %7s %-5s %7s %8s\n", "path", "bytes",
-	       "verdict", "ns/pkt", "median", "-DROP fl", "-TX fl", "target", "ok?", "Mpps",
-	       "wall ns");
-	printf("%.*s\n", 124,
+	printf("\n%-34s %5s %-8s %8s %7s %9s %9s %8s %7s %-5s %7s %8s\n", "path", "bytes",
+	       "verdict", "ns/pkt", "median", "-DROP fl", "-TX fl", "-fl med", "target", "ok?",
+	       "Mpps", "wall ns");
+	printf("%.*s\n", 133,
 	       "--------------------------------------------------------------------------"
 	       "--------------------------------------------------------------------------");
 	for (int i = 0; i < np; i++) {
 		const struct path *p = &P[i];
-		double b, m, ndrop, ntx;
-		char target[16] = "-", ok[8] = "-", sdrop[16] = "-", stx[16] = "-";
+		const struct path *fl = p->verdict == XDP_REDIRECT && redir ? redir : tx;
+		double b, m, ndrop, ntx, nmed = 0;
+		char target[16] = "-", ok[8] = "-", sdrop[16] = "-", stx[16] = "-", smed[16] = "-";
 
 		if (p->kind == K_TRAP)
 			continue;
@@ -1201,22 +1261,30 @@ static void print_table(void)
 			snprintf(sdrop, sizeof(sdrop), "%.0f", ndrop);
 		if (tx && p->prog != PR_DROP && p->prog != PR_TX)
 			snprintf(stx, sizeof(stx), "%.0f", ntx);
+		if (fl && p->kind != K_FLOOR) {
+			nmed = paired_median(p, fl);
+			snprintf(smed, sizeof(smed), "%.0f", nmed);
+		}
 		if (p->target > 0) {
 			snprintf(target, sizeof(target), "<=%.0f", p->target);
-			snprintf(ok, sizeof(ok), "%s", tx && ntx <= p->target ? "yes" : "NO");
+			snprintf(ok, sizeof(ok), "%s", fl && nmed <= p->target ? "yes" : "NO");
 		}
-		printf("%-34s %5zu %-8s %8.0f %7.0f %9s %9s %7s %-5s %7.2f %8.1f\n", p->name,
-		       p->f.len, verdict_name(p->verdict), b, m, sdrop, stx, target, ok,
+		printf("%-34s %5zu %-8s %8.0f %7.0f %9s %9s %8s %7s %-5s %7.2f %8.1f\n", p->name,
+		       p->f.len, verdict_name(p->verdict), b, m, sdrop, stx, smed, target, ok,
 		       1000.0 / b, best_of(p->wall, p->n));
 	}
 	printf("\nns/pkt, median: kernel-reported duration per packet (integer ns) of the best "
 	       "and median run.\n"
-	       "-DROP fl / -TX fl: best ns/pkt minus the XDP_DROP floor (harness alone) / the "
+	       "-DROP fl / -TX fl: best ns/pkt minus the best XDP_DROP floor (harness alone) / "
 	       "XDP_TX floor\n"
-	       "  (harness + transmit into the veth peer + sink). target applies to -TX fl. "
-	       "Mpps = 1000 / ns/pkt.\n"
+	       "  (harness + transmit into the veth peer + sink). Mpps = 1000 / ns/pkt.\n"
+	       "-fl med: median over the rounds of (path - floor timed in the same round), the "
+	       "floor of the\n"
+	       "  path's verdict (XDP_TX or devmap REDIRECT): the program's own cost. target "
+	       "applies to it.\n"
 	       "wall ns: wall-clock time of the whole syscall / repeat (includes setup).\n"
-	       "[no fib]: same program built with bpf_fib_lookup stubbed out (bench/nofib.h).\n");
+	       "[no caches]: same program built without its per-CPU caches (bench/nocache.h):\n"
+	       "  xg_ifaces/xg_endpoint hash, xg_subnet LPM and bpf_fib_lookup on every packet.\n");
 }
 
 /* ---- main -------------------------------------------------------------------------- */

@@ -30,8 +30,8 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	struct iphdr *ip, *iip;
 	struct udphdr *udp;
 	struct xg_geneve *gnv;
-	struct bpf_fib_lookup fib;
-	__u32 inner_len = ctx->data_end - ctx->data;
+	struct xg_nh_slot *nh;
+	__u32 mtu, inner_len = ctx->data_end - ctx->data;
 	__u16 tot_len = inner_len + XG_ENCAP_LEN - sizeof(struct ethhdr);
 	__u8 tos = 0;
 	int rc;
@@ -50,12 +50,12 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 
 	/* Route (and check the MTU) before touching the frame: a too-big DF
 	 * datagram becomes an ICMP error to the pod instead of a silent drop. */
-	rc = xg_fib(p, dst_be, tot_len, &fib);
+	rc = xg_nexthop(p, dst_be, tot_len, &nh, &mtu);
 	if (unlikely(rc)) {
 		if (rc == XG_R_DROP_TOO_BIG && iip &&
 		    xg_icmp_may_answer(iip, (void *)(long)ctx->data_end) &&
-		    fib.mtu_result > XG_POD_MTU_OVERHEAD) {
-			rc = xg_icmp_frag_needed(p, fib.mtu_result - XG_POD_MTU_OVERHEAD);
+		    mtu > XG_POD_MTU_OVERHEAD) {
+			rc = xg_icmp_frag_needed(p, mtu - XG_POD_MTU_OVERHEAD);
 			if (rc)
 				return xg_count(p, rc), XDP_DROP;
 			xg_count(p, XG_R_ICMP_FRAG_NEEDED);
@@ -76,22 +76,12 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 		return XG_DROP(p, DROP_HEADROOM);
 
 	eth->h_proto = bpf_htons(ETH_P_IP);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->tos = tos;
-	ip->tot_len = bpf_htons(tot_len);
 	/* DF always: receivers drop outer fragments, so never let the underlay
 	 * fragment; with DF the IPv4 ID carries no meaning (RFC 6864). */
-	ip->id = 0;
-	ip->frag_off = bpf_htons(XG_IP_DF);
-	ip->ttl = p->host->ttl ? p->host->ttl : 64;
-	ip->protocol = IPPROTO_UDP;
-	ip->check = 0;
-	ip->saddr = p->host->ip_be;
-	ip->daddr = dst_be;
-	ip->check = xg_ipv4_csum(ip);
+	xg_ipv4_build(ip, tos, tot_len, p->host->ttl ? p->host->ttl : 64, IPPROTO_UDP,
+		      p->host->ip_be, dst_be);
 
-	udp->source = xg_sport(p->hash);
+	udp->source = xg_sport(xg_flow_hash(p));
 	udp->dest = bpf_htons(XG_GENEVE_PORT);
 	udp->len = bpf_htons(tot_len - sizeof(*ip));
 	udp->check = 0;
@@ -103,7 +93,7 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	gnv->rsvd = 0;
 	xg_opt_host_init((void *)(gnv + 1), p->host->ip_be, opt_flags);
 
-	return xg_send(p, eth, &fib, reason);
+	return xg_send(p, eth, nh, reason);
 }
 
 SEC("xdp")
@@ -112,17 +102,20 @@ int xg_agent(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xg_pkt p = { .ctx = ctx };
-	__u32 zero = 0, ifindex = ctx->ingress_ifindex, host_be;
-	struct xg_iface *ifc = bpf_map_lookup_elem(&xg_ifaces, &ifindex);
+	__u32 zero = 0, ifindex = ctx->ingress_ifindex, host_be, dst_be, reason;
+	__u8 opt_flags = 0;
 	struct ethhdr *eth = data;
 	struct xg_cache_entry *ce;
 	struct xg_endpoint *ep;
+	struct xg_iface *ifc;
 	struct xg_ep_key key;
 	struct xg_route rt;
-	struct xg_vpc *vpc;
 	struct xg_arp *arp;
 	int rc;
 
+	p.ifindex = ifindex;
+	xg_cache_begin(&p);
+	ifc = xg_iface_of(&p, ifindex);
 	if (ifc && ifc->slot < XG_MAX_IFACES)
 		p.slot = ifc->slot;
 	p.host = bpf_map_lookup_elem(&xg_host, &zero);
@@ -161,24 +154,31 @@ int xg_agent(struct xdp_md *ctx)
 			return XDP_REDIRECT;
 		}
 		/* We hold the subnet's endpoints (bouncer host): authoritative. */
-		return xg_encap(&p, ep->host_be, 0, XG_R_ENCAP_DIRECT);
+		dst_be = ep->host_be;
+		reason = XG_R_ENCAP_DIRECT;
+		goto encap;
 	}
 
 	key.vni = p.vni;
 	key.ip_be = p.inner_dst;
 	ce = bpf_map_lookup_elem(&xg_cache, &key);
-	if (ce)
-		return xg_encap(&p, ce->host_be, XG_OPT_HOST_DIRECT, XG_R_ENCAP_DIRECT);
+	if (ce) {
+		dst_be = ce->host_be;
+		opt_flags = XG_OPT_HOST_DIRECT;
+		reason = XG_R_ENCAP_DIRECT;
+		goto encap;
+	}
 
-	vpc = bpf_map_lookup_elem(&xg_vpc, &p.vni);
-	if (!vpc)
-		return XG_DROP(&p, DROP_VNI_UNKNOWN);
-	rc = xg_route_miss(&p, vpc, &rt, 1);
+	rc = xg_route_miss(&p, &rt, 1); /* DROP_VNI_UNKNOWN if no VPC */
 	if (rc) {
 		/* ARP for an address of a subnet whose endpoints we all hold */
 		if (arp && rc == XG_R_DROP_NO_ENDPOINT)
 			rc = XG_R_DROP_ARP_UNKNOWN;
 		return xg_count(&p, rc), XDP_DROP;
 	}
-	return xg_encap(&p, rt.dst_be, 0, rt.reason);
+	dst_be = rt.dst_be;
+	reason = rt.reason;
+encap:
+	/* one call site: the encap path is inlined once, not once per case */
+	return xg_encap(&p, dst_be, opt_flags, reason);
 }

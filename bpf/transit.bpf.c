@@ -63,19 +63,21 @@ int xg_transit(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xg_pkt p = { .ctx = ctx };
 	__u32 zero = 0, ifindex = ctx->ingress_ifindex;
-	struct xg_iface *ifc = bpf_map_lookup_elem(&xg_ifaces, &ifindex);
 	struct ethhdr *eth = data, *ieth;
 	struct xg_opt_host *opt;
 	struct xg_endpoint *ep;
+	struct xg_iface *ifc;
 	struct xg_geneve *gnv;
 	struct xg_route rt;
-	struct xg_vpc *vpc;
 	struct xg_arp *arp;
 	struct udphdr *udp;
 	struct iphdr *ip;
-	__u32 optlen, tot_len, answered_host;
+	__u32 optlen, tot_len, answered_host, dst_be, reason;
 	int rc, rerouted = 0;
 
+	p.ifindex = ifindex;
+	xg_cache_begin(&p);
+	ifc = xg_iface_of(&p, ifindex);
 	if (ifc && ifc->slot < XG_MAX_IFACES)
 		p.slot = ifc->slot;
 	p.host = bpf_map_lookup_elem(&xg_host, &zero);
@@ -135,34 +137,38 @@ int xg_transit(struct xdp_md *ctx)
 	if (rc)
 		return xg_count(&p, rc), XDP_DROP;
 
+	/* A VNI without a VPC is dropped (DROP_VNI_UNKNOWN) before anything
+	 * about the inner frame is judged or done; the VPC itself is looked up
+	 * only on the paths that do not already prove it exists (xg_vpc_of). */
 	p.vni = xg_geneve_vni(gnv);
-	vpc = bpf_map_lookup_elem(&xg_vpc, &p.vni);
-	if (!vpc)
-		return XG_DROP(&p, DROP_VNI_UNKNOWN);
-
 	ieth = (void *)(gnv + 1) + optlen;
 	rc = xg_parse_inner(&p, ieth, data_end, &arp);
-	if (rc)
+	if (rc) {
+		if (!xg_vpc_of(&p))
+			rc = XG_R_DROP_VNI_UNKNOWN;
 		return xg_count(&p, rc), XDP_DROP;
+	}
 	if ((void *)(ieth + 1) > data_end) /* for the verifier; checked above */
 		return XDP_DROP;
 
 	/* ---- ARP inside the tunnel: answer if we know the target ---- */
 	if (arp && xg_arp_answer(&p, ieth, arp, &answered_host)) {
-		__u32 origin = ip->saddr;
-
+		dst_be = ip->saddr; /* the origin host */
 		if (opt) {
-			origin = opt->host_be ? opt->host_be : origin;
+			dst_be = opt->host_be ? opt->host_be : dst_be;
 			opt->host_be = answered_host;
 			opt->flags = 0;
 		}
-		return xg_forward(&p, eth, ip, udp, origin, XG_R_ARP_REPLY);
+		reason = XG_R_ARP_REPLY;
+		goto forward;
 	}
 
 	/* ---- a stale direct-path entry of ours came back: forget it ---- */
 	if (opt && (opt->flags & XG_OPT_HOST_STALE) && opt->host_be == p.host->ip_be) {
 		struct xg_ep_key k = { .vni = p.vni, .ip_be = p.inner_dst };
 
+		if (!xg_vpc_of(&p))
+			return XG_DROP(&p, DROP_VNI_UNKNOWN);
 		bpf_map_delete_elem(&xg_cache, &k);
 		opt->flags = 0;
 		rerouted = 1;
@@ -174,23 +180,32 @@ int xg_transit(struct xdp_md *ctx)
 			return xg_deliver(&p, ieth, ep, opt);
 		if (opt)
 			opt->flags &= ~XG_OPT_HOST_DIRECT;
-		return xg_forward(&p, eth, ip, udp, ep->host_be,
-				  rerouted ? XG_R_STALE_REROUTE : XG_R_BOUNCER_FWD);
+		dst_be = ep->host_be;
+		reason = rerouted ? XG_R_STALE_REROUTE : XG_R_BOUNCER_FWD;
+		goto forward;
 	}
 
 	/* The sender believed the destination lives here and it does not:
 	 * send the frame back so its host drops the entry and reroutes. */
 	if (opt && (opt->flags & XG_OPT_HOST_DIRECT) && opt->host_be) {
+		if (!xg_vpc_of(&p))
+			return XG_DROP(&p, DROP_VNI_UNKNOWN);
 		opt->flags = XG_OPT_HOST_STALE;
-		return xg_forward(&p, eth, ip, udp, opt->host_be, XG_R_STALE_BOUNCE);
+		dst_be = opt->host_be;
+		reason = XG_R_STALE_BOUNCE;
+		goto forward;
 	}
 
-	rc = xg_route_miss(&p, vpc, &rt, 0);
+	rc = xg_route_miss(&p, &rt, 0);
 	if (rc) {
 		/* ARP for an address of a subnet whose endpoints we all hold */
 		if (arp && rc == XG_R_DROP_NO_ENDPOINT)
 			rc = XG_R_DROP_ARP_UNKNOWN;
 		return xg_count(&p, rc), XDP_DROP;
 	}
-	return xg_forward(&p, eth, ip, udp, rt.dst_be, rerouted ? XG_R_STALE_REROUTE : rt.reason);
+	dst_be = rt.dst_be;
+	reason = rerouted ? XG_R_STALE_REROUTE : rt.reason;
+forward:
+	/* one call site: the forward path is inlined once, not once per case */
+	return xg_forward(&p, eth, ip, udp, dst_be, reason);
 }

@@ -74,6 +74,11 @@ struct xg_opt_host {
 #define XG_MAP_CACHE "xg_cache"
 #define XG_MAP_STATS "xg_stats"
 #define XG_MAP_TXPORTS "xg_txports"
+#define XG_MAP_GEN "xg_gen"
+#define XG_MAP_NHCACHE "xg_nhcache"
+#define XG_MAP_IFCACHE "xg_ifcache"
+#define XG_MAP_EPCACHE "xg_epcache"
+#define XG_MAP_RTCACHE "xg_rtcache"
 
 /* xg_host: ARRAY[1]. This host's underlay identity. */
 struct xg_host {
@@ -148,6 +153,84 @@ struct xg_cache_entry {
 };
 
 /* xg_txports: DEVMAP_HASH ifindex -> ifindex, every device we redirect to. */
+
+/* ---- per-CPU caches --------------------------------------------------------
+ * On this kind of machine a HASH lookup costs ~40 ns, an LPM_TRIE lookup ~18
+ * and bpf_fib_lookup ~170 ns, while a PERCPU_ARRAY lookup is inlined by the
+ * JIT and jiffies are one load. The programs therefore keep per-CPU,
+ * direct-mapped copies of what they read on every packet: xg_ifaces and
+ * xg_endpoint entries and xg_subnet longest-prefix matches (present or
+ * absent), and next hops from bpf_fib_lookup (successes only: an error is
+ * asked again on the next packet).
+ *
+ * A slot is used only if it was filled under the current configuration
+ * generation (xg_gen) and less than XG_CACHE_TTL_JIFFIES ago:
+ *  - every writer of the configuration maps (xg_host, xg_ifaces, xg_vpc,
+ *    xg_subnet, xg_endpoint, xg_txports) bumps xg_gen AFTER its writes, so a
+ *    change takes effect from the next packet on (libxgate: xg_gen_bump);
+ *  - next hops (MACs, egress device, MTU) come from the kernel FIB and are
+ *    at most XG_CACHE_TTL_JIFFIES old: 100 jiffies, i.e. 0.1 s at HZ=1000,
+ *    0.4 s at HZ=250, 1 s at HZ=100. A neighbour or route change (new MAC,
+ *    neighbour lost, MTU, forwarding sysctl) is seen within that bound.
+ *    A writer that does not bump xg_gen is seen within the same bound.
+ * The caches are pinned like the other maps (transit and agent programs of a
+ * host share them); userspace never needs to read them.
+ */
+#define XG_CACHE_TTL_JIFFIES 100
+#define XG_NHCACHE_SLOTS 256  /* power of 2 */
+#define XG_EPCACHE_SLOTS 1024 /* power of 2 */
+#define XG_RTCACHE_SLOTS 512  /* power of 2 */
+#define XG_IFCACHE_SLOTS 256  /* power of 2, indexed by ifindex */
+
+/* xg_gen: ARRAY[1], the configuration generation. */
+struct xg_gen {
+	__u32 gen;
+	__u32 pad;
+};
+
+/* xg_nhcache: PERCPU_ARRAY, slot = hash(dst). A bpf_fib_lookup success for
+ * (dst, src, oif). */
+struct xg_nh_slot {
+	__u32 dst_be;  /* fib inputs */
+	__u32 src_be;
+	__u32 oif;
+	__u32 gen;
+	__u64 expires; /* jiffies */
+	__u32 ifindex; /* fib outputs: egress device, route MTU, MACs */
+	__u16 mtu;
+	__u8 dmac[6];
+	__u8 smac[6];
+	__u8 pad[6];
+};
+
+/* xg_ifcache: PERCPU_ARRAY, slot = ifindex % XG_IFCACHE_SLOTS. */
+struct xg_ifc_slot {
+	__u32 ifindex;
+	__u32 gen;
+	__u64 expires;
+	__u32 present; /* 0: ifindex is not in xg_ifaces */
+	__u32 pad;
+	struct xg_iface ifc;
+};
+
+/* xg_epcache: PERCPU_ARRAY, slot = hash(vni, ip). */
+struct xg_epc_slot {
+	struct xg_ep_key key;
+	__u32 gen;
+	__u32 present; /* 0: no such endpoint */
+	__u64 expires;
+	struct xg_endpoint ep;
+};
+
+/* xg_rtcache: PERCPU_ARRAY, slot = hash(vni, ip). The xg_subnet entry
+ * matching (vni, ip), i.e. the result of the longest-prefix lookup. */
+struct xg_rt_slot {
+	struct xg_ep_key key;
+	__u32 gen;
+	__u32 present; /* 0: no subnet holds ip */
+	__u64 expires;
+	struct xg_subnet s;
+};
 
 /* ---- stats ---------------------------------------------------------------
  * xg_stats: PERCPU_ARRAY indexed slot * XG_R_MAX + reason. Every verdict

@@ -24,12 +24,7 @@ XG_INLINE int xg_arp_answer(struct xg_pkt *p, struct ethhdr *eth, struct xg_arp 
 		mac = ep->mac;
 		*host_be = ep->host_be;
 	} else {
-		struct xg_subnet_key k = {
-			.prefixlen = 64,
-			.vni_be = bpf_htonl(p->vni),
-			.ip_be = target,
-		};
-		struct xg_subnet *s = bpf_map_lookup_elem(&xg_subnet, &k);
+		struct xg_subnet *s = xg_subnet_of(p); /* target = inner dst */
 
 		if (!s || s->gw_ip_be != target)
 			return 0;

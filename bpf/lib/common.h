@@ -29,9 +29,12 @@
 struct xg_pkt {
 	struct xdp_md *ctx;
 	struct xg_host *host;
-	__u32 slot;        /* stats slot of the device the frame came in on */
+	__u64 now;         /* jiffies, for the per-CPU caches */
+	__u32 gen;         /* configuration generation (xg_gen) */
+	__u32 ifindex;     /* the device the frame came in on (ctx->ingress_ifindex) */
+	__u32 slot;        /* its stats slot */
 	__u32 vni;
-	__u32 hash;        /* flow hash of the inner frame */
+	__u32 flow;        /* ports ^ protocol (or the ARP type): xg_flow_hash() */
 	__u32 inner_src;   /* inner IPv4 source, or ARP sender address */
 	__u32 inner_dst;   /* inner IPv4 destination, or ARP target address */
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Inner frame: IPv4 or ARP only. Fills p->inner_src/dst and the flow hash.
+ * Inner frame: IPv4 or ARP only. Fills p->inner_src/dst and what the flow
+ * hash is made of (computed only by the paths that need it: xg_flow_hash).
  * Inner IPv4 fragments and options are carried untouched (we never rewrite
  * inner L3/L4); a fragment is hashed on addresses only so all fragments of
  * a datagram take the same path.
@@ -36,7 +37,7 @@ XG_INLINE int xg_parse_inner(struct xg_pkt *p, struct ethhdr *eth, void *data_en
 			if ((void *)(l4 + 1) <= data_end)
 				ports = *l4;
 		}
-		p->hash = xg_jhash_3words(ip->saddr, ip->daddr, ports ^ ip->protocol, 0);
+		p->flow = ports ^ ip->protocol;
 		return 0;
 	}
 	if (eth->h_proto == bpf_htons(XG_ETH_P_ARP)) {
@@ -50,11 +51,18 @@ XG_INLINE int xg_parse_inner(struct xg_pkt *p, struct ethhdr *eth, void *data_en
 			return XG_R_DROP_ARP_BAD;
 		p->inner_src = xg_load32(a->spa);
 		p->inner_dst = xg_load32(a->tpa);
-		p->hash = xg_jhash_3words(p->inner_src, p->inner_dst, XG_ETH_P_ARP, 0);
+		p->flow = XG_ETH_P_ARP;
 		*arp = a;
 		return 0;
 	}
 	return XG_R_DROP_INNER_NOT_IPV4;
+}
+
+/* Flow hash of the inner frame: picks among bouncers/dividers and makes the
+ * outer source port. Not needed to forward to a known endpoint. */
+XG_INLINE __u32 xg_flow_hash(const struct xg_pkt *p)
+{
+	return xg_jhash_3words(p->inner_src, p->inner_dst, p->flow, 0);
 }
 
 /* Outer UDP source port from the flow hash, in the RFC 8926 recommended

@@ -74,4 +74,45 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_txports SEC(".maps");
 
+/* Configuration generation and the per-CPU caches (see xgate_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xg_gen);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_gen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_NHCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_nh_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_nhcache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_IFCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_ifc_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_ifcache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_EPCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_epc_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_epcache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_RTCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_rt_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_rtcache SEC(".maps");
+
 #endif

@@ -11,16 +11,25 @@
 #ifndef XG_ROUTE_H
 #define XG_ROUTE_H
 
-#include "maps.h"
+#include "cache.h"
+#include "inner.h"
 
 struct xg_route {
 	__u32 dst_be;
 	__u32 reason;
 };
 
-XG_INLINE __u32 xg_pick(const __u32 *set, __u32 n, __u32 hash)
+/* One of n (1..8) next hops by flow hash: set[hash % n]. */
+XG_INLINE __u32 xg_pick(const __u32 *set, __u32 n, const struct xg_pkt *p)
 {
-	__u32 i = hash % n;
+	__u32 hash, i;
+
+	if (n == 1) /* nothing to choose: no hash */
+		return set[0];
+	hash = xg_flow_hash(p);
+	/* a division costs more than the rest of the pick; for 2, 4 or 8 the
+	 * same answer by mask */
+	i = n & (n - 1) ? hash % n : hash & (n - 1);
 
 	/* clang proves i < n <= 8 and drops a plain mask; the verifier cannot
 	 * see that through the division, so keep the mask with a barrier. */
@@ -28,16 +37,23 @@ XG_INLINE __u32 xg_pick(const __u32 *set, __u32 n, __u32 hash)
 	return set[i & (XG_MAX_BOUNCERS - 1)];
 }
 
-/* Returns 0 with *r filled, or a drop reason. */
-XG_INLINE int xg_route_miss(struct xg_pkt *p, const struct xg_vpc *vpc, struct xg_route *r,
-			    int from_agent)
+/*
+ * The VPC of p->vni, looked up only where the answer decides something.
+ * Every endpoint and subnet belongs to an existing VPC (xgate refuses to add
+ * them first and to delete a VPC still in use), so a hit in xg_endpoint or
+ * xg_subnet already proves the VNI is known: only paths that find neither,
+ * or that stop before looking, need this lookup to report DROP_VNI_UNKNOWN.
+ */
+XG_INLINE struct xg_vpc *xg_vpc_of(struct xg_pkt *p)
 {
-	struct xg_subnet_key k = {
-		.prefixlen = 64,
-		.vni_be = bpf_htonl(p->vni),
-		.ip_be = p->inner_dst,
-	};
-	struct xg_subnet *s = bpf_map_lookup_elem(&xg_subnet, &k);
+	return bpf_map_lookup_elem(&xg_vpc, &p->vni);
+}
+
+/* Returns 0 with *r filled, or a drop reason. */
+XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent)
+{
+	struct xg_subnet *s = xg_subnet_of(p);
+	struct xg_vpc *vpc;
 	__u32 self = p->host->ip_be;
 	__u32 n;
 
@@ -56,25 +72,21 @@ XG_INLINE int xg_route_miss(struct xg_pkt *p, const struct xg_vpc *vpc, struct x
 		for (int i = 0; i < XG_MAX_BOUNCERS; i++)
 			if (i < n && s->bouncers_be[i] == self)
 				return XG_R_DROP_NO_ENDPOINT;
-		r->dst_be = xg_pick(s->bouncers_be, n, p->hash);
+		r->dst_be = xg_pick(s->bouncers_be, n, p);
 		r->reason = from_agent ? XG_R_ENCAP_BOUNCER : XG_R_DIVIDER_FWD;
 		return 0;
 	}
+	vpc = xg_vpc_of(p);
+	if (!vpc)
+		return XG_R_DROP_VNI_UNKNOWN;
 	n = vpc->n_dividers;
 	if (n == 0 || n > XG_MAX_DIVIDERS)
 		return XG_R_DROP_NO_ROUTE;
-	r->dst_be = xg_pick(vpc->dividers_be, n, p->hash);
+	r->dst_be = xg_pick(vpc->dividers_be, n, p);
 	if (r->dst_be == self)
 		return XG_R_DROP_NO_ROUTE;
 	r->reason = from_agent ? XG_R_ENCAP_DIVIDER : XG_R_BOUNCER_TO_DIVIDER;
 	return 0;
-}
-
-XG_INLINE struct xg_endpoint *xg_endpoint_of(struct xg_pkt *p)
-{
-	struct xg_ep_key k = { .vni = p->vni, .ip_be = p->inner_dst };
-
-	return bpf_map_lookup_elem(&xg_endpoint, &k);
 }
 
 #endif

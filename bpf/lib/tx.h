@@ -1,55 +1,92 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Underlay transmit: next-hop MACs from the kernel FIB (bpf_fib_lookup in
- * output mode from the host address via the host NIC), MTU checked by the
- * same lookup, then XDP_TX when leaving by the ingress device or a devmap
- * redirect otherwise.
+ * output mode from the host address via the host NIC, through a per-CPU
+ * next-hop cache), MTU checked against the route's, then XDP_TX when leaving
+ * by the ingress device or a devmap redirect otherwise.
  */
 #ifndef XG_TX_H
 #define XG_TX_H
 
 #include "csum.h"
 #include "stats.h"
+#include "cache.h"
 
-/* Next hop for dst via the host NIC; 0 or a drop reason. */
-XG_INLINE int xg_fib(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct bpf_fib_lookup *fib)
+/*
+ * Next hop for dst via the host NIC: 0 with *nh set, or a drop reason
+ * (DROP_TOO_BIG: *mtu is the route's MTU). Answered from this CPU's
+ * next-hop cache when it holds a fresh success for (dst, host address,
+ * NIC); otherwise asked of bpf_fib_lookup, whose success refills the slot.
+ * Errors are never cached: the next packet asks the kernel again. The MTU
+ * check is the kernel's (tot_len against the route MTU), made against the
+ * cached MTU on a hit.
+ */
+XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct xg_nh_slot **nh,
+			 __u32 *mtu)
 {
+	__u32 k = xg_slot_of(dst_be, XG_NHCACHE_SLOTS);
+	struct xg_nh_slot *c = bpf_map_lookup_elem(&xg_nhcache, &k);
+	struct bpf_fib_lookup fib;
 	int rc;
 
-	__builtin_memset(fib, 0, sizeof(*fib));
-	fib->family = AF_INET;
-	fib->ipv4_src = p->host->ip_be;
-	fib->ipv4_dst = dst_be;
-	fib->tot_len = tot_len;
-	fib->ifindex = p->host->nic_ifindex;
-	rc = bpf_fib_lookup(p->ctx, fib, sizeof(*fib), BPF_FIB_LOOKUP_OUTPUT);
+	if (unlikely(!c))
+		return XG_R_DROP_FIB;
+	if (likely(c->dst_be == dst_be && c->src_be == p->host->ip_be &&
+		   c->oif == p->host->nic_ifindex && xg_slot_fresh(p, c->gen, c->expires))) {
+		if (unlikely(tot_len > c->mtu)) {
+			*mtu = c->mtu;
+			return XG_R_DROP_TOO_BIG;
+		}
+		*nh = c;
+		return 0;
+	}
+
+	__builtin_memset(&fib, 0, sizeof(fib));
+	fib.family = AF_INET;
+	fib.ipv4_src = p->host->ip_be;
+	fib.ipv4_dst = dst_be;
+	fib.tot_len = tot_len;
+	fib.ifindex = p->host->nic_ifindex;
+	rc = bpf_fib_lookup(p->ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
-		return 0;
+		break;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
 		return XG_R_DROP_NO_NEIGH;
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		*mtu = fib.mtu_result;
 		return XG_R_DROP_TOO_BIG;
 	case BPF_FIB_LKUP_RET_FWD_DISABLED:
 		return XG_R_DROP_FWD_DISABLED;
 	default:
 		return XG_R_DROP_FIB;
 	}
+	/* On success the kernel (5.12+) returns the route MTU in mtu_result. */
+	c->dst_be = dst_be;
+	c->src_be = p->host->ip_be;
+	c->oif = p->host->nic_ifindex;
+	xg_slot_stamp(p, &c->gen, &c->expires);
+	c->ifindex = fib.ifindex;
+	c->mtu = fib.mtu_result;
+	xg_memcpy6(c->dmac, fib.dmac);
+	xg_memcpy6(c->smac, fib.smac);
+	*nh = c;
+	return 0;
 }
 
-/* Send a frame whose outer header is complete toward fib's next hop. */
-XG_INLINE int xg_send(struct xg_pkt *p, struct ethhdr *eth, const struct bpf_fib_lookup *fib,
+/* Send a frame whose outer header is complete toward next hop nh. */
+XG_INLINE int xg_send(struct xg_pkt *p, struct ethhdr *eth, const struct xg_nh_slot *nh,
 		      __u32 reason)
 {
 	int rc;
 
-	xg_memcpy6(eth->h_dest, fib->dmac);
-	xg_memcpy6(eth->h_source, fib->smac);
-	if (fib->ifindex == p->ctx->ingress_ifindex) {
+	xg_memcpy6(eth->h_dest, nh->dmac);
+	xg_memcpy6(eth->h_source, nh->smac);
+	if (nh->ifindex == p->ifindex) {
 		xg_count(p, reason);
 		return XDP_TX;
 	}
-	rc = bpf_redirect_map(&xg_txports, fib->ifindex, 0);
+	rc = bpf_redirect_map(&xg_txports, nh->ifindex, 0);
 	if (unlikely(rc != XDP_REDIRECT))
 		return XG_DROP(p, DROP_TX_PORT);
 	xg_count(p, reason);
@@ -59,12 +96,13 @@ XG_INLINE int xg_send(struct xg_pkt *p, struct ethhdr *eth, const struct bpf_fib
 XG_INLINE int xg_tx(struct xg_pkt *p, struct ethhdr *eth, __u32 dst_be, __u16 tot_len,
 		    __u32 reason)
 {
-	struct bpf_fib_lookup fib;
-	int rc = xg_fib(p, dst_be, tot_len, &fib);
+	struct xg_nh_slot *nh;
+	__u32 mtu;
+	int rc = xg_nexthop(p, dst_be, tot_len, &nh, &mtu);
 
 	if (unlikely(rc))
 		return xg_count(p, rc), XDP_DROP;
-	return xg_send(p, eth, &fib, reason);
+	return xg_send(p, eth, nh, reason);
 }
 
 /*
@@ -77,18 +115,21 @@ XG_INLINE int xg_forward(struct xg_pkt *p, struct ethhdr *eth, struct iphdr *ip,
 			 struct udphdr *udp, __u32 dst_be, __u32 reason)
 {
 	__u16 old_ttl_word, new_ttl_word;
+	__u32 c;
 
 	if (unlikely(dst_be == p->host->ip_be))
 		return XG_DROP(p, DROP_LOOP);
 	if (unlikely(ip->ttl <= 1))
 		return XG_DROP(p, DROP_TTL);
 
+	/* TTL and protocol share a 16-bit word; TTL is its first byte */
 	__builtin_memcpy(&old_ttl_word, &ip->ttl, 2);
-	ip->ttl--;
-	__builtin_memcpy(&new_ttl_word, &ip->ttl, 2);
-	xg_csum_replace2(&ip->check, old_ttl_word, new_ttl_word);
-	xg_csum_replace4(&ip->check, ip->saddr, p->host->ip_be);
-	xg_csum_replace4(&ip->check, ip->daddr, dst_be);
+	new_ttl_word = old_ttl_word - bpf_htons(0x0100);
+	c = xg_csum_chg2((__u16)~ip->check, old_ttl_word, new_ttl_word);
+	c = xg_csum_chg4(c, ip->saddr, p->host->ip_be);
+	c = xg_csum_chg4(c, ip->daddr, dst_be);
+	ip->check = ~xg_csum_fold(c);
+	__builtin_memcpy(&ip->ttl, &new_ttl_word, 2);
 	ip->saddr = p->host->ip_be;
 	ip->daddr = dst_be;
 	udp->check = 0;

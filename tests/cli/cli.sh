@@ -76,6 +76,13 @@ expect_rc 0 "a longer prefix is not a duplicate" x subnet add 1 10.1.1.128/25 bo
 expect_rc 2 "gateway outside the subnet" x subnet add 1 10.1.2.0/24 bouncers 10.77.0.2 gw 10.1.1.1
 expect_rc 0 "endpoint add" x endpoint add 1 10.1.1.5 mac 02:00:00:00:01:05 host 10.77.0.3
 expect_rc 4 "endpoint add twice" x endpoint add 1 10.1.1.5 mac 02:00:00:00:01:05 host 10.77.0.3
+# the data plane relies on every subnet and endpoint having its VPC
+expect_rc 4 "vpc del while in use" x vpc del 1
+expect_err "VPC 1 is in use: 2 subnet(s) and 1 endpoint(s)" "in-use message counts what is left"
+x vpc add 2 && x subnet add 2 10.2.0.0/24 bouncers 10.77.0.2 || not_ok "vpc 2 setup"
+expect_rc 4 "vpc del with a subnet left" x vpc del 2
+expect_rc 0 "subnet del" x subnet del 2 10.2.0.0/24
+expect_rc 0 "vpc del once empty" x vpc del 2
 expect_rc 0 "attach transit" x attach n0 transit
 expect_rc 4 "attach twice" x attach n0 transit
 expect_err "already has an XDP program" "message says detach first"

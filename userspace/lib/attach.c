@@ -246,8 +246,12 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 	}
 	ifc.role = role;
 	if (bpf_map_update_elem(m->ifaces, &ifindex, &ifc, BPF_ANY) ||
-	    bpf_map_update_elem(m->txports, &ifindex, &ifindex, BPF_ANY))
-		return xg_fail(XG_EFAIL, "recording %s in the maps: %s", dev, strerror(errno));
+	    bpf_map_update_elem(m->txports, &ifindex, &ifindex, BPF_ANY)) {
+		rc = xg_fail(XG_EFAIL, "recording %s in the maps: %s", dev, strerror(errno));
+		xg_gen_bump(m);
+		return rc;
+	}
+	xg_gen_bump(m);
 
 	if (role == XG_ROLE_TRANSIT) {
 		struct xg_host h;
@@ -295,6 +299,7 @@ int xg_detach(struct xg_maps *m, const char *dev)
 			bpf_map_delete_elem(m->ifaces, &ifindex);
 			bpf_map_delete_elem(m->txports, &ifindex);
 		}
+		xg_gen_bump(m);
 	}
 	return XG_OK;
 }

@@ -139,6 +139,7 @@ int xg_maps_open(const char *instance, bool create, struct xg_maps *m)
 	memset(m, 0, sizeof(*m));
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		*tab[i].fd = -1;
+	m->gen = -1;
 	rc = xg_instance_root(instance, m->root, sizeof(m->root));
 	if (rc)
 		return rc;
@@ -177,13 +178,17 @@ int xg_maps_open(const char *instance, bool create, struct xg_maps *m)
 				       strerror(err));
 		}
 	}
+	/* Optional: pinned by the first program of this version loaded here;
+	 * an instance whose programs are older has no caches to invalidate. */
+	snprintf(path, sizeof(path), "%s/%s", m->root, XG_MAP_GEN);
+	m->gen = bpf_obj_get(path);
 	return XG_OK;
 }
 
 void xg_maps_close(struct xg_maps *m)
 {
-	int *fds[] = { &m->host,  &m->ifaces, &m->vpc,   &m->subnet,
-		       &m->endpoint, &m->cache, &m->stats, &m->txports };
+	int *fds[] = { &m->host,  &m->ifaces, &m->vpc,     &m->subnet, &m->endpoint,
+		       &m->cache, &m->stats,  &m->txports, &m->gen };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] > 0)
@@ -234,6 +239,7 @@ int xg_host_put(struct xg_maps *m, const struct xg_host *h)
 
 	if (bpf_map_update_elem(m->host, &zero, h, BPF_ANY))
 		return xg_fail(XG_EFAIL, "writing xg_host: %s", strerror(errno));
+	xg_gen_bump(m);
 	return XG_OK;
 }
 
@@ -304,6 +310,21 @@ int xg_stats_clear(struct xg_maps *m, __u32 slot)
 	}
 	free(v);
 	return XG_OK;
+}
+
+void xg_gen_bump(struct xg_maps *m)
+{
+	struct xg_gen g = {};
+	__u32 zero = 0;
+
+	/* Read-modify-write: two concurrent writers may both write g+1, which
+	 * still invalidates, since each wrote its maps before reading g. */
+	if (m->gen < 0 || bpf_map_lookup_elem(m->gen, &zero, &g))
+		return;
+	g.gen++;
+	if (bpf_map_update_elem(m->gen, &zero, &g, BPF_ANY))
+		xg_err("warning: cannot bump %s (%s): XDP programs may use cached configuration "
+		       "for up to %d jiffies", XG_MAP_GEN, strerror(errno), XG_CACHE_TTL_JIFFIES);
 }
 
 void xg_cache_forget(struct xg_maps *m, __u32 vni, __u32 ip_be)

@@ -51,6 +51,7 @@ void xg_gw_mac_default(__u32 gw_ip_be, __u8 mac[6]);
 /* ---- maps.c ---- */
 struct xg_maps {
 	int host, ifaces, vpc, subnet, endpoint, cache, stats, txports;
+	int gen; /* -1 if the instance predates xg_gen (its programs cache nothing) */
 	char root[PATH_MAX];
 	char instance[64];
 };
@@ -76,6 +77,9 @@ const char *xg_reason_name(unsigned int r);
 const char *xg_reason_desc(unsigned int r);
 /* Keep the direct-path cache honest after an endpoint changes here. */
 void xg_cache_forget(struct xg_maps *m, __u32 vni, __u32 ip_be);
+/* Call after writing xg_host, xg_ifaces, xg_vpc, xg_subnet, xg_endpoint or
+ * xg_txports: the programs' per-CPU caches drop what they hold (xgate_abi.h). */
+void xg_gen_bump(struct xg_maps *m);
 
 /* ---- attach.c ---- */
 enum xg_mode { XG_MODE_NATIVE, XG_MODE_GENERIC };

@@ -60,6 +60,7 @@ int op_vpc_put(struct xg_maps *m, const struct vpc_spec *s, bool replace)
 	snprintf(what, sizeof(what), "VPC %u", s->vni);
 	if (bpf_map_update_elem(m->vpc, &s->vni, &s->v, replace ? BPF_ANY : BPF_NOEXIST))
 		return put_err(what);
+	xg_gen_bump(m);
 	for (__u32 i = 0; i < s->v.n_dividers; i++)
 		xg_neigh_prime(s->v.dividers_be[i]);
 	return XG_OK;
@@ -114,6 +115,7 @@ int op_subnet_put(struct xg_maps *m, struct subnet_spec *s, bool replace)
 	}
 	if (bpf_map_update_elem(m->subnet, &k, &s->v, BPF_ANY))
 		return put_err(what);
+	xg_gen_bump(m);
 	for (__u32 i = 0; i < s->v.n_bouncers; i++)
 		xg_neigh_prime(s->v.bouncers_be[i]);
 	return XG_OK;
@@ -161,17 +163,53 @@ int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace)
 		memcpy(ifc.pod_mac, s->v.mac, 6);
 		ifc.flags |= XG_IFACE_HAS_POD;
 		if (bpf_map_update_elem(m->ifaces, &ifindex, &ifc, BPF_ANY) ||
-		    bpf_map_update_elem(m->txports, &ifindex, &ifindex, BPF_ANY))
-			return put_err(what);
+		    bpf_map_update_elem(m->txports, &ifindex, &ifindex, BPF_ANY)) {
+			rc = put_err(what);
+			xg_gen_bump(m);
+			return rc;
+		}
 	} else if (!s->has_host) {
 		return xg_fail(XG_EUSAGE, "%s: needs `host ADDR` (remote) or `dev DEV` (local)", what);
 	}
-	if (bpf_map_update_elem(m->endpoint, &k, &s->v, BPF_ANY))
-		return put_err(what);
+	rc = bpf_map_update_elem(m->endpoint, &k, &s->v, BPF_ANY) ? put_err(what) : XG_OK;
+	xg_gen_bump(m);
+	if (rc)
+		return rc;
 	/* This host's own idea of where the endpoint lives is now exact. */
 	xg_cache_forget(m, s->vni, s->ip_be);
 	if (s->v.host_be != h.ip_be)
 		xg_neigh_prime(s->v.host_be);
+	return XG_OK;
+}
+
+/* The data plane relies on it (bpf/lib/route.h, xg_vpc_of): every subnet
+ * and endpoint belongs to an existing VPC. Adding them requires the VPC;
+ * deleting the VPC requires that none is left. */
+static int vpc_del(struct xg_maps *m, __u32 vni)
+{
+	struct xg_subnet_key sk, snext, *sprev = NULL;
+	struct xg_ep_key ek, enext, *eprev = NULL;
+	struct xg_vpc v;
+	unsigned int ns = 0, ne = 0;
+
+	if (bpf_map_lookup_elem(m->vpc, &vni, &v))
+		return xg_fail(XG_ENOTFOUND, "VPC %u does not exist", vni);
+	while (!bpf_map_get_next_key(m->subnet, sprev, &snext)) {
+		sk = snext;
+		sprev = &sk;
+		ns += ntohl(sk.vni_be) == vni;
+	}
+	while (!bpf_map_get_next_key(m->endpoint, eprev, &enext)) {
+		ek = enext;
+		eprev = &ek;
+		ne += ek.vni == vni;
+	}
+	if (ns || ne)
+		return xg_fail(XG_EEXIST, "VPC %u is in use: %u subnet(s) and %u endpoint(s) "
+					  "still belong to it (delete them first)", vni, ns, ne);
+	if (bpf_map_delete_elem(m->vpc, &vni))
+		return xg_fail(XG_ENOTFOUND, "VPC %u does not exist", vni);
+	xg_gen_bump(m);
 	return XG_OK;
 }
 
@@ -242,8 +280,7 @@ int cmd_vpc(struct cli *c, struct args *a)
 		rc = xg_maps_open(c->instance, false, &m);
 		if (rc)
 			return rc;
-		if (bpf_map_delete_elem(m.vpc, &spec.vni))
-			rc = xg_fail(XG_ENOTFOUND, "VPC %u does not exist", spec.vni);
+		rc = vpc_del(&m, spec.vni);
 		xg_maps_close(&m);
 		return rc;
 	}
@@ -352,6 +389,8 @@ int cmd_subnet(struct cli *c, struct args *a)
 		if (bpf_map_delete_elem(m.subnet, &k))
 			rc = xg_fail(XG_ENOTFOUND, "subnet %s/%d in VPC %u does not exist",
 				     xg_ip_str(spec.ip_be, ip), spec.plen, spec.vni);
+		else
+			xg_gen_bump(&m);
 		xg_maps_close(&m);
 		return rc;
 	}
@@ -463,6 +502,8 @@ int cmd_endpoint(struct cli *c, struct args *a)
 				}
 			}
 		}
+		if (!rc)
+			xg_gen_bump(&m);
 		xg_cache_forget(&m, spec.vni, spec.ip_be);
 		xg_maps_close(&m);
 		return rc;
