@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "unit.h"
 #include "config.h"
 
 #define K1 "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="
@@ -13,7 +14,6 @@
 #define GW "[Gateway]\nName = gw-a\nCluster = edge-a\nPrivateKey = " K1 \
 	   "\nPublicAddress = 127.0.0.1:6081\n"
 
-static int passed, failed;
 static struct gw_conf c;
 
 static void expect_err(const char *text, const char *want)
@@ -32,16 +32,6 @@ static void expect_err(const char *text, const char *want)
 	}
 }
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (cond) {                                                  \
-			passed++;                                            \
-			printf("ok - %s\n", #cond);                          \
-		} else {                                                     \
-			failed++;                                            \
-			printf("not ok - %s\n", #cond);                      \
-		}                                                            \
-	} while (0)
 
 int main(void)
 {
@@ -68,19 +58,19 @@ int main(void)
 		"PublicKey = " K3 "\n";
 	int rc = gw_conf_parse("good.conf", good, &c, err, sizeof(err));
 
-	CHECK(rc == 0);
+	CHECK_EXPR(rc == 0);
 	if (rc)
 		printf("# %s\n", err);
-	CHECK(!strcmp(c.name, "gw-a") && !strcmp(c.cluster, "edge-a"));
-	CHECK(ntohs(c.listen.sin_port) == 7101 && ntohs(c.public_addr.sin_port) == 6081);
-	CHECK(c.grace_s == 30 && c.keepalive_s == 5 && c.hold_s == 15 && c.rekey_s == 120);
-	CHECK(c.n_subnets == 2 && c.subnets[0].vni == 100 && c.subnets[1].vni == 200 &&
+	CHECK_EXPR(!strcmp(c.name, "gw-a") && !strcmp(c.cluster, "edge-a"));
+	CHECK_EXPR(ntohs(c.listen.sin_port) == 7101 && ntohs(c.public_addr.sin_port) == 6081);
+	CHECK_EXPR(c.grace_s == 30 && c.keepalive_s == 5 && c.hold_s == 15 && c.rekey_s == 120);
+	CHECK_EXPR(c.n_subnets == 2 && c.subnets[0].vni == 100 && c.subnets[1].vni == 200 &&
 	      c.subnets[0].plen == 16 && c.subnets[0].ip_be == inet_addr("10.1.0.0"));
-	CHECK(c.n_peers == 2 && !strcmp(c.peers[0].name, "gw-b") && !strcmp(c.peers[1].name, "gw-c"));
-	CHECK(c.peers[0].n_allowed == 2 && c.peers[0].allowed[0].vni == 0 &&
+	CHECK_EXPR(c.n_peers == 2 && !strcmp(c.peers[0].name, "gw-b") && !strcmp(c.peers[1].name, "gw-c"));
+	CHECK_EXPR(c.peers[0].n_allowed == 2 && c.peers[0].allowed[0].vni == 0 &&
 	      c.peers[0].allowed[1].vni == 300);
-	CHECK(c.peers[1].endpoint.sin_port == 0); /* passive peer */
-	CHECK(!strcmp(c.database, "/var/lib/xgate/gatewayd-gw-a.db") && !strcmp(c.instance, "default"));
+	CHECK_EXPR(c.peers[1].endpoint.sin_port == 0); /* passive peer */
+	CHECK_EXPR(!strcmp(c.database, "/var/lib/xgate/gatewayd-gw-a.db") && !strcmp(c.instance, "default"));
 
 	expect_err("", "no [Gateway] section");
 	expect_err("Name = x\n", "t.conf:1: 'Name = x' outside a section");
@@ -114,6 +104,5 @@ int main(void)
 	expect_err(GW "[Peer]\nName = b\nAllowedIPs = 10.0.0.0/8\n", "t.conf:8: unknown key 'AllowedIPs' in [Peer]");
 	expect_err(GW "[Peer]\nName = b\nAllowedSubnets = 10.0.0.0/8, 10.1.1.1/24\n", "10.1.1.1/24 has host bits set");
 
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }

@@ -4,19 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "unit.h"
 #include "msg.h"
 
-static int passed, failed;
-#define CHECK(cond, what)                                                  \
-	do {                                                               \
-		if (cond) {                                                \
-			passed++;                                          \
-			printf("ok - %s\n", what);                         \
-		} else {                                                   \
-			failed++;                                          \
-			printf("not ok - %s (line %d)\n", what, __LINE__); \
-		}                                                          \
-	} while (0)
 
 int main(void)
 {
@@ -63,6 +53,5 @@ int main(void)
 	memset(bad + n - 2, 0, 2);
 	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "public address"), "port 0 refused");
 	CHECK(gw_info_decode(buf, 3, &j, &why) < 0, "truncated info refused");
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }

@@ -6,19 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "unit.h"
 #include "routes.h"
 
-static int passed, failed;
-#define CHECK(cond, what)                                                       \
-	do {                                                                    \
-		if (cond) {                                                     \
-			passed++;                                               \
-			printf("ok - %s\n", what);                              \
-		} else {                                                        \
-			failed++;                                               \
-			printf("not ok - %s (line %d)\n", what, __LINE__);      \
-		}                                                               \
-	} while (0)
 
 static struct rt_key K(uint32_t vni, const char *ip, uint8_t plen)
 {
@@ -92,6 +82,5 @@ int main(void)
 	rt_expire(&t, 21000);
 	CHECK(t.n == before - 1, "tombstone dropped after its time");
 	rt_free(&t);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }

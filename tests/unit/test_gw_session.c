@@ -7,20 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "unit.h"
 #include "session.h"
 
-static int passed, failed;
-#define CHECK(cond, ...)                                           \
-	do {                                                       \
-		if (cond) {                                        \
-			passed++;                                  \
-			printf("ok - " __VA_ARGS__);               \
-		} else {                                           \
-			failed++;                                  \
-			printf("not ok - " __VA_ARGS__);           \
-		}                                                  \
-		printf("\n");                                      \
-	} while (0)
 
 static unsigned char sk_a[32], pk_a[32], sk_b[32], pk_b[32], sk_x[32], pk_x[32];
 
@@ -206,6 +195,5 @@ int main(void)
 		CHECK(g.rc != 0, "impersonation without the private key fails (%s)", g.err);
 		close(sv[0]);
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }

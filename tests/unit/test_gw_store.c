@@ -9,19 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "unit.h"
 #include "store.h"
 
-static int passed, failed;
-#define CHECK(cond, what)                                                  \
-	do {                                                               \
-		if (cond) {                                                \
-			passed++;                                          \
-			printf("ok - %s\n", what);                         \
-		} else {                                                   \
-			failed++;                                          \
-			printf("not ok - %s (line %d)\n", what, __LINE__); \
-		}                                                          \
-	} while (0)
 
 int main(void)
 {
@@ -89,6 +79,5 @@ int main(void)
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	if (system(path))
 		return 1;
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }
