@@ -34,6 +34,19 @@ XG_INLINE int xg_icmp_may_answer(const struct iphdr *ip, const void *data_end)
 	return *l4 == 0 || *l4 == 8; /* echo reply / request */
 }
 
+/* Header pointers of the frame being rewritten; redone after each resize
+ * (adjust_head/tail invalidate them). 0, or -1 if the frame is too short. */
+XG_INLINE int xg_icmp_layout(struct xdp_md *ctx, struct ethhdr **eth, struct iphdr **ip,
+			     struct xg_icmp_frag **icmp, struct iphdr **quoted, void **data_end)
+{
+	*data_end = (void *)(long)ctx->data_end;
+	*eth = (void *)(long)ctx->data;
+	*ip = (void *)(*eth + 1);
+	*icmp = (void *)(*ip + 1);
+	*quoted = (void *)(*icmp + 1);
+	return (void *)(*quoted + 1) > *data_end ? -1 : 0;
+}
+
 /* Rewrite the frame into the ICMP error; returns 0 or a drop reason. */
 XG_INLINE int xg_icmp_frag_needed(struct xg_pkt *p, __u16 mtu)
 {
@@ -65,13 +78,7 @@ XG_INLINE int xg_icmp_frag_needed(struct xg_pkt *p, __u16 mtu)
 
 	if (bpf_xdp_adjust_head(ctx, -room))
 		return XG_R_DROP_HEADROOM;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	icmp = (void *)(ip + 1);
-	quoted = (void *)(icmp + 1);
-	if ((void *)(quoted + 1) > data_end)
+	if (xg_icmp_layout(ctx, &eth, &ip, &icmp, &quoted, &data_end))
 		return XG_R_DROP_HEADROOM;
 	quote_len = quoted->ihl * 4 + 8;
 	if (quote_len > XG_ICMP_QUOTE_MAX)
@@ -80,13 +87,7 @@ XG_INLINE int xg_icmp_frag_needed(struct xg_pkt *p, __u16 mtu)
 					     (int)(ctx->data_end - ctx->data)))
 		return XG_R_DROP_HEADROOM;
 
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	icmp = (void *)(ip + 1);
-	quoted = (void *)(icmp + 1);
-	if ((void *)(quoted + 1) > data_end)
+	if (xg_icmp_layout(ctx, &eth, &ip, &icmp, &quoted, &data_end))
 		return XG_R_DROP_HEADROOM;
 
 	xg_memcpy6(eth->h_dest, old_eth.h_source);
