@@ -3,7 +3,7 @@
  * Force-included (clang -include) when bench/CMakeLists.txt builds the
  * "nocache" variants of bpf/transit.bpf.c and bpf/agent.bpf.c: the per-CPU
  * caches of bpf/lib/cache.h are compiled out, so every packet pays the
- * xg_ifaces and xg_endpoint hash lookups, the xg_subnet LPM lookup and
+ * xg_ifaces, xg_endpoint and xg_cache hash lookups, the xg_subnet LPM lookup and
  * bpf_fib_lookup, as before the caches existed. The sources are unchanged; comparing a path with its
  * variant in the same run prices the caches. Benchmark-only, never loaded
  * on a real device.
@@ -57,6 +57,18 @@ XG_INLINE struct xg_subnet *xg_subnet_of(struct xg_pkt *p)
 	};
 
 	return bpf_map_lookup_elem(&xg_subnet, &k);
+}
+
+XG_INLINE __u32 xg_direct_of(struct xg_pkt *p, __u32 vni, __u32 ip_be)
+{
+	struct xg_ep_key k = { .vni = vni, .ip_be = ip_be };
+	struct xg_cache_entry *e = bpf_map_lookup_elem(&xg_cache, &k);
+
+	return e ? e->host_be : 0;
+}
+
+XG_INLINE void xg_direct_changed(void)
+{
 }
 
 #endif

@@ -105,10 +105,8 @@ int xg_agent(struct xdp_md *ctx)
 	__u32 zero = 0, ifindex = ctx->ingress_ifindex, host_be, dst_be, reason;
 	__u8 opt_flags = 0;
 	struct ethhdr *eth = data;
-	struct xg_cache_entry *ce;
 	struct xg_endpoint *ep;
 	struct xg_iface *ifc;
-	struct xg_ep_key key;
 	struct xg_route rt;
 	struct xg_arp *arp;
 	int rc;
@@ -159,11 +157,8 @@ int xg_agent(struct xdp_md *ctx)
 		goto encap;
 	}
 
-	key.vni = p.vni;
-	key.ip_be = p.inner_dst;
-	ce = bpf_map_lookup_elem(&xg_cache, &key);
-	if (ce) {
-		dst_be = ce->host_be;
+	dst_be = xg_direct_of(&p, p.vni, p.inner_dst);
+	if (dst_be) {
 		opt_flags = XG_OPT_HOST_DIRECT;
 		reason = XG_R_ENCAP_DIRECT;
 		goto encap;

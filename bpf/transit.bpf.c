@@ -25,17 +25,18 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 XG_INLINE void xg_learn(struct xg_pkt *p, const struct xg_opt_host *opt)
 {
 	struct xg_ep_key k = { .vni = p->vni, .ip_be = p->inner_src };
-	struct xg_cache_entry *c, nc = {};
+	struct xg_cache_entry nc = {};
 
 	if (!opt || !opt->host_be || opt->host_be == p->host->ip_be)
 		return;
-	c = bpf_map_lookup_elem(&xg_cache, &k);
-	if (c && c->host_be == opt->host_be)
+	if (xg_direct_of(p, p->vni, p->inner_src) == opt->host_be)
 		return;
 	nc.host_be = opt->host_be;
 	nc.learned_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&xg_cache, &k, &nc, BPF_ANY) == 0)
+	if (bpf_map_update_elem(&xg_cache, &k, &nc, BPF_ANY) == 0) {
+		xg_direct_changed();
 		xg_count(p, XG_R_CACHE_LEARN);
+	}
 }
 
 /* Strip the outer headers and hand the inner frame to the pod's veth. */
@@ -169,7 +170,8 @@ int xg_transit(struct xdp_md *ctx)
 
 		if (!xg_vpc_of(&p))
 			return XG_DROP(&p, DROP_VNI_UNKNOWN);
-		bpf_map_delete_elem(&xg_cache, &k);
+		if (bpf_map_delete_elem(&xg_cache, &k) == 0)
+			xg_direct_changed();
 		opt->flags = 0;
 		rerouted = 1;
 	}

@@ -79,6 +79,7 @@ struct xg_opt_host {
 #define XG_MAP_IFCACHE "xg_ifcache"
 #define XG_MAP_EPCACHE "xg_epcache"
 #define XG_MAP_RTCACHE "xg_rtcache"
+#define XG_MAP_DPCACHE "xg_dpcache"
 
 /* xg_host: ARRAY[1]. This host's underlay identity. */
 struct xg_host {
@@ -149,7 +150,7 @@ struct xg_endpoint {
 struct xg_cache_entry {
 	__u32 host_be;
 	__u32 pad;
-	__u64 learned_ns; /* bpf_ktime_get_ns at learn/refresh */
+	__u64 learned_ns; /* bpf_ktime_get_ns when learned */
 };
 
 /* xg_txports: DEVMAP_HASH ifindex -> ifindex, every device we redirect to. */
@@ -180,12 +181,17 @@ struct xg_cache_entry {
 #define XG_NHCACHE_SLOTS 256  /* power of 2 */
 #define XG_EPCACHE_SLOTS 1024 /* power of 2 */
 #define XG_RTCACHE_SLOTS 512  /* power of 2 */
+#define XG_DPCACHE_SLOTS 1024 /* power of 2 */
 #define XG_IFCACHE_SLOTS 256  /* power of 2, indexed by ifindex */
 
-/* xg_gen: ARRAY[1], the configuration generation. */
+/* xg_gen: ARRAY[1], the configuration generation, and the generation of
+ * xg_cache, which the data path itself writes (learn, stale delete) and then
+ * bumps dgen atomically. Userspace writes the pair (gen + 1, dgen as read):
+ * it may lose a concurrent dgen bump, but gen grew, so no (gen, dgen) pair
+ * a slot was stamped with ever comes back. */
 struct xg_gen {
 	__u32 gen;
-	__u32 pad;
+	__u32 dgen;
 };
 
 /* xg_nhcache: PERCPU_ARRAY, slot = hash(dst). A bpf_fib_lookup success for
@@ -230,6 +236,21 @@ struct xg_rt_slot {
 	__u32 present; /* 0: no subnet holds ip */
 	__u64 expires;
 	struct xg_subnet s;
+};
+
+/* xg_dpcache: PERCPU_ARRAY, slot = hash(vni, ip). The result of an xg_cache
+ * lookup (the direct path), present or absent, valid under (gen, dgen): a
+ * learn or stale delete is seen by the next packet. An entry the LRU evicts
+ * may still be used for XG_CACHE_TTL_JIFFIES: eviction is for room, the
+ * location it holds was not wrong (a wrong one comes back STALE and is
+ * deleted, which bumps dgen). */
+struct xg_dpc_slot {
+	struct xg_ep_key key;
+	__u32 gen;
+	__u32 dgen;
+	__u64 expires;
+	__u32 present; /* 0: not in xg_cache */
+	__u32 host_be;
 };
 
 /* ---- stats ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Per-CPU caches in front of xg_ifaces, xg_endpoint and xg_subnet (the
+ * Per-CPU caches in front of xg_ifaces, xg_endpoint, xg_subnet and xg_cache (the
  * next-hop cache in front of bpf_fib_lookup is in tx.h). Layouts, invalidation rules and
  * the staleness bound are in xgate_abi.h.
  *
@@ -27,6 +27,7 @@ XG_INLINE void xg_cache_begin(struct xg_pkt *p)
 	struct xg_gen *g = bpf_map_lookup_elem(&xg_gen, &zero);
 
 	p->gen = g ? g->gen : 0;
+	p->dgen = g ? g->dgen : 0;
 	p->now = bpf_jiffies64();
 }
 
@@ -123,6 +124,40 @@ XG_INLINE struct xg_subnet *xg_subnet_of(struct xg_pkt *p)
 		return 0;
 	c->s = *s;
 	return &c->s;
+}
+
+/* Where xg_cache says (vni, ip) lives: its host, or 0 if unknown. */
+XG_INLINE __u32 xg_direct_of(struct xg_pkt *p, __u32 vni, __u32 ip_be)
+{
+	struct xg_ep_key k = { .vni = vni, .ip_be = ip_be };
+	__u32 i = xg_slot_of_vni_ip(vni, ip_be, XG_DPCACHE_SLOTS);
+	struct xg_dpc_slot *c = bpf_map_lookup_elem(&xg_dpcache, &i);
+	struct xg_cache_entry *e;
+
+	if (unlikely(!c)) {
+		e = bpf_map_lookup_elem(&xg_cache, &k);
+		return e ? e->host_be : 0;
+	}
+	if (likely(c->key.ip_be == ip_be && c->key.vni == vni && c->dgen == p->dgen &&
+		   xg_slot_fresh(p, c->gen, c->expires)))
+		return c->present ? c->host_be : 0;
+	e = bpf_map_lookup_elem(&xg_cache, &k);
+	c->key = k;
+	xg_slot_stamp(p, &c->gen, &c->expires);
+	c->dgen = p->dgen;
+	c->present = e != 0;
+	c->host_be = e ? e->host_be : 0;
+	return c->host_be;
+}
+
+/* After the data path wrote xg_cache: the next packet on any CPU refills. */
+XG_INLINE void xg_direct_changed(void)
+{
+	__u32 zero = 0;
+	struct xg_gen *g = bpf_map_lookup_elem(&xg_gen, &zero);
+
+	if (g)
+		__sync_fetch_and_add(&g->dgen, 1);
 }
 
 #endif

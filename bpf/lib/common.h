@@ -31,6 +31,7 @@ struct xg_pkt {
 	struct xg_host *host;
 	__u64 now;         /* jiffies, for the per-CPU caches */
 	__u32 gen;         /* configuration generation (xg_gen) */
+	__u32 dgen;        /* xg_cache generation (xg_gen) */
 	__u32 ifindex;     /* the device the frame came in on (ctx->ingress_ifindex) */
 	__u32 slot;        /* its stats slot */
 	__u32 vni;

@@ -115,4 +115,12 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_rtcache SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_DPCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_dpc_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_dpcache SEC(".maps");
+
 #endif

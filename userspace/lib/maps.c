@@ -331,5 +331,6 @@ void xg_cache_forget(struct xg_maps *m, __u32 vni, __u32 ip_be)
 {
 	struct xg_ep_key k = { .vni = vni, .ip_be = ip_be };
 
-	bpf_map_delete_elem(m->cache, &k);
+	if (bpf_map_delete_elem(m->cache, &k) == 0)
+		xg_gen_bump(m); /* drops the per-CPU copies (xg_dpcache) */
 }

@@ -557,6 +557,8 @@ int cmd_cache(struct cli *c, struct args *a)
 		}
 		out_rows(c, rows, cols, keys);
 	}
+	if (!arg_is(verb, "ls") && !arg_is(verb, "list"))
+		xg_gen_bump(&m); /* the agents' per-CPU copies (xg_dpcache) */
 	xg_maps_close(&m);
 	return rc;
 }
