@@ -19,17 +19,15 @@
 #include "lib/arp.h"
 #include "lib/tx.h"
 #include "lib/icmp.h"
+#include "lib/encap.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 reason)
 {
 	struct xdp_md *ctx = p->ctx;
-	void *data, *data_end;
 	struct ethhdr *eth, *ieth;
-	struct iphdr *ip, *iip;
-	struct udphdr *udp;
-	struct xg_geneve *gnv;
+	struct iphdr *iip;
 	struct xg_nh_slot *nh;
 	__u32 mtu, inner_len = ctx->data_end - ctx->data;
 	__u16 tot_len = inner_len + XG_ENCAP_LEN - sizeof(struct ethhdr);
@@ -66,32 +64,9 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 
 	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
 		return XG_DROP(p, DROP_HEADROOM);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	udp = (void *)(ip + 1);
-	gnv = (void *)(udp + 1);
-	if ((void *)gnv + sizeof(*gnv) + sizeof(struct xg_opt_host) > data_end)
+	eth = (void *)(long)ctx->data;
+	if (xg_geneve_write(p, eth, (void *)(long)ctx->data_end, tos, tot_len, dst_be, opt_flags))
 		return XG_DROP(p, DROP_HEADROOM);
-
-	eth->h_proto = bpf_htons(ETH_P_IP);
-	/* DF always: receivers drop outer fragments, so never let the underlay
-	 * fragment; with DF the IPv4 ID carries no meaning (RFC 6864). */
-	xg_ipv4_build(ip, tos, tot_len, p->host->ttl ? p->host->ttl : 64, IPPROTO_UDP,
-		      p->host->ip_be, dst_be);
-
-	udp->source = xg_sport(xg_flow_hash(p));
-	udp->dest = bpf_htons(XG_GENEVE_PORT);
-	udp->len = bpf_htons(tot_len - sizeof(*ip));
-	udp->check = 0;
-
-	gnv->ver_optlen = sizeof(struct xg_opt_host) / 4;
-	gnv->flags = 0;
-	gnv->proto = bpf_htons(XG_ETH_P_TEB);
-	xg_geneve_set_vni(gnv, p->vni);
-	gnv->rsvd = 0;
-	xg_opt_host_init((void *)(gnv + 1), p->host->ip_be, opt_flags);
 
 	return xg_send(p, eth, nh, reason);
 }

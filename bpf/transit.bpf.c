@@ -12,6 +12,7 @@
 #include "lib/common.h"
 #include "lib/csum.h"
 #include "lib/proto.h"
+#include "lib/outer.h"
 #include "lib/inner.h"
 #include "lib/stats.h"
 #include "lib/route.h"
@@ -68,12 +69,12 @@ int xg_transit(struct xdp_md *ctx)
 	struct xg_opt_host *opt;
 	struct xg_endpoint *ep;
 	struct xg_iface *ifc;
-	struct xg_geneve *gnv;
+	struct xg_outer o;
 	struct xg_route rt;
 	struct xg_arp *arp;
 	struct udphdr *udp;
 	struct iphdr *ip;
-	__u32 optlen, tot_len, answered_host, dst_be, reason;
+	__u32 answered_host, dst_be, reason;
 	int rc, rerouted = 0;
 
 	p.ifindex = ifindex;
@@ -86,63 +87,27 @@ int xg_transit(struct xdp_md *ctx)
 		return XDP_PASS;
 
 	/* ---- outer Ethernet / IPv4 / UDP ---- */
-	if ((void *)(eth + 1) > data_end)
-		return XG_DROP(&p, DROP_TRUNC_ETH);
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
-		return XG_PASS(&p, PASS_NOT_IP);
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
-		return XG_DROP(&p, DROP_TRUNC_IP);
-	if (ip->version != 4 || ip->ihl < 5)
-		return XG_DROP(&p, DROP_BAD_IP);
-	if (ip->protocol != IPPROTO_UDP)
-		return XG_PASS(&p, PASS_NOT_GENEVE);
-	/* Fragment policy: a non-first fragment carries no UDP header, so it
-	 * cannot be ours to judge; the stack reassembles or drops it. A first
-	 * fragment of Geneve is dropped below: we never reassemble. */
-	if (ip->frag_off & bpf_htons(XG_IP_OFFSET))
-		return XG_PASS(&p, PASS_FRAGMENT);
-	udp = (void *)ip + ip->ihl * 4;
-	if ((void *)(udp + 1) > data_end)
-		return XG_DROP(&p, DROP_TRUNC_UDP);
+	rc = xg_outer_udp(data, data_end, &o);
+	if (rc)
+		return xg_count(&p, rc), xg_reason_is_pass(rc) ? XDP_PASS : XDP_DROP;
+	ip = o.ip;
+	udp = o.udp;
 	if (udp->dest != bpf_htons(XG_GENEVE_PORT))
 		return XG_PASS(&p, PASS_NOT_GENEVE);
 	if (ip->daddr != p.host->ip_be || !p.host->ip_be)
 		return XG_PASS(&p, PASS_NOT_FOR_US);
-	/* Our senders never set IP options; refusing them keeps every header
-	 * offset constant from here on. */
-	if (ip->ihl != 5)
-		return XG_DROP(&p, DROP_IP_OPTIONS);
-	if (ip->frag_off & bpf_htons(XG_IP_MF))
-		return XG_DROP(&p, DROP_FRAGMENT);
-	tot_len = bpf_ntohs(ip->tot_len);
-	if (tot_len < sizeof(*ip) + sizeof(*udp) || (void *)ip + tot_len > data_end)
-		return XG_DROP(&p, DROP_BAD_IP);
-	if (bpf_ntohs(udp->len) != tot_len - sizeof(*ip))
-		return XG_DROP(&p, DROP_BAD_UDP_LEN);
+	rc = xg_outer_check(&o, data_end);
+	if (rc)
+		return xg_count(&p, rc), XDP_DROP;
 
 	/* ---- Geneve ---- */
-	gnv = (void *)(udp + 1);
-	if ((void *)(gnv + 1) > data_end)
-		return XG_DROP(&p, DROP_TRUNC_GENEVE);
-	if (gnv->ver_optlen >> 6)
-		return XG_DROP(&p, DROP_GENEVE_VERSION);
-	if (gnv->flags & XG_GENEVE_F_OAM)
-		return XG_DROP(&p, DROP_GENEVE_OAM);
-	if (gnv->proto != bpf_htons(XG_ETH_P_TEB))
-		return XG_DROP(&p, DROP_GENEVE_PROTO);
-	optlen = (gnv->ver_optlen & 0x3f) * 4;
-	if ((void *)(gnv + 1) + optlen > data_end)
-		return XG_DROP(&p, DROP_OPT_LEN);
-	rc = xg_geneve_walk(gnv + 1, optlen, data_end, &opt);
+	rc = xg_parse_geneve(&p, udp, data_end, &opt, &ieth);
 	if (rc)
 		return xg_count(&p, rc), XDP_DROP;
 
 	/* A VNI without a VPC is dropped (DROP_VNI_UNKNOWN) before anything
 	 * about the inner frame is judged or done; the VPC itself is looked up
 	 * only on the paths that do not already prove it exists (xg_vpc_of). */
-	p.vni = xg_geneve_vni(gnv);
-	ieth = (void *)(gnv + 1) + optlen;
 	rc = xg_parse_inner(&p, ieth, data_end, &arp);
 	if (rc) {
 		if (!xg_vpc_of(&p))

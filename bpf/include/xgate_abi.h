@@ -11,6 +11,7 @@
 #define XGATE_ABI_H
 
 #include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_spin_lock */
 
 #define XG_ABI_VERSION 1
 
@@ -96,6 +97,7 @@ enum xg_role {
 	XG_ROLE_TRANSIT = 1,
 	XG_ROLE_AGENT = 2,
 	XG_ROLE_PASS = 3, /* stub on a veth peer; never in xg_ifaces */
+	XG_ROLE_GATEWAY = 4, /* both NICs of a cluster gateway */
 };
 
 struct xg_iface {
@@ -253,6 +255,121 @@ struct xg_dpc_slot {
 	__u32 host_be;
 };
 
+/* ---- inter-cluster tunnel (gateway to gateway), proto/xgtun.md -----------
+ * Outer IPv4/UDP to the peer gateway's public address, then this header,
+ * then the inner Ethernet frame (what the pod sent). The tag authenticates
+ * the first 16 bytes of the header and the whole inner frame with the key
+ * the sender announced for key_id (type AUTH: SipHash-2-4, 128-bit output,
+ * payload in clear). Type AEAD is reserved for an encrypting mode: same
+ * header, same keys and counters, the tag becomes the AEAD tag.
+ */
+#define XG_TUN_PORT 6082 /* default; the receiving gateway's choice */
+#define XG_TUN_VERSION 1
+#define XG_TUN_TYPE_AUTH 0
+#define XG_TUN_TYPE_AEAD 1 /* reserved */
+
+struct xg_tun_hdr {
+	__u8 ver;    /* XG_TUN_VERSION */
+	__u8 type;   /* XG_TUN_TYPE_* */
+	__u8 key_id; /* which of the sender's keys (DATAKEY, proto/gatewayd.md) */
+	__u8 flags;  /* 0 */
+	__u32 vni_be; /* VNI << 8, low byte 0 (as in Geneve) */
+	__u64 counter_be; /* per sender and peer, starts at 1, never repeats */
+	__u8 tag[16];
+};
+#define XG_TUN_AUTH_LEN 16 /* header bytes the tag covers, before the tag */
+/* Outer Ethernet, IPv4 (no options), UDP and the tunnel header: 74 bytes,
+ * 12 more than a Geneve hop, so the WAN MTU must be the cluster underlay's
+ * + 12 for pods to keep their MTU. */
+#define XG_TUN_LEN (14 + 20 + 8 + (int)sizeof(struct xg_tun_hdr))
+/* Largest inner frame the gateway authenticates (bounded loop). */
+#define XG_TUN_MAX_INNER 1536 /* a 1500-byte inner IP packet + Ethernet; no jumbo */
+
+#define XG_GW_MAX_PEERS 256
+#define XG_GW_MAX_ROUTES 16384
+#define XG_GW_WINDOW_WORDS 4 /* replay bitmap: 4 x 64 bits */
+/* counters accepted: top - (XG_GW_WINDOW_WORDS - 1) * 64 < c, i.e. 192 back */
+#define XG_GW_WINDOW ((XG_GW_WINDOW_WORDS - 1) * 64)
+
+#define XG_MAP_GW "xg_gw"
+#define XG_MAP_GW_PEERS "xg_gw_peers"
+#define XG_MAP_GW_PADDR "xg_gw_paddr"
+#define XG_MAP_GW_ROUTE "xg_gw_route"
+#define XG_MAP_GW_REPLAY "xg_gw_replay"
+#define XG_MAP_GW_TXCTR "xg_gw_txctr"
+#define XG_MAP_GW_PSTATS "xg_gw_pstats"
+
+/* xg_gw: ARRAY[1]. The gateway's public side (its internal side is
+ * xg_host: address and NIC on the cluster underlay). */
+struct xg_gw_conf {
+	__u32 pub_ip_be;     /* tunnel packets are sent from and accepted at */
+	__u32 pub_ifindex;   /* public NIC */
+	__u16 port_be;       /* UDP port tunnel packets are accepted at */
+	__u8 ttl;            /* outer TTL on the WAN; 0 means 64 */
+	__u8 pad;
+};
+
+/* A data-plane key: 16 bytes for SipHash, derived by both gatewayds from
+ * their session (gw_data_key); id is what the tunnel header carries. */
+struct xg_gw_key {
+	__u8 id;
+	__u8 valid;
+	__u8 pad[6];
+	__u8 k[16];
+};
+
+/* xg_gw_peers: ARRAY[XG_GW_MAX_PEERS], index = peer id (gatewayd's). */
+struct xg_gw_peer {
+	__u32 ip_be;        /* public address: outer dst, and the only accepted src */
+	__u16 port_be;
+	__u8 flags;         /* XG_GW_PEER_VALID */
+	__u8 tx_slot;       /* tx[tx_slot] is the sending key */
+	__u8 ident[8];      /* first bytes of the peer's public key: whose entry */
+	struct xg_gw_key tx[2];
+	struct xg_gw_key rx[2]; /* either may verify; a new key replaces the older */
+};
+#define XG_GW_PEER_VALID 0x1
+
+/* xg_gw_paddr: HASH (public ip, port) -> peer id. */
+struct xg_gw_paddr_key {
+	__u32 ip_be;
+	__u16 port_be;
+	__u16 pad;
+};
+
+/* xg_gw_route: LPM_TRIE, key as xg_subnet_key. Subnets other clusters'
+ * gateways announced, and which peer did: where to send to (dst), and
+ * whose packets may come from them (src). */
+struct xg_gw_route {
+	__u32 peer;
+	__u32 flags;
+};
+
+/* xg_gw_replay: ARRAY[XG_GW_MAX_PEERS * 2], index = peer * 2 + rx slot.
+ * Written by the data path only; gatewayd zeroes a slot's window when it
+ * installs a new key there. */
+struct xg_gw_replay {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	__u64 top;                          /* highest counter accepted */
+	__u64 bits[XG_GW_WINDOW_WORDS];     /* bit c % 256: counter c seen */
+};
+
+/* xg_gw_txctr: ARRAY[XG_GW_MAX_PEERS]: the last counter sent to a peer. */
+struct xg_gw_txctr {
+	__u64 last;
+};
+
+/* xg_gw_pstats: PERCPU_ARRAY[XG_GW_MAX_PEERS] per-peer traffic. */
+struct xg_gw_pstat {
+	__u64 tx_packets;
+	__u64 tx_bytes;
+	__u64 rx_packets;
+	__u64 rx_bytes;
+	__u64 rx_dropped; /* from the peer's address, not authentic/replayed/unowned */
+	__u64 pad;
+};
+
 /* ---- stats ---------------------------------------------------------------
  * xg_stats: PERCPU_ARRAY indexed slot * XG_R_MAX + reason. Every verdict
  * and every drop has a reason; the CLI prints the names below.
@@ -279,6 +396,8 @@ struct xg_dpc_slot {
 	X(ENCAP_GATEWAY, "agent: encap to gateway")                              \
 	X(AGENT_LOCAL, "agent: pod to pod on this host")                         \
 	X(ICMP_FRAG_NEEDED, "agent: too big, ICMP frag-needed sent to the pod")  \
+	X(GW_ENCAP, "gateway: sent to the peer gateway")                         \
+	X(GW_DECAP, "gateway: from a peer, sent to bouncer/divider")             \
 	/* drops */                                                              \
 	X(DROP_TRUNC_ETH, "drop: truncated Ethernet header")                     \
 	X(DROP_TRUNC_IP, "drop: truncated IPv4 header")                          \
@@ -312,7 +431,19 @@ struct xg_dpc_slot {
 	X(DROP_FWD_DISABLED, "drop: IPv4 forwarding off on the NIC")             \
 	X(DROP_NO_NEIGH, "drop: underlay neighbour unresolved")                  \
 	X(DROP_TX_PORT, "drop: egress device not in xg_txports")                 \
-	X(DROP_NO_HOST, "drop: host address not configured")
+	X(DROP_NO_HOST, "drop: host address not configured")                    \
+	X(DROP_GW_NO_ROUTE, "drop: gateway: no peer announced the destination")  \
+	X(DROP_GW_NO_KEY, "drop: gateway: peer has no data-plane key yet")       \
+	X(DROP_GW_UNKNOWN_PEER, "drop: gateway: tunnel packet from a stranger")  \
+	X(DROP_GW_TRUNC, "drop: gateway: truncated tunnel header")               \
+	X(DROP_GW_BAD_HDR, "drop: gateway: bad tunnel version/type/flags")       \
+	X(DROP_GW_BAD_KEY, "drop: gateway: unknown key id")                      \
+	X(DROP_GW_BAD_MAC, "drop: gateway: authentication failed")               \
+	X(DROP_GW_REPLAY, "drop: gateway: replayed counter")                     \
+	X(DROP_GW_TOO_OLD, "drop: gateway: counter behind the replay window")    \
+	X(DROP_GW_UNOWNED, "drop: gateway: inner source not announced by peer")  \
+	X(DROP_GW_TRANSIT, "drop: gateway: destination not in this cluster")     \
+	X(DROP_GW_TOO_BIG, "drop: gateway: frame too big for the tunnel")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {
@@ -322,7 +453,7 @@ enum xg_reason {
 };
 #undef XG_ENUM_ENTRY
 
-#define XG_R_MAX 64 /* stride of a stats slot; room to grow the list */
+#define XG_R_MAX 96 /* stride of a stats slot; room to grow the list */
 #define XG_MAX_STATS (XG_MAX_IFACES * XG_R_MAX)
 
 struct xg_stat {

@@ -3,6 +3,8 @@
 #ifndef XG_PROTO_H
 #define XG_PROTO_H
 
+#include <linux/udp.h>
+
 #include "common.h"
 
 struct xg_geneve {
@@ -85,6 +87,35 @@ XG_INLINE int xg_geneve_walk(void *opts, __u32 optlen, void *data_end,
 	}
 	if (off < optlen)
 		return XG_R_DROP_OPT_TOO_MANY;
+	return 0;
+}
+
+/* The Geneve header after udp: 0 with p->vni, *host (XG_OPT_HOST or
+ * NULL) and *inner (the inner Ethernet header, not yet bounds-checked) set,
+ * or a drop reason. */
+XG_INLINE int xg_parse_geneve(struct xg_pkt *p, struct udphdr *udp, void *data_end,
+			      struct xg_opt_host **host, struct ethhdr **inner)
+{
+	struct xg_geneve *g = (void *)(udp + 1);
+	__u32 optlen;
+	int rc;
+
+	if ((void *)(g + 1) > data_end)
+		return XG_R_DROP_TRUNC_GENEVE;
+	if (g->ver_optlen >> 6)
+		return XG_R_DROP_GENEVE_VERSION;
+	if (g->flags & XG_GENEVE_F_OAM)
+		return XG_R_DROP_GENEVE_OAM;
+	if (g->proto != bpf_htons(XG_ETH_P_TEB))
+		return XG_R_DROP_GENEVE_PROTO;
+	optlen = (g->ver_optlen & 0x3f) * 4;
+	if ((void *)(g + 1) + optlen > data_end)
+		return XG_R_DROP_OPT_LEN;
+	rc = xg_geneve_walk(g + 1, optlen, data_end, host);
+	if (rc)
+		return rc;
+	p->vni = xg_geneve_vni(g);
+	*inner = (void *)(g + 1) + optlen;
 	return 0;
 }
 

@@ -13,16 +13,16 @@
 #include "cache.h"
 
 /*
- * Next hop for dst via the host NIC: 0 with *nh set, or a drop reason
- * (DROP_TOO_BIG: *mtu is the route's MTU). Answered from this CPU's
- * next-hop cache when it holds a fresh success for (dst, host address,
- * NIC); otherwise asked of bpf_fib_lookup, whose success refills the slot.
+ * Next hop for dst from address src via device oif: 0 with *nh set, or a
+ * drop reason (DROP_TOO_BIG: *mtu is the route's MTU). Answered from this
+ * CPU's next-hop cache when it holds a fresh success for (dst, src, oif);
+ * otherwise asked of bpf_fib_lookup, whose success refills the slot.
  * Errors are never cached: the next packet asks the kernel again. The MTU
  * check is the kernel's (tot_len against the route MTU), made against the
  * cached MTU on a hit.
  */
-XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct xg_nh_slot **nh,
-			 __u32 *mtu)
+XG_INLINE int xg_nexthop_via(struct xg_pkt *p, __u32 src_be, __u32 oif, __u32 dst_be,
+			     __u16 tot_len, struct xg_nh_slot **nh, __u32 *mtu)
 {
 	__u32 k = xg_slot_of(dst_be, XG_NHCACHE_SLOTS);
 	struct xg_nh_slot *c = bpf_map_lookup_elem(&xg_nhcache, &k);
@@ -31,8 +31,8 @@ XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct x
 
 	if (unlikely(!c))
 		return XG_R_DROP_FIB;
-	if (likely(c->dst_be == dst_be && c->src_be == p->host->ip_be &&
-		   c->oif == p->host->nic_ifindex && xg_slot_fresh(p, c->gen, c->expires))) {
+	if (likely(c->dst_be == dst_be && c->src_be == src_be && c->oif == oif &&
+		   xg_slot_fresh(p, c->gen, c->expires))) {
 		if (unlikely(tot_len > c->mtu)) {
 			*mtu = c->mtu;
 			return XG_R_DROP_TOO_BIG;
@@ -43,10 +43,10 @@ XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct x
 
 	__builtin_memset(&fib, 0, sizeof(fib));
 	fib.family = AF_INET;
-	fib.ipv4_src = p->host->ip_be;
+	fib.ipv4_src = src_be;
 	fib.ipv4_dst = dst_be;
 	fib.tot_len = tot_len;
-	fib.ifindex = p->host->nic_ifindex;
+	fib.ifindex = oif;
 	rc = bpf_fib_lookup(p->ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
@@ -63,8 +63,8 @@ XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct x
 	}
 	/* On success the kernel (5.12+) returns the route MTU in mtu_result. */
 	c->dst_be = dst_be;
-	c->src_be = p->host->ip_be;
-	c->oif = p->host->nic_ifindex;
+	c->src_be = src_be;
+	c->oif = oif;
 	xg_slot_stamp(p, &c->gen, &c->expires);
 	c->ifindex = fib.ifindex;
 	c->mtu = fib.mtu_result;
@@ -72,6 +72,13 @@ XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct x
 	xg_memcpy6(c->smac, fib.smac);
 	*nh = c;
 	return 0;
+}
+
+/* The same from this host's underlay address via its underlay NIC. */
+XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct xg_nh_slot **nh,
+			 __u32 *mtu)
+{
+	return xg_nexthop_via(p, p->host->ip_be, p->host->nic_ifindex, dst_be, tot_len, nh, mtu);
 }
 
 /* Send a frame whose outer header is complete toward next hop nh. */

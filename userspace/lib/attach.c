@@ -17,6 +17,7 @@
 #include "xg.h"
 #include "transit.skel.h"
 #include "agent.skel.h"
+#include "gateway.skel.h"
 #include "pass.skel.h"
 
 int xg_dev_index(const char *dev, __u32 *ifindex)
@@ -84,81 +85,68 @@ static int ensure_forwarding(const char *dev)
 	return XG_OK;
 }
 
-/* Load the role's object against the instance's pinned maps; returns the
- * program fd and keeps the skeleton alive in *keep until attached. */
-static int load_prog(struct xg_maps *m, enum xg_role role, void **keep, int *prog_fd)
+static const char *role_name(enum xg_role role)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = m ? m->root : NULL);
+	static const char *const names[] = { "", "transit", "agent", "pass", "gateway" };
+
+	return (unsigned)role < sizeof(names) / sizeof(names[0]) ? names[role] : "?";
+}
+
+/* The object built into xgate for a role (the skeletons embed it). */
+static const void *role_elf(enum xg_role role, size_t *sz)
+{
+	switch (role) {
+	case XG_ROLE_TRANSIT: return transit_bpf__elf_bytes(sz);
+	case XG_ROLE_AGENT: return agent_bpf__elf_bytes(sz);
+	case XG_ROLE_PASS: return pass_bpf__elf_bytes(sz);
+	case XG_ROLE_GATEWAY: return gateway_bpf__elf_bytes(sz);
+	default: return NULL;
+	}
+}
+
+/* Load the role's object against the instance's pinned maps; returns the
+ * program fd and keeps the object alive in *keep until attached. */
+static int load_prog(struct xg_maps *m, enum xg_role role, struct bpf_object **keep,
+		     int *prog_fd)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = m ? m->root : NULL,
+		    .object_name = role_name(role));
 	const char *dir = getenv("XGATE_BPF_DIR");
-	static const char *const names[] = { "", "transit", "agent", "pass" };
+	char path[PATH_MAX], prog[32];
+	struct bpf_object *obj;
+	struct bpf_program *p;
 	int err;
 
+	snprintf(prog, sizeof(prog), "xg_%s", role_name(role));
 	/* Development override: load ROLE.bpf.o from a directory instead of
 	 * the objects built into xgate (tests use it to feed a bad program). */
 	if (dir) {
-		char path[PATH_MAX], prog[32];
-		struct bpf_object *obj;
-		struct bpf_program *p;
-
-		snprintf(path, sizeof(path), "%s/%s.bpf.o", dir, names[role]);
-		snprintf(prog, sizeof(prog), "xg_%s", names[role]);
+		snprintf(path, sizeof(path), "%s/%s.bpf.o", dir, role_name(role));
 		obj = bpf_object__open_file(path, &opts);
-		if (!obj)
-			return xg_fail(XG_ENOTFOUND, "cannot open %s: %s", path, strerror(errno));
-		p = bpf_object__find_program_by_name(obj, prog);
-		if (!p) {
-			bpf_object__close(obj);
-			return xg_fail(XG_EFAIL, "%s has no program %s", path, prog);
-		}
-		err = m ? xg_obj_prepare(obj, m->root) : 0;
-		if (!err)
-			err = bpf_object__load(obj);
-		if (err) {
-			bpf_object__close(obj);
-			goto fail;
-		}
-		*keep = obj;
-		*prog_fd = bpf_program__fd(p);
-		return XG_OK;
-	}
-	if (role == XG_ROLE_PASS) {
-		struct pass_bpf *s = pass_bpf__open_and_load();
-
-		if (!s) {
-			err = -errno;
-			goto fail;
-		}
-		*keep = s;
-		*prog_fd = bpf_program__fd(s->progs.xg_pass);
-	} else if (role == XG_ROLE_TRANSIT) {
-		struct transit_bpf *s = transit_bpf__open_opts(&opts);
-
-		if (!s)
-			return xg_fail(XG_EFAIL, "cannot open transit object: %s", strerror(errno));
-		err = xg_obj_prepare(s->obj, m->root);
-		if (!err)
-			err = transit_bpf__load(s);
-		if (err) {
-			transit_bpf__destroy(s);
-			goto fail;
-		}
-		*keep = s;
-		*prog_fd = bpf_program__fd(s->progs.xg_transit);
 	} else {
-		struct agent_bpf *s = agent_bpf__open_opts(&opts);
+		size_t sz = 0;
+		const void *elf = role_elf(role, &sz);
 
-		if (!s)
-			return xg_fail(XG_EFAIL, "cannot open agent object: %s", strerror(errno));
-		err = xg_obj_prepare(s->obj, m->root);
-		if (!err)
-			err = agent_bpf__load(s);
-		if (err) {
-			agent_bpf__destroy(s);
-			goto fail;
-		}
-		*keep = s;
-		*prog_fd = bpf_program__fd(s->progs.xg_agent);
+		snprintf(path, sizeof(path), "the built-in %s object", role_name(role));
+		obj = elf ? bpf_object__open_mem(elf, sz, &opts) : NULL;
 	}
+	if (!obj)
+		return xg_fail(dir ? XG_ENOTFOUND : XG_EFAIL, "cannot open %s: %s", path,
+			       strerror(errno));
+	p = bpf_object__find_program_by_name(obj, prog);
+	if (!p) {
+		bpf_object__close(obj);
+		return xg_fail(XG_EFAIL, "%s has no program %s", path, prog);
+	}
+	err = m ? xg_obj_prepare(obj, m->root) : 0;
+	if (!err)
+		err = bpf_object__load(obj);
+	if (err) {
+		bpf_object__close(obj);
+		goto fail;
+	}
+	*keep = obj;
+	*prog_fd = bpf_program__fd(p);
 	return XG_OK;
 fail:
 	if (err == -EPERM)
@@ -170,21 +158,8 @@ fail:
 					 "(older version?); `xgate reset` removes them", m->root);
 	}
 	xg_libbpf_log_tail(25);
-	return xg_fail(XG_EVERIFIER, "the kernel rejected the %s program: %s",
-		       role == XG_ROLE_TRANSIT ? "transit" : role == XG_ROLE_AGENT ? "agent" : "pass",
+	return xg_fail(XG_EVERIFIER, "the kernel rejected the %s program: %s", role_name(role),
 		       strerror(-err));
-}
-
-static void unload_prog(enum xg_role role, void *keep)
-{
-	if (getenv("XGATE_BPF_DIR"))
-		bpf_object__close(keep);
-	else if (role == XG_ROLE_PASS)
-		pass_bpf__destroy(keep);
-	else if (role == XG_ROLE_TRANSIT)
-		transit_bpf__destroy(keep);
-	else
-		agent_bpf__destroy(keep);
 }
 
 int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode,
@@ -194,7 +169,7 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 	__u32 ifindex, cur_id;
 	enum xg_mode cur_mode;
 	struct xg_iface ifc = {};
-	void *keep = NULL;
+	struct bpf_object *keep = NULL;
 	int prog_fd = -1, rc, err;
 
 	rc = xg_dev_index(dev, &ifindex);
@@ -215,7 +190,7 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 			return xg_fail(xg_errno_code(err), "%s: cannot replace program: %s", dev,
 				       strerror(-err));
 	}
-	if (role == XG_ROLE_TRANSIT && (rc = ensure_forwarding(dev)))
+	if ((role == XG_ROLE_TRANSIT || role == XG_ROLE_GATEWAY) && (rc = ensure_forwarding(dev)))
 		return rc;
 	rc = load_prog(m, role, &keep, &prog_fd);
 	if (rc)
@@ -223,7 +198,7 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 	if (!force || cur_mode != mode || !cur_id)
 		flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
 	err = bpf_xdp_attach((int)ifindex, prog_fd, flags, NULL);
-	unload_prog(role, keep); /* the device holds the program now */
+	bpf_object__close(keep); /* the device holds the program now */
 	if (!err && role == XG_ROLE_PASS)
 		return XG_OK; /* a stub: no maps, no bookkeeping */
 	if (err) {

@@ -27,15 +27,18 @@ int cmd_attach(struct cli *c, struct args *a)
 	dev = arg_next(a);
 	role_s = arg_next(a);
 	if (!dev || !role_s)
-		return usage_error("attach", "usage: xgate attach DEV transit|agent|pass [--mode native|generic]");
+		return usage_error("attach", "usage: xgate attach DEV transit|agent|gateway|pass [--mode native|generic]");
 	if (arg_is(role_s, "transit"))
 		role = XG_ROLE_TRANSIT;
 	else if (arg_is(role_s, "agent"))
 		role = XG_ROLE_AGENT;
 	else if (arg_is(role_s, "pass"))
 		role = XG_ROLE_PASS;
+	else if (arg_is(role_s, "gateway"))
+		role = XG_ROLE_GATEWAY;
 	else
-		return usage_error("attach", "unknown program '%s': transit, agent or pass", role_s);
+		return usage_error("attach", "unknown program '%s': transit, agent, gateway or pass",
+				   role_s);
 	while ((s = arg_next(a))) {
 		if (arg_is(s, "--mode") || arg_is(s, "mode")) {
 			const char *v = arg_value(a, s);
@@ -116,7 +119,7 @@ static json_t *host_json(struct xg_maps *m)
 
 static const char *role_name(__u32 r)
 {
-	return r == XG_ROLE_TRANSIT ? "transit" : r == XG_ROLE_AGENT ? "agent" : "none";
+	return r == XG_ROLE_TRANSIT ? "transit" : r == XG_ROLE_AGENT ? "agent" : r == XG_ROLE_GATEWAY ? "gateway" : "none";
 }
 
 static json_t *devices_json(struct xg_maps *m)

@@ -15,7 +15,7 @@ static const char usage_text[] =
 	"Usage: xgate [OPTIONS] OBJECT COMMAND [ARGS...]\n"
 	"\n"
 	"Devices:\n"
-	"  attach DEV transit|agent|pass [--mode native|generic] [--force]\n"
+	"  attach DEV transit|agent|gateway|pass [--mode native|generic] [--force]\n"
 	"                                 pass: stub for the far end of a veth we send into\n"
 	"  detach DEV\n"
 	"  status                         programs, devices, modes, pin paths\n"

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * gateway: XDP on both NICs of a cluster gateway.
+ *  - cluster side: Geneve that dividers (or agents, by direct path) send to
+ *    this host for subnets of other clusters. Looked up in xg_gw_route
+ *    (VNI, dst) -> peer gateway, re-encapsulated in the tunnel (proto/xgtun.md)
+ *    with the peer's current key and the next counter, and sent out of the
+ *    public NIC to the peer's public address.
+ *  - public side: tunnel packets. Only from a configured peer's address,
+ *    with a well-formed header, a key id that peer announced, an authentic
+ *    tag and a counter not seen before, carrying an inner source the same
+ *    peer announced. Then re-encapsulated in Geneve to the destination's
+ *    bouncer (or the VPC's divider) in this cluster.
+ * gatewayd programs the maps; forwarding goes on while it restarts.
+ * Everything else goes to the stack (the mesh's TCP sessions among it).
+ */
+#include "lib/common.h"
+#include "lib/csum.h"
+#include "lib/proto.h"
+#include "lib/outer.h"
+#include "lib/inner.h"
+#include "lib/stats.h"
+#include "lib/route.h"
+#include "lib/tx.h"
+#include "lib/encap.h"
+#include "lib/gw_maps.h"
+#include "lib/tun.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+XG_INLINE struct xg_gw_route *xg_gw_route_of(struct xg_pkt *p, __u32 ip_be)
+{
+	struct xg_subnet_key k = { .prefixlen = 64, .vni_be = bpf_htonl(p->vni), .ip_be = ip_be };
+
+	return bpf_map_lookup_elem(&xg_gw_route, &k);
+}
+
+XG_INLINE struct xg_gw_pstat *xg_gw_pstat_of(__u32 peer)
+{
+	return bpf_map_lookup_elem(&xg_gw_pstats, &peer);
+}
+
+/* ---- cluster -> peer gateway ---------------------------------------------- */
+
+XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct xg_outer *o)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xg_gw_route *r;
+	struct xg_gw_peer *peer;
+	struct xg_gw_txctr *txc;
+	struct xg_gw_pstat *ps;
+	struct xg_opt_host *opt;
+	struct xg_tun_hdr *t;
+	struct xg_nh_slot *nh;
+	struct ethhdr *ieth, *eth;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	struct xg_arp *arp;
+	const struct xg_gw_key *key;
+	__u32 mtu, inner_len, hdr_in, id;
+	__u64 ctr;
+	__u16 tot_len, sport;
+	__u8 tos;
+	int rc;
+
+	rc = xg_outer_check(o, data_end);
+	if (!rc)
+		rc = xg_parse_geneve(p, o->udp, data_end, &opt, &ieth);
+	if (!rc)
+		rc = xg_parse_inner(p, ieth, data_end, &arp);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	if (arp) /* answered inside each cluster; none crosses */
+		return XG_DROP(p, DROP_ARP_UNKNOWN);
+
+	r = xg_gw_route_of(p, p->inner_dst);
+	if (!r)
+		return XG_DROP(p, DROP_GW_NO_ROUTE);
+	id = r->peer;
+	peer = bpf_map_lookup_elem(&xg_gw_peers, &id);
+	txc = bpf_map_lookup_elem(&xg_gw_txctr, &id);
+	if (!peer || !txc || !(peer->flags & XG_GW_PEER_VALID))
+		return XG_DROP(p, DROP_GW_NO_KEY);
+	key = &peer->tx[peer->tx_slot & 1];
+	if (!key->valid)
+		return XG_DROP(p, DROP_GW_NO_KEY);
+
+	inner_len = (long)data_end - (long)ieth;
+	if (inner_len > XG_TUN_MAX_INNER)
+		return XG_DROP(p, DROP_GW_TOO_BIG);
+	tot_len = inner_len + XG_TUN_LEN - sizeof(struct ethhdr);
+	rc = xg_nexthop_via(p, gw->pub_ip_be, gw->pub_ifindex, peer->ip_be, tot_len, &nh, &mtu);
+	if (rc)
+		return xg_count(p, rc == XG_R_DROP_TOO_BIG ? XG_R_DROP_GW_TOO_BIG : rc), XDP_DROP;
+
+	tos = xg_inner_tos(ieth, data_end);
+	sport = xg_sport(xg_flow_hash(p));
+	hdr_in = (long)ieth - (long)ctx->data;
+	if (bpf_xdp_adjust_head(ctx, (int)hdr_in - XG_TUN_LEN))
+		return XG_DROP(p, DROP_HEADROOM);
+	eth = (void *)(long)ctx->data;
+	ip = (void *)(eth + 1);
+	udp = (void *)(ip + 1);
+	t = (void *)(udp + 1);
+	if ((void *)(t + 1) > (void *)(long)ctx->data_end)
+		return XG_DROP(p, DROP_HEADROOM);
+
+	eth->h_proto = bpf_htons(ETH_P_IP);
+	xg_ipv4_build(ip, tos, tot_len, gw->ttl ? gw->ttl : 64, IPPROTO_UDP, gw->pub_ip_be,
+		      peer->ip_be);
+	udp->source = sport;
+	udp->dest = peer->port_be;
+	udp->len = bpf_htons(tot_len - sizeof(*ip));
+	udp->check = 0; /* the tag covers what matters; IPv4 allows 0 */
+
+	/* Taken only now, so a counter is spent only on a packet sent. */
+	ctr = __sync_fetch_and_add(&txc->last, 1) + 1;
+	t->ver = XG_TUN_VERSION;
+	t->type = XG_TUN_TYPE_AUTH;
+	t->key_id = key->id;
+	t->flags = 0;
+	t->vni_be = bpf_htonl(p->vni << 8);
+	t->counter_be = bpf_cpu_to_be64(ctr);
+	if (xg_tun_tag(ctx, key->k, t->tag))
+		return XG_DROP(p, DROP_GW_TOO_BIG);
+
+	ps = xg_gw_pstat_of(id);
+	if (ps) {
+		ps->tx_packets++;
+		ps->tx_bytes += tot_len;
+	}
+	return xg_send(p, eth, nh, XG_R_GW_ENCAP);
+}
+
+/* ---- peer gateway -> cluster ---------------------------------------------- */
+
+/* Which of the peer's receive keys the header names: 0, 1, or -1. */
+XG_INLINE int xg_gw_rx_slot(const struct xg_gw_peer *peer, __u8 id)
+{
+	if (peer->rx[0].valid && peer->rx[0].id == id)
+		return 0;
+	if (peer->rx[1].valid && peer->rx[1].id == id)
+		return 1;
+	return -1;
+}
+
+XG_INLINE int xg_gw_peer_drop(struct xg_pkt *p, struct xg_gw_pstat *ps, __u32 reason)
+{
+	if (ps)
+		ps->rx_dropped++;
+	xg_count(p, reason);
+	return XDP_DROP;
+}
+
+XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xg_gw_paddr_key ak = {};
+	struct xg_gw_replay *rp;
+	struct xg_gw_route *owner;
+	struct xg_gw_peer *peer;
+	struct xg_gw_pstat *ps;
+	struct xg_endpoint *ep;
+	struct xg_tun_hdr *t;
+	struct xg_nh_slot *nh;
+	struct ethhdr *ieth, *eth;
+	struct xg_route rt;
+	struct xg_arp *arp;
+	__u32 *idp, id, idx, mtu, inner_len;
+	__u8 tag[16], tos;
+	__u16 tot_len;
+	__u64 ctr;
+	int rc, slot;
+
+	rc = xg_outer_check(o, data_end);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	ak.ip_be = o->ip->saddr;
+	ak.port_be = o->udp->source;
+	idp = bpf_map_lookup_elem(&xg_gw_paddr, &ak);
+	if (!idp)
+		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);
+	id = *idp;
+	peer = bpf_map_lookup_elem(&xg_gw_peers, &id);
+	if (!peer || !(peer->flags & XG_GW_PEER_VALID))
+		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);
+	ps = xg_gw_pstat_of(id);
+
+	t = (void *)(o->udp + 1);
+	if ((void *)(t + 1) > data_end)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
+	if (t->ver != XG_TUN_VERSION || t->type != XG_TUN_TYPE_AUTH || t->flags ||
+	    (t->vni_be & bpf_htonl(0xff)) || !t->counter_be)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_HDR);
+	slot = xg_gw_rx_slot(peer, t->key_id);
+	if (slot < 0)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_KEY);
+	idx = id * 2 + slot;
+	rp = bpf_map_lookup_elem(&xg_gw_replay, &idx);
+	if (!rp)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_KEY);
+	ctr = bpf_be64_to_cpu(t->counter_be);
+	/* Unlocked, to refuse the obviously old before paying for the tag; the
+	 * decision is taken under the lock below. */
+	if (rp->top > ctr && rp->top - ctr >= XG_GW_WINDOW)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TOO_OLD);
+	inner_len = (long)data_end - (long)(t + 1);
+	if (inner_len < sizeof(struct ethhdr))
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
+	if (inner_len > XG_TUN_MAX_INNER)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TOO_BIG);
+	if (xg_tun_tag(ctx, peer->rx[slot & 1].k, tag))
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
+	/* packet pointers are still valid: xg_tun_tag only reads */
+	if (!xg_tag_eq(tag, t->tag))
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_MAC);
+	bpf_spin_lock(&rp->lock);
+	rc = xg_replay_accept(rp, ctr);
+	bpf_spin_unlock(&rp->lock);
+	if (rc)
+		return xg_gw_peer_drop(p, ps, rc);
+
+	/* Authentic and fresh: now judge what it carries. */
+	p->vni = bpf_ntohl(t->vni_be) >> 8;
+	ieth = (void *)(t + 1);
+	rc = xg_parse_inner(p, ieth, data_end, &arp);
+	if (rc)
+		return xg_gw_peer_drop(p, ps, rc);
+	if (arp)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_ARP_UNKNOWN);
+	owner = xg_gw_route_of(p, p->inner_src);
+	if (!owner || owner->peer != id)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_UNOWNED);
+
+	ep = xg_endpoint_of(p);
+	if (ep && !(ep->flags & XG_EP_LOCAL)) {
+		rt.dst_be = ep->host_be;
+	} else {
+		rc = xg_route_miss(p, &rt, 0);
+		if (rc)
+			return xg_gw_peer_drop(p, ps, rc);
+		if (rt.reason == XG_R_DIVIDER_TO_GATEWAY) /* never relay peer to peer */
+			return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRANSIT);
+	}
+	if (rt.dst_be == p->host->ip_be)
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_LOOP);
+
+	tot_len = inner_len + XG_ENCAP_LEN - sizeof(struct ethhdr);
+	rc = xg_nexthop(p, rt.dst_be, tot_len, &nh, &mtu);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	tos = xg_inner_tos(ieth, data_end);
+	/* the flow hash (source port) is taken from p, parsed above */
+	if (bpf_xdp_adjust_head(ctx, XG_TUN_LEN - XG_ENCAP_LEN))
+		return XG_DROP(p, DROP_HEADROOM);
+	eth = (void *)(long)ctx->data;
+	if (xg_geneve_write(p, eth, (void *)(long)ctx->data_end, tos, tot_len, rt.dst_be, 0))
+		return XG_DROP(p, DROP_HEADROOM);
+	if (ps) {
+		ps->rx_packets++;
+		ps->rx_bytes += tot_len;
+	}
+	return xg_send(p, eth, nh, XG_R_GW_DECAP);
+}
+
+SEC("xdp")
+int xg_gateway(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xg_pkt p = { .ctx = ctx };
+	__u32 zero = 0, ifindex = ctx->ingress_ifindex;
+	struct xg_gw_conf *gw;
+	struct xg_iface *ifc;
+	struct xg_outer o;
+	int rc;
+
+	p.ifindex = ifindex;
+	xg_cache_begin(&p);
+	ifc = xg_iface_of(&p, ifindex);
+	if (ifc && ifc->slot < XG_MAX_IFACES)
+		p.slot = ifc->slot;
+	p.host = bpf_map_lookup_elem(&xg_host, &zero);
+	gw = bpf_map_lookup_elem(&xg_gw, &zero);
+	if (!p.host || !gw)
+		return XDP_PASS;
+
+	rc = xg_outer_udp(data, data_end, &o);
+	if (rc)
+		return xg_count(&p, rc), xg_reason_is_pass(rc) ? XDP_PASS : XDP_DROP;
+	if (o.udp->dest == bpf_htons(XG_GENEVE_PORT)) {
+		if (o.ip->daddr != p.host->ip_be || !p.host->ip_be)
+			return XG_PASS(&p, PASS_NOT_FOR_US);
+		return xg_gw_encap(&p, gw, &o);
+	}
+	if (o.udp->dest == gw->port_be && gw->port_be) {
+		if (o.ip->daddr != gw->pub_ip_be || !gw->pub_ip_be)
+			return XG_PASS(&p, PASS_NOT_FOR_US);
+		return xg_gw_decap(&p, &o);
+	}
+	return XG_PASS(&p, PASS_NOT_GENEVE);
+}
