@@ -70,7 +70,7 @@ int main(void)
 	CHECK_EXPR(c.peers[0].n_allowed == 2 && c.peers[0].allowed[0].vni == 0 &&
 	      c.peers[0].allowed[1].vni == 300);
 	CHECK_EXPR(c.peers[1].endpoint.sin_port == 0); /* passive peer */
-	CHECK_EXPR(!strcmp(c.database, "/var/lib/xgate/gatewayd-gw-a.db") && !strcmp(c.instance, "default"));
+	CHECK_EXPR(!strcmp(c.database, "/var/lib/xgate/gatewayd-gw-a.db") && !c.instance[0] && !c.public_if[0] && !c.n_dividers);
 
 	expect_err("", "no [Gateway] section");
 	expect_err("Name = x\n", "t.conf:1: 'Name = x' outside a section");

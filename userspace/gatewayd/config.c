@@ -155,14 +155,15 @@ static int gateway_kv(struct pstate *s, struct gw_conf *c, const char *k, char *
 {
 	static const char *const keys[] = { "Name", "Cluster", "PrivateKey", "ListenAddress",
 					    "PublicAddress", "Database", "Instance", "GraceTime",
-					    "Keepalive", "HoldTime", "RekeyInterval", "Subnet" };
+					    "Keepalive", "HoldTime", "RekeyInterval", "Subnet",
+					    "PublicInterface", "Divider" };
 	int i, n = sizeof(keys) / sizeof(keys[0]);
 
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
 		;
 	if (i == n)
 		return perr(s, "unknown key '%s' in [Gateway]", k);
-	if (i != 11 && (*seen & (1u << i)))
+	if (i != 11 && i != 13 && (*seen & (1u << i)))
 		return perr(s, "%s given twice", keys[i]);
 	*seen |= 1u << i;
 	switch (i) {
@@ -181,11 +182,22 @@ static int gateway_kv(struct pstate *s, struct gw_conf *c, const char *k, char *
 	case 8: return parse_seconds(s, "Keepalive", v, 1, 3600, &c->keepalive_s);
 	case 9: return parse_seconds(s, "HoldTime", v, 2, 3600, &c->hold_s);
 	case 10: return parse_seconds(s, "RekeyInterval", v, 10, 86400, &c->rekey_s);
-	default:
+	case 12:
+		if (!*v || strlen(v) >= sizeof(c->public_if))
+			return perr(s, "PublicInterface must be a device name of 1-%zu characters",
+				    sizeof(c->public_if) - 1);
+		strcpy(c->public_if, v);
+		return 0;
+	case 13:
+		if (c->n_dividers >= 8)
+			return perr(s, "too many Divider lines (at most 8)");
+		return parse_name(s, "Divider", v, c->dividers[c->n_dividers++]);
+	case 11:
 		if (c->n_subnets >= GW_MAX_SUBNETS)
 			return perr(s, "too many Subnet lines (at most %d)", GW_MAX_SUBNETS);
 		return parse_prefix(s, "Subnet", v, true, &c->subnets[c->n_subnets++]);
 	}
+	return perr(s, "unknown key '%s' in [Gateway]", k);
 }
 
 static int peer_kv(struct pstate *s, struct gw_peer_conf *p, const char *k, char *v,
@@ -251,7 +263,6 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 	char line[1024];
 
 	memset(c, 0, sizeof(*c));
-	snprintf(c->instance, sizeof(c->instance), "default");
 	c->grace_s = 60;
 	c->keepalive_s = 5;
 	c->hold_s = 15;

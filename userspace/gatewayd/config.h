@@ -36,7 +36,10 @@ struct gw_conf {
 	struct sockaddr_in listen;
 	struct sockaddr_in public_addr;
 	char database[256];
-	char instance[64];
+	char instance[64];           /* xgate instance of the gateway program; "" = no XDP */
+	char public_if[16];          /* public NIC (tunnel packets leave by it) */
+	char dividers[8][64];        /* xgate instances whose xg_subnet gets remote subnets */
+	int n_dividers;
 	unsigned grace_s, keepalive_s, hold_s, rekey_s;
 	struct gw_prefix subnets[GW_MAX_SUBNETS];
 	int n_subnets;

@@ -68,13 +68,15 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 
 	for (int i = 0; i < g->n_peers; i++) {
 		struct peer *p = &g->peers[i];
+		struct xg_gw_pstat ps;
+		json_t *o;
 		int routes = 0;
 
+		gwd_dp_pstats(g, i, &ps);
 		for (int j = 0; j < g->routes.n; j++)
 			routes += !strcmp(g->routes.r[j].origin, p->conf->name) &&
 				  rt_forwarding(&g->routes.r[j]);
-		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I}", "name", p->conf->name,
+		o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I}", "name", p->conf->name,
 				     "state", state_name(p->state), "last_handshake_s_ago",
 				     p->last_handshake_ms ?
 					     json_integer((json_int_t)(now - p->last_handshake_ms) / 1000) :
@@ -82,7 +84,14 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 				     "public", p->public_ip_be ? ipstr(p->public_ip_be) : json_null(),
 				     "routes", (json_int_t)routes, "rx_frames",
 				     (json_int_t)p->rx_frames, "refused", (json_int_t)p->refused,
-				     "port", (json_int_t)ntohs(p->public_port_be)));
+				     "port", (json_int_t)ntohs(p->public_port_be));
+		/* data-plane counters (zero without a data plane) */
+		json_object_set_new(o, "tx_packets", json_integer((json_int_t)ps.tx_packets));
+		json_object_set_new(o, "rx_packets", json_integer((json_int_t)ps.rx_packets));
+		json_object_set_new(o, "rx_dropped", json_integer((json_int_t)ps.rx_dropped));
+		json_object_set_new(o, "key_age_s", p->last_rekey_ms ?
+			json_integer((json_int_t)(now - p->last_rekey_ms) / 1000) : json_null());
+		json_array_append_new(a, o);
 	}
 	return a;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "dataplane.h"
 #include "routes.h"
 #include "session.h"
 #include "store.h"
@@ -32,6 +33,13 @@ struct peer {
 	uint32_t public_ip_be;      /* learned from its INFO */
 	uint16_t public_port_be;
 	uint64_t rx_frames, tx_frames, refused;
+	/* data-plane key of our sending direction: announced, waiting for ack */
+	uint32_t tx_epoch;
+	uint8_t tx_pending_id;
+	bool tx_pending;
+	bool syncing;               /* inside FULL_BEGIN .. FULL_END */
+	uint64_t next_rekey_ms;
+	uint64_t last_rekey_ms;
 };
 
 struct own_subnet {
@@ -51,6 +59,7 @@ struct gwd {
 	struct own_subnet own[GW_MAX_SUBNETS];
 	int n_own;
 	uint64_t own_version;
+	struct gw_dp dp;
 	int listen_fd, ctl_fd;
 	char ctl_path[256];
 	volatile int stop;
@@ -63,6 +72,8 @@ void gwd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *gwd_acceptor(void *arg);
 void gwd_dial_due(struct gwd *g);
 void gwd_keepalives(struct gwd *g);
+/* Announce a new sending key to every peer that is up and due (lock held). */
+void gwd_rekeys(struct gwd *g);
 /* Send an own-subnet change to every peer that is up (lock held). */
 void gwd_broadcast(struct gwd *g, uint8_t type, const struct own_subnet *o);
 

@@ -193,6 +193,16 @@ static int start(struct gwd *g)
 		g->peers[i].conf = &g->conf.peers[i];
 		g->n_peers++;
 	}
+	/* Before any session: learned routes go back into the maps as they
+	 * were (stale), so forwarding across a restart does not stop. */
+	if (gwd_dp_open(g, err, sizeof(err))) {
+		gwd_log("data plane: %s", err);
+		return -1;
+	}
+	if (g->dp.on)
+		gwd_log("data plane: instance %s, public %s:%u via %s, %d dividers", g->conf.instance,
+			inet_ntoa(g->conf.public_addr.sin_addr), ntohs(g->conf.public_addr.sin_port),
+			g->conf.public_if[0] ? g->conf.public_if : "(routing)", g->dp.n_div);
 	g->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	setsockopt(g->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (g->listen_fd < 0 ||
@@ -269,6 +279,7 @@ int main(int argc, char **argv)
 
 		if (gone) {
 			gwd_log("grace time over: %d stale routes removed", gone);
+			gwd_dp_sync_routes(&G);
 			gw_store_begin(&G.store);
 			for (int i = 0; i < G.n_peers; i++)
 				gw_store_replace_origin(&G.store, &G.routes, G.peers[i].conf->name);
@@ -276,6 +287,7 @@ int main(int argc, char **argv)
 		}
 		gwd_dial_due(&G);
 		gwd_keepalives(&G);
+		gwd_rekeys(&G);
 		pthread_mutex_unlock(&G.lock);
 		gwd_ctl_serve(&G); /* waits up to 200 ms: the loop's tick */
 	}
@@ -286,5 +298,6 @@ int main(int argc, char **argv)
 	unlink(G.ctl_path);
 	pthread_mutex_lock(&G.lock);
 	gw_store_close(&G.store);
+	gwd_dp_close(&G);
 	return 0;
 }

@@ -110,3 +110,32 @@ int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const c
 	}
 	return 0;
 }
+
+size_t gw_datakey_encode(uint8_t *out, const struct gw_datakey_msg *m)
+{
+	uint32_t e = htonl(m->epoch);
+
+	memcpy(out, &e, 4);
+	out[4] = m->id;
+	out[5] = m->flags;
+	return GW_DATAKEY_LEN;
+}
+
+int gw_datakey_decode(const uint8_t *in, size_t len, struct gw_datakey_msg *m, const char **why)
+{
+	uint32_t e;
+
+	if (len != GW_DATAKEY_LEN) {
+		*why = "datakey: wrong length";
+		return -1;
+	}
+	if (in[5] & ~GW_DATAKEY_ACK) {
+		*why = "datakey: unknown flags";
+		return -1;
+	}
+	memcpy(&e, in, 4);
+	m->epoch = ntohl(e);
+	m->id = in[4];
+	m->flags = in[5];
+	return 0;
+}

@@ -37,6 +37,18 @@ struct gw_info_msg {
 	uint16_t public_port_be;
 };
 
+/* DATAKEY: the sender will send with key (epoch, id) once acked; ACK: the
+ * receiver installed it. epoch u32 | id u8 | flags u8. */
+#define GW_DATAKEY_LEN 6
+#define GW_DATAKEY_ACK 0x1
+struct gw_datakey_msg {
+	uint32_t epoch;
+	uint8_t id;
+	uint8_t flags;
+};
+
+size_t gw_datakey_encode(uint8_t *out, const struct gw_datakey_msg *m);
+int gw_datakey_decode(const uint8_t *in, size_t len, struct gw_datakey_msg *m, const char **why);
 size_t gw_route_encode(uint8_t *out, const struct gw_route_msg *m);
 /* 0, or -1 with a reason (wrong length, VNI out of range, host bits set). */
 int gw_route_decode(const uint8_t *in, size_t len, struct gw_route_msg *m, const char **why);

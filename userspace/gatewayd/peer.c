@@ -112,6 +112,71 @@ static void log_route(struct gwd *g, struct peer *p, const char *what, const str
 		(unsigned long long)v, extra);
 }
 
+static int peer_idx(struct gwd *g, struct peer *p)
+{
+	return (int)(p - g->peers);
+}
+
+/* Announce (epoch, id) as our next sending key; used once the peer acks. */
+static void announce_key(struct gwd *g, struct peer *p)
+{
+	struct gw_datakey_msg m = { .epoch = p->tx_epoch, .id = gwd_dp_next_id(g, peer_idx(g, p)) };
+	uint8_t b[GW_DATAKEY_LEN];
+
+	if (!p->conn)
+		return;
+	p->tx_pending_id = m.id;
+	p->tx_pending = true;
+	p->next_rekey_ms = gwd_now_ms() + (uint64_t)g->conf.rekey_s * 1000;
+	conn_send(p->conn, GW_T_DATAKEY, b, gw_datakey_encode(b, &m));
+}
+
+static const char *on_datakey(struct gwd *g, struct peer *p, const uint8_t *b, long n)
+{
+	struct gw_datakey_msg m;
+	const char *why = NULL;
+	uint8_t out[GW_DATAKEY_LEN];
+
+	if (gw_datakey_decode(b, (size_t)n, &m, &why))
+		return why;
+	if (!(m.flags & GW_DATAKEY_ACK)) {
+		if (gwd_dp_rx_key(g, peer_idx(g, p), &p->conn->s, m.epoch, m.id))
+			gwd_log("peer %s: cannot install receive key %u: %s", p->conf->name, m.id,
+				strerror(errno));
+		m.flags = GW_DATAKEY_ACK;
+		conn_send(p->conn, GW_T_DATAKEY, out, gw_datakey_encode(out, &m));
+		return NULL;
+	}
+	if (!p->tx_pending || m.id != p->tx_pending_id || m.epoch != p->tx_epoch)
+		return NULL; /* an ack overtaken by a newer announce */
+	p->tx_pending = false;
+	if (gwd_dp_tx_key(g, peer_idx(g, p), &p->conn->s, m.epoch, m.id)) {
+		gwd_log("peer %s: cannot install sending key %u: %s", p->conf->name, m.id,
+			strerror(errno));
+		return NULL;
+	}
+	p->last_rekey_ms = gwd_now_ms();
+	if (g->dp.on)
+		gwd_log("peer %s: data key %u (epoch %u) in use", p->conf->name, m.id, m.epoch);
+	return NULL;
+}
+
+void gwd_rekeys(struct gwd *g)
+{
+	uint64_t now = gwd_now_ms();
+
+	if (!g->dp.on)
+		return;
+	for (int i = 0; i < g->n_peers; i++) {
+		struct peer *p = &g->peers[i];
+
+		if (p->conn && now >= p->next_rekey_ms) {
+			p->tx_epoch++;
+			announce_key(g, p);
+		}
+	}
+}
+
 /* Handle one frame (lock held). Returns NULL or a protocol error. */
 static const char *on_frame(struct gwd *g, struct peer *p, uint8_t type, const uint8_t *b,
 			    long n)
@@ -126,14 +191,18 @@ static const char *on_frame(struct gwd *g, struct peer *p, uint8_t type, const u
 		return n ? "keepalive with a body" : NULL;
 	case GW_T_FULL_BEGIN:
 		rt_sync_begin(&g->routes, p->conf->name);
+		p->syncing = true; /* the maps follow once, at the end */
 		return n ? "sync marker with a body" : NULL;
 	case GW_T_FULL_END: {
 		int gone = rt_sync_end(&g->routes, p->conf->name);
+
+		p->syncing = false;
 
 		gw_store_begin(&g->store);
 		gw_store_replace_origin(&g->store, &g->routes, p->conf->name);
 		gw_store_commit(&g->store);
 		gwd_log("peer %s: full sync done (%d stale routes removed)", p->conf->name, gone);
+		gwd_dp_sync_routes(g);
 		return n ? "sync marker with a body" : NULL;
 	}
 	case GW_T_ANNOUNCE:
@@ -166,7 +235,11 @@ static const char *on_frame(struct gwd *g, struct peer *p, uint8_t type, const u
 		r = rt_find(&g->routes, p->conf->name, &m.key);
 		if (r)
 			gw_store_put_route(&g->store, r);
+		if (!p->syncing)
+			gwd_dp_sync_routes(g);
 		return NULL;
+	case GW_T_DATAKEY:
+		return on_datakey(g, p, b, n);
 	default:
 		return "unknown message type";
 	}
@@ -229,6 +302,11 @@ static void *session_main(void *arg)
 	p->public_port_be = theirs.public_port_be;
 	gwd_log("peer %s: session up (%s, cluster %s)", p->conf->name,
 		st.role == GW_INITIATOR ? "dialled" : "accepted", theirs.cluster);
+	p->syncing = false;
+	gwd_dp_peer_addr(g, peer_idx(g, p));
+	p->tx_epoch = 0; /* keys are per session: a new one starts at epoch 0 */
+	if (g->dp.on)
+		announce_key(g, p);
 	conn_send(c, GW_T_FULL_BEGIN, NULL, 0);
 	for (int i = 0; i < g->n_own; i++)
 		if (!g->own[i].withdrawn)

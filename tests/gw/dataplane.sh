@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# gatewayd programming the gateway program's maps: two gateway hosts (netns
+# a and b) joined by a WAN veth, the gateway program on both NICs of each,
+# gatewayd in each netns. Checks: routes and peer addresses in the maps, the
+# two sides derive the same data-plane keys (a's sending key = b's receiving
+# key), remote subnets marked in a local divider instance, a kill -9 leaves
+# every map in place, a restart installs fresh keys, rekeying on schedule.
+# usage: dataplane.sh PATH/TO/gatewayd PATH/TO/xgate
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+GWD=$(readlink -f "$1")
+XG=$(readlink -f "$2")
+source "$HERE/../lib.sh"
+P="xgd$$"
+T=$(mktemp -d /tmp/xgt-gwdp-XXXXXX)
+declare -A PID
+cleanup() {
+	for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	for n in a b; do
+		"$XG" -n "$P-$n" reset >/dev/null 2>&1
+		ip netns del "$P-$n" 2>/dev/null
+	done
+	"$XG" -n "$P-adiv" reset >/dev/null 2>&1
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
+for n in a b; do ip netns add "$P-$n"; done
+ip link add "$P-wa" netns "$P-a" type veth peer name "$P-wb" netns "$P-b"
+ip -n "$P-a" link set "$P-wa" name wan0; ip -n "$P-b" link set "$P-wb" name wan0
+i=1
+for n in a b; do
+	ip -n "$P-$n" link set lo up
+	ip -n "$P-$n" link set wan0 up
+	ip -n "$P-$n" addr add "10.97.0.$i/24" dev wan0
+	ip -n "$P-$n" link add int0 type veth peer name int1
+	ip -n "$P-$n" link set int0 up; ip -n "$P-$n" link set int1 up
+	ip -n "$P-$n" addr add "10.99.$i.1/24" dev int0
+	"$XG" -N "$P-$n" -n "$P-$n" attach int0 gateway >/dev/null 2>&1 &&
+		"$XG" -N "$P-$n" -n "$P-$n" attach wan0 gateway >/dev/null 2>&1 ||
+		{ not_ok "attach gateway in $n"; summary; }
+	"$XG" -N "$P-$n" -n "$P-$n" host set ip "10.99.$i.1" >/dev/null
+	i=$((i + 1))
+done
+ok "gateway program attached on both NICs of both gateways"
+# a divider instance next to gw-a (as on the same machine): VPC 100 exists there
+"$XG" -n "$P-adiv" vpc add 100 dividers 10.99.1.9 >/dev/null || not_ok "divider instance"
+
+for n in a b; do "$XG" gw genkey > "$T/$n.key"; "$XG" gw pubkey < "$T/$n.key" > "$T/$n.pub"; done
+conf() { # conf NAME INDEX SUBNET
+	local n=$1 i=$2 o
+	o=$([ "$n" = a ] && echo b || echo a)
+	printf '[Gateway]\nName = gw-%s\nCluster = edge-%s\nPrivateKey = %s\n' "$n" "$n" "$(cat "$T/$n.key")"
+	printf 'ListenAddress = 10.97.0.%s:7100\nPublicAddress = 10.97.0.%s:6082\n' "$i" "$i"
+	printf 'Instance = %s\nPublicInterface = wan0\nDatabase = %s/%s.db\n' "$P-$n" "$T" "$n"
+	printf 'Keepalive = 1\nHoldTime = 3\nGraceTime = 30\nRekeyInterval = %s\nSubnet = %s\n' "${REKEY:-3600}" "$3"
+	[ "$n" = a ] && printf 'Divider = %s\n' "$P-adiv"
+	printf '\n[Peer]\nName = gw-%s\nPublicKey = %s\nEndpoint = 10.97.0.%s:7100\n' "$o" "$(cat "$T/$o.pub")" "$([ "$o" = a ] && echo 1 || echo 2)"
+}
+conf a 1 "100 10.1.0.0/16" > "$T/a.conf"
+REKEY=10 conf b 2 "100 10.2.0.0/16" > "$T/b.conf"
+start() { nsenter --net="/run/netns/$P-$1" "$GWD" -c "$T/$1.conf" -s "$T/$1.sock" 2>> "$T/$1.log" & PID[$1]=$!; }
+wait_for() { local end=$((SECONDS + $1)); shift; until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done; }
+pin() { echo "/sys/fs/bpf/xgate/$P-$1/$2"; }
+# value of a map entry as JSON (BTF-formatted), key as bytes
+lookup() { bpftool -j map lookup pinned "$(pin "$1" "$2")" key $3 2>/dev/null; }
+peer1() { lookup "$1" xg_gw_peers "1 0 0 0"; }
+field() { /usr/bin/python3 -c "import json,sys; v=json.load(sys.stdin)['formatted']['value']; print(eval(sys.argv[1]))" "$1"; }
+# the sending key of $1 toward its peer, and the receive key of $2 with that id
+txkey() { peer1 "$1" | field "(lambda t: (t['id'], t['k']))(v['tx'][v['tx_slot']&1]) if v['tx'][v['tx_slot']&1]['valid'] else None"; }
+rxkeys() { peer1 "$1" | field "[(r['id'], r['k']) for r in v['rx'] if r['valid']]"; }
+keys_agree() { # keys_agree FROM TO: FROM's sending key is one of TO's receive keys
+	local t r; t=$(txkey "$1"); r=$(rxkeys "$2")
+	[ -n "$t" ] && [ "$t" != None ] && case "$r" in *"$t"*) return 0;; esac; return 1
+}
+
+start a; start b
+wait_for 15 keys_agree a b && ok "gw-a's sending key is gw-b's receiving key" || not_ok "keys a->b: tx $(txkey a) rx $(rxkeys b)"
+wait_for 5 keys_agree b a && ok "and the other direction" || not_ok "keys b->a: tx $(txkey b) rx $(rxkeys a)"
+route_peer() { lookup "$1" xg_gw_route "$2" | field "v['peer']"; }
+# LPM key: prefixlen u32 = 48 (32 + /16), vni_be 100, ip 10.2.0.0
+[ "$(route_peer a "48 0 0 0 0 0 0 100 10 2 0 0")" = 1 ] && ok "gw-a: (100, 10.2.0.0/16) -> peer 1 in xg_gw_route" ||
+	not_ok "gw-a route map: $(lookup a xg_gw_route "48 0 0 0 0 0 0 100 10 2 0 0")"
+[ "$(route_peer b "48 0 0 0 0 0 0 100 10 1 0 0")" = 1 ] && ok "gw-b: (100, 10.1.0.0/16) -> peer 1" || not_ok "gw-b route map"
+[ "$(lookup a xg_gw_paddr "10 97 0 2 0x17 0xc2 0 0" | field "v")" = 1 ] && ok "gw-b's public address 10.97.0.2:6082 -> peer 1" ||
+	not_ok "paddr on gw-a: $(bpftool -j map dump pinned "$(pin a xg_gw_paddr)")"
+[ "$(lookup a xg_gw "0 0 0 0" | field "v['pub_ifindex'] > 0 and v['port_be'] == 0xc217")" = True ] &&
+	ok "xg_gw: public NIC and tunnel port set" || not_ok "xg_gw: $(lookup a xg_gw "0 0 0 0")"
+"$XG" -n "$P-adiv" subnet ls -o json | grep -q '"10.2.0.0/16"' && "$XG" -n "$P-adiv" subnet ls -o json | grep -q remote &&
+	ok "divider instance: 10.2.0.0/16 marked remote" || not_ok "divider marks: $("$XG" -n "$P-adiv" subnet ls 2>&1)"
+"$XG" gw peers --socket "$T/a.sock" -o json | grep -q '"key_age_s": [0-9]' && ok "xgate gw peers shows the key in use" ||
+	not_ok "gw peers: $("$XG" gw peers --socket "$T/a.sock" -o json)"
+
+# rekey on schedule (gw-b: RekeyInterval 10 s): new id, still agreed
+old=$(txkey b)
+changed() { [ "$(txkey b)" != "$old" ]; }
+wait_for 16 changed
+new=$(txkey b)
+[ "$new" != "$old" ] && keys_agree b a && ok "gw-b rekeyed ($old -> $new) and gw-a holds the new key" ||
+	not_ok "rekey: old $old new $new rx on a $(rxkeys a)"
+[ "$(rxkeys a | /usr/bin/python3 -c 'import sys,ast; print(len(ast.literal_eval(sys.stdin.read())))')" = 2 ] &&
+	ok "gw-a keeps the previous key too (in-flight packets)" || not_ok "gw-a rx keys: $(rxkeys a)"
+
+# kill -9: nothing is withdrawn from the maps; a restart installs a new key
+before=$(txkey a)
+kill -9 "${PID[a]}"; wait "${PID[a]}" 2>/dev/null
+sleep 1
+[ "$(route_peer a "48 0 0 0 0 0 0 100 10 2 0 0")" = 1 ] && [ "$(txkey a)" = "$before" ] &&
+	ok "gw-a killed: its route and keys stay in the maps" || not_ok "maps changed after kill -9"
+start a
+fresh_key() { local t; t=$(txkey a); [ -n "$t" ] && [ "$t" != "$before" ] && keys_agree a b; }
+wait_for 15 fresh_key && ok "restarted gw-a: new session key, agreed with gw-b" ||
+	not_ok "after restart: tx $(txkey a) (before $before) rx on b $(rxkeys b)"
+grep -q "data-plane entry 1 initialised" "$T/a.log" && [ "$(grep -c 'initialised' "$T/a.log")" = 1 ] &&
+	ok "restart kept the peer entry (initialised once)" || not_ok "peer entry re-initialised on restart"
+
+# the subnet leaves gw-b: gone from gw-a's map and from the divider
+"$XG" gw subnet del 100 10.2.0.0/16 --socket "$T/b.sock" >/dev/null
+gone() { ! bpftool map lookup pinned "$(pin a xg_gw_route)" key 48 0 0 0 0 0 0 100 10 2 0 0 >/dev/null 2>&1; }
+wait_for 5 gone &&
+	ok "withdrawn: removed from gw-a's xg_gw_route" || not_ok "route still in the map"
+! "$XG" -n "$P-adiv" subnet ls -o json | grep -q '"10.2.0.0/16"' && ok "and unmarked on the divider" || not_ok "divider mark left"
+
+# a bad Instance is a clear error
+sed "s/^Instance = .*/Instance = $P-nope/" "$T/a.conf" > "$T/bad.conf"
+expect_rc 1 "gatewayd refuses an instance without the gateway program" nsenter --net="/run/netns/$P-a" "$GWD" -c "$T/bad.conf" -s "$T/bad.sock"
+expect_err "attach the gateway program first" "the error says what to do"
+summary

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* gatewayd -> XDP maps (see dataplane.h). Called with g->lock held. */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "gwd.h"
+#include "xg.h"
+
+static int open_pin(const char *root, const char *name, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		snprintf(err, errlen, "%s: %s (attach the gateway program first: "
+			 "`xgate -n INSTANCE attach DEV gateway`)", path, strerror(errno));
+	return fd;
+}
+
+static void key_ident(const struct gw_peer_conf *pc, __u8 out[8])
+{
+	memcpy(out, pc->public_key, 8);
+}
+
+/* A peer entry that belongs to someone else (config changed) starts over. */
+static void reconcile_peer(struct gwd *g, __u32 id, const struct gw_peer_conf *pc)
+{
+	struct xg_gw_peer v, want = { .flags = XG_GW_PEER_VALID };
+
+	key_ident(pc, want.ident);
+	if (!bpf_map_lookup_elem(g->dp.peers, &id, &v) && (v.flags & XG_GW_PEER_VALID) &&
+	    !memcmp(v.ident, want.ident, 8))
+		return; /* ours: keys and address stay, traffic keeps flowing */
+	if (!bpf_map_lookup_elem(g->dp.peers, &id, &v) && v.ip_be) {
+		struct xg_gw_paddr_key a = { .ip_be = v.ip_be, .port_be = v.port_be };
+
+		bpf_map_delete_elem(g->dp.paddr, &a);
+	}
+	bpf_map_update_elem(g->dp.peers, &id, &want, BPF_ANY);
+	gwd_log("peer %s: data-plane entry %u initialised", pc->name, id);
+}
+
+int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
+{
+	struct gw_dp *dp = &g->dp;
+	struct xg_gw_conf c = {}, cur;
+	char root[PATH_MAX];
+	__u32 zero = 0;
+
+	memset(dp, 0, sizeof(*dp));
+	dp->gw = dp->peers = dp->paddr = dp->route = dp->replay = dp->pstats = -1;
+	if (!g->conf.instance[0])
+		return 0;
+	if (xg_instance_root(g->conf.instance, root, sizeof(root))) {
+		snprintf(err, errlen, "Instance '%s' is not a valid instance name", g->conf.instance);
+		return -1;
+	}
+	if ((dp->gw = open_pin(root, XG_MAP_GW, err, errlen)) < 0 ||
+	    (dp->peers = open_pin(root, XG_MAP_GW_PEERS, err, errlen)) < 0 ||
+	    (dp->paddr = open_pin(root, XG_MAP_GW_PADDR, err, errlen)) < 0 ||
+	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, err, errlen)) < 0 ||
+	    (dp->replay = open_pin(root, XG_MAP_GW_REPLAY, err, errlen)) < 0 ||
+	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, err, errlen)) < 0)
+		return -1;
+	c.pub_ip_be = g->conf.public_addr.sin_addr.s_addr;
+	c.port_be = g->conf.public_addr.sin_port;
+	if (g->conf.public_if[0]) {
+		c.pub_ifindex = if_nametoindex(g->conf.public_if);
+		if (!c.pub_ifindex) {
+			snprintf(err, errlen, "PublicInterface %s: no such device", g->conf.public_if);
+			return -1;
+		}
+	}
+	if (bpf_map_lookup_elem(dp->gw, &zero, &cur) || memcmp(&cur, &c, sizeof(c)))
+		bpf_map_update_elem(dp->gw, &zero, &c, BPF_ANY);
+	for (int i = 0; i < g->conf.n_dividers; i++) {
+		struct xg_maps m;
+
+		if (xg_maps_open(g->conf.dividers[i], false, &m)) {
+			snprintf(err, errlen, "Divider %s: no such xgate instance",
+				 g->conf.dividers[i]);
+			return -1;
+		}
+		dp->div_subnet[dp->n_div] = dup(m.subnet);
+		dp->div_vpc[dp->n_div] = dup(m.vpc);
+		dp->div_gen[dp->n_div] = m.gen >= 0 ? dup(m.gen) : -1;
+		dp->n_div++;
+		xg_maps_close(&m);
+	}
+	for (int i = 0; i < g->n_peers; i++)
+		reconcile_peer(g, (__u32)i + 1, g->peers[i].conf);
+	dp->on = true;
+	gwd_dp_sync_routes(g);
+	return 0;
+}
+
+void gwd_dp_close(struct gwd *g)
+{
+	int *fds[] = { &g->dp.gw, &g->dp.peers, &g->dp.paddr, &g->dp.route, &g->dp.replay,
+		       &g->dp.pstats };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	for (int i = 0; i < g->dp.n_div; i++) {
+		close(g->dp.div_subnet[i]);
+		close(g->dp.div_vpc[i]);
+		if (g->dp.div_gen[i] >= 0)
+			close(g->dp.div_gen[i]);
+	}
+	g->dp.on = false;
+}
+
+static int peer_index(struct gwd *g, const char *origin)
+{
+	for (int i = 0; i < g->n_peers; i++)
+		if (!strcmp(g->peers[i].conf->name, origin))
+			return i;
+	return -1;
+}
+
+static struct xg_subnet_key lpm_key(const struct rt_key *k)
+{
+	struct xg_subnet_key lk = { .prefixlen = 32 + k->plen, .vni_be = htonl(k->vni),
+				    .ip_be = k->ip_be };
+	return lk;
+}
+
+static bool wanted(struct gwd *g, const struct xg_subnet_key *lk, __u32 *peer)
+{
+	for (int i = 0; i < g->routes.n; i++) {
+		const struct route *r = &g->routes.r[i];
+		struct xg_subnet_key k;
+		int idx;
+
+		if (!rt_forwarding(r) || (idx = peer_index(g, r->origin)) < 0)
+			continue;
+		k = lpm_key(&r->key);
+		if (!memcmp(&k, lk, sizeof(k))) {
+			*peer = (__u32)idx + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Dividers: remote subnets as XG_SUBNET_REMOTE entries. Local entries (no
+ * REMOTE flag) are the operator's and never touched. */
+static void sync_divider(struct gwd *g, int d)
+{
+	struct xg_subnet_key k, next, *prev = NULL;
+	struct xg_subnet v, want = { .flags = XG_SUBNET_REMOTE };
+	struct xg_gen gen;
+	bool changed = false;
+	__u32 peer, zero = 0;
+
+	while (!bpf_map_get_next_key(g->dp.div_subnet[d], prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v) &&
+		    (v.flags & XG_SUBNET_REMOTE) && !wanted(g, &k, &peer) &&
+		    !bpf_map_delete_elem(g->dp.div_subnet[d], &k)) {
+			changed = true;
+			prev = NULL; /* the walk restarts after a delete */
+		}
+	}
+	for (int i = 0; i < g->routes.n; i++) {
+		const struct route *r = &g->routes.r[i];
+		__u32 vni = r->key.vni;
+		struct xg_vpc vpc;
+
+		if (!rt_forwarding(r) || peer_index(g, r->origin) < 0)
+			continue;
+		k = lpm_key(&r->key);
+		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v))
+			continue; /* already marked, or a local subnet of that prefix */
+		if (bpf_map_lookup_elem(g->dp.div_vpc[d], &vni, &vpc)) {
+			gwd_log("divider %s: no VPC %u there; remote subnet not marked",
+				g->conf.dividers[d], vni);
+			continue;
+		}
+		if (!bpf_map_update_elem(g->dp.div_subnet[d], &k, &want, BPF_NOEXIST))
+			changed = true;
+	}
+	if (changed && g->dp.div_gen[d] >= 0 &&
+	    !bpf_map_lookup_elem(g->dp.div_gen[d], &zero, &gen)) {
+		gen.gen++; /* the dividers' per-CPU caches see it on the next packet */
+		bpf_map_update_elem(g->dp.div_gen[d], &zero, &gen, BPF_ANY);
+	}
+}
+
+void gwd_dp_sync_routes(struct gwd *g)
+{
+	struct xg_subnet_key k, next, *prev = NULL;
+	struct xg_gw_route v;
+	__u32 peer;
+
+	if (!g->dp.on)
+		return;
+	while (!bpf_map_get_next_key(g->dp.route, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!wanted(g, &k, &peer) && !bpf_map_delete_elem(g->dp.route, &k))
+			prev = NULL;
+	}
+	for (int i = 0; i < g->routes.n; i++) {
+		const struct route *r = &g->routes.r[i];
+		struct xg_gw_route want = { 0 };
+		int idx;
+
+		if (!rt_forwarding(r) || (idx = peer_index(g, r->origin)) < 0)
+			continue;
+		k = lpm_key(&r->key);
+		want.peer = (__u32)idx + 1;
+		if (bpf_map_lookup_elem(g->dp.route, &k, &v) || v.peer != want.peer)
+			bpf_map_update_elem(g->dp.route, &k, &want, BPF_ANY);
+	}
+	for (int d = 0; d < g->dp.n_div; d++)
+		sync_divider(g, d);
+}
+
+void gwd_dp_peer_addr(struct gwd *g, int idx)
+{
+	struct peer *p = &g->peers[idx];
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_peer v;
+	struct xg_gw_paddr_key a = { 0 };
+
+	if (!g->dp.on || bpf_map_lookup_elem(g->dp.peers, &id, &v))
+		return;
+	if (v.ip_be == p->public_ip_be && v.port_be == p->public_port_be)
+		return;
+	if (v.ip_be) {
+		a.ip_be = v.ip_be;
+		a.port_be = v.port_be;
+		bpf_map_delete_elem(g->dp.paddr, &a);
+	}
+	v.ip_be = p->public_ip_be;
+	v.port_be = p->public_port_be;
+	bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	a.ip_be = v.ip_be;
+	a.port_be = v.port_be;
+	bpf_map_update_elem(g->dp.paddr, &a, &id, BPF_ANY);
+}
+
+uint8_t gwd_dp_next_id(struct gwd *g, int idx)
+{
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_peer v;
+
+	if (!g->dp.on || bpf_map_lookup_elem(g->dp.peers, &id, &v))
+		return 1;
+	return (uint8_t)(v.tx[v.tx_slot & 1].id + 1);
+}
+
+/* The receive slot to replace: an empty one, else the older key, i.e. the
+ * one whose replay window saw the lower counters (counters never go back
+ * across keys). */
+static int rx_victim(struct gwd *g, __u32 id, const struct xg_gw_peer *v)
+{
+	struct xg_gw_replay r0, r1;
+	__u32 k0 = id * 2, k1 = id * 2 + 1;
+
+	if (!v->rx[0].valid)
+		return 0;
+	if (!v->rx[1].valid)
+		return 1;
+	if (bpf_map_lookup_elem(g->dp.replay, &k0, &r0) ||
+	    bpf_map_lookup_elem(g->dp.replay, &k1, &r1))
+		return 0;
+	return r0.top <= r1.top ? 0 : 1;
+}
+
+int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
+{
+	__u32 id = (__u32)idx + 1, ri;
+	struct xg_gw_replay fresh = { 0 };
+	struct xg_gw_peer v;
+	int slot;
+
+	if (!g->dp.on)
+		return 0;
+	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
+		return -1;
+	for (slot = 0; slot < 2; slot++)
+		if (v.rx[slot].valid && v.rx[slot].id == kid)
+			break; /* a re-announce (new session, same id): replace in place */
+	if (slot == 2)
+		slot = rx_victim(g, id, &v);
+	/* The window first, then the key: a packet verified with the new key
+	 * never meets the old key's window. */
+	ri = id * 2 + (__u32)slot;
+	bpf_map_update_elem(g->dp.replay, &ri, &fresh, BPF_ANY);
+	gw_data_key(s, 0, epoch, v.rx[slot].k);
+	v.rx[slot].id = kid;
+	v.rx[slot].valid = 1;
+	return bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY) ? -1 : 0;
+}
+
+int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
+{
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_peer v;
+	int next;
+
+	if (!g->dp.on)
+		return 0;
+	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
+		return -1;
+	/* Two writes: the unused slot gets the key, then the switch. Each
+	 * write rewrites the entry, but only changed bytes change. */
+	next = (v.tx_slot & 1) ^ 1;
+	gw_data_key(s, 1, epoch, v.tx[next].k);
+	v.tx[next].id = kid;
+	v.tx[next].valid = 1;
+	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+		return -1;
+	v.tx_slot = (__u8)next;
+	return bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY) ? -1 : 0;
+}
+
+void gwd_dp_pstats(struct gwd *g, int idx, struct xg_gw_pstat *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_pstat *v;
+
+	memset(out, 0, sizeof(*out));
+	if (!g->dp.on || ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return;
+	if (!bpf_map_lookup_elem(g->dp.pstats, &id, v))
+		for (int c = 0; c < ncpu; c++) {
+			out->tx_packets += v[c].tx_packets;
+			out->tx_bytes += v[c].tx_bytes;
+			out->rx_packets += v[c].rx_packets;
+			out->rx_bytes += v[c].rx_bytes;
+			out->rx_dropped += v[c].rx_dropped;
+		}
+	free(v);
+}

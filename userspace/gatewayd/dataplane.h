@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gatewayd -> XDP: programs the gateway program's pinned maps (peers, their
+ * addresses and keys, remote routes) and marks remote subnets in the local
+ * dividers' xg_subnet. Off unless the config names an Instance. Every write
+ * is a reconcile (read, compare, write what differs), so a restart rewrites
+ * nothing that is already right and forwarding never stops.
+ * Peer ids in the maps are config positions + 1.
+ */
+#ifndef GWD_DATAPLANE_H
+#define GWD_DATAPLANE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "routes.h"
+#include "session.h"
+#include "xgate_abi.h"
+
+struct gwd;
+
+#define GW_MAX_DIVIDERS 8
+
+struct gw_dp {
+	bool on;
+	int gw, peers, paddr, route, replay, pstats;
+	int div_subnet[GW_MAX_DIVIDERS], div_vpc[GW_MAX_DIVIDERS], div_gen[GW_MAX_DIVIDERS];
+	int n_div;
+};
+
+/* Open the maps, write the public side (xg_gw) and the peer entries. */
+int gwd_dp_open(struct gwd *g, char *err, size_t errlen);
+void gwd_dp_close(struct gwd *g);
+/* Remote routes (and the dividers' marks) made equal to the route table. */
+void gwd_dp_sync_routes(struct gwd *g);
+/* The peer's public (tunnel) address learned from its INFO. */
+void gwd_dp_peer_addr(struct gwd *g, int idx);
+/* Install the key the peer announced for (epoch, id) as a receive key. */
+int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t id);
+/* Make (epoch, id) our sending key (after the peer confirmed it holds it). */
+int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t id);
+/* The key id to announce next for this peer (differs from the current). */
+uint8_t gwd_dp_next_id(struct gwd *g, int idx);
+/* Per-peer traffic counters summed over CPUs (zeros if off). */
+void gwd_dp_pstats(struct gwd *g, int idx, struct xg_gw_pstat *out);
+
+#endif
