@@ -27,6 +27,7 @@ test: deps
 bench: build
 	cmake --build $(BUILD) --target bench_xdp_cost
 	cmake --build $(BUILD) --target bench_pps_veth
+	cmake --build $(BUILD) --target bench_mesh_converge
 
 format:
 	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] tests/fixtures/*.[ch] bench/*.[ch]
