@@ -10,8 +10,12 @@
  *    over it: BPF_PROG_RUN live-frames mode recycles pages WITHOUT restoring
  *    their content, so a forwarded frame would otherwise come back to the
  *    program already forwarded (new outer dst: "not for us", TTL - 1, ...).
- *    The sink does the same amount of copying whether it restores or not
- *    (into a scratch buffer then), so the floors and the paths pay the same.
+ *    A path that moved the frame's start (the gateway adds or removes 12
+ *    bytes in front) is restored at an offset, or from an offset of the
+ *    original (xdp_cost decides), so the bytes land where the page's frame
+ *    starts. The sink does the same amount of copying whether it restores
+ *    or not (into a scratch buffer then), so the floors and the paths pay
+ *    the same.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -196,16 +200,15 @@ int xdp_sink(struct xdp_md *ctx)
 	struct bench_sink_cfg *cfg;
 	struct bench_scratch *scr;
 	__u32 zero = 0;
-	__u64 *n;
+	__u64 *n, *dst;
 
 	cfg = bpf_map_lookup_elem(&sink_cfg, &zero);
 	n = bpf_map_lookup_elem(&sink_count, &zero);
 	if (!cfg || !n)
 		return XDP_DROP;
 	*n += 1;
-	if (cfg->restore && data + BENCH_RESTORE_LEN <= data_end) {
-		__u64 *dst = data;
-
+	dst = data + (cfg->off & BENCH_OFF_MASK);
+	if (cfg->restore && (void *)(dst + BENCH_RESTORE_WORDS) <= data_end) {
 #pragma unroll
 		for (int i = 0; i < BENCH_RESTORE_WORDS; i++)
 			dst[i] = cfg->tmpl[i];

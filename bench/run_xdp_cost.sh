@@ -12,8 +12,11 @@
 #                 neighbours for 10.98.0.2-6 (sender, endpoint host, bouncer,
 #                 divider, gateway) so bpf_fib_lookup resolves them.
 #   bp0 <-> bp1   a pod veth; bp0 is the host side (agent ingress).
-#   bx1 and bp1 get the sink XDP program (attached by xdp_cost), so frames
-#   transmitted into bx0/bp0 are received by NAPI and dropped cheaply.
+#   bg0 <-> bg1   the cluster gateway's public NIC. bg0 = 10.97.0.1/24;
+#                 permanent neighbour for 10.97.0.2 (the peer gateway).
+#   bx1, bp1 and bg1 get the sink XDP program (attached by xdp_cost), so
+#   frames transmitted into bx0/bp0/bg0 are received by NAPI and dropped
+#   cheaply.
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -54,7 +57,8 @@ ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 ipn link set lo up
 ipn link add bx0 type veth peer name bx1
 ipn link add bp0 type veth peer name bp1
-for d in bx0 bx1 bp0 bp1; do
+ipn link add bg0 type veth peer name bg1
+for d in bx0 bx1 bp0 bp1 bg0 bg1; do
 	ipn link set "$d" up
 done
 ipn addr add 10.98.0.1/24 dev bx0
@@ -64,6 +68,9 @@ ip netns exec "$NS" sysctl -qw net.ipv4.conf.bx0.forwarding=1
 for h in 2 3 4 5 6; do
 	ipn neigh replace "10.98.0.$h" lladdr "02:98:00:00:00:0$h" dev bx0 nud permanent
 done
+ipn addr add 10.97.0.1/24 dev bg0
+ip netns exec "$NS" sysctl -qw net.ipv4.conf.bg0.forwarding=1
+ipn neigh replace 10.97.0.2 lladdr 02:97:00:00:00:02 dev bg0 nud permanent
 
 # xdp_cost enters the netns itself (setns), so /sys/fs/bpf stays the host's
 # bpffs and the pins land in $PIN, which it creates and removes.
