@@ -122,7 +122,7 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	t->flags = 0;
 	t->vni_be = bpf_htonl(p->vni << 8);
 	t->counter_be = bpf_cpu_to_be64(ctr);
-	if (xg_tun_tag(ctx, key->k, t->tag))
+	if (xg_tun_tag(ctx, key->k, t->tag)) /* not reached: inner_len checked above */
 		return XG_DROP(p, DROP_GW_TOO_BIG);
 
 	ps = xg_gw_pstat_of(id);
@@ -250,14 +250,14 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	tot_len = inner_len + XG_ENCAP_LEN - sizeof(struct ethhdr);
 	rc = xg_nexthop(p, rt.dst_be, tot_len, &nh, &mtu);
 	if (rc)
-		return xg_count(p, rc), XDP_DROP;
+		return xg_gw_peer_drop(p, ps, rc);
 	tos = xg_inner_tos(ieth, data_end);
 	/* the flow hash (source port) is taken from p, parsed above */
 	if (bpf_xdp_adjust_head(ctx, XG_TUN_LEN - XG_ENCAP_LEN))
-		return XG_DROP(p, DROP_HEADROOM);
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_HEADROOM);
 	eth = (void *)(long)ctx->data;
 	if (xg_geneve_write(p, eth, (void *)(long)ctx->data_end, tos, tot_len, rt.dst_be, 0))
-		return XG_DROP(p, DROP_HEADROOM);
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_HEADROOM);
 	if (ps) {
 		ps->rx_packets++;
 		ps->rx_bytes += tot_len;
