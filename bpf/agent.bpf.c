@@ -20,6 +20,7 @@
 #include "lib/tx.h"
 #include "lib/icmp.h"
 #include "lib/encap.h"
+#include "lib/pkt.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -77,7 +78,7 @@ int xg_agent(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xg_pkt p = { .ctx = ctx };
-	__u32 zero = 0, ifindex = ctx->ingress_ifindex, host_be, dst_be, reason;
+	__u32 host_be, dst_be, reason;
 	__u8 opt_flags = 0;
 	struct ethhdr *eth = data;
 	struct xg_endpoint *ep;
@@ -86,12 +87,7 @@ int xg_agent(struct xdp_md *ctx)
 	struct xg_arp *arp;
 	int rc;
 
-	p.ifindex = ifindex;
-	xg_cache_begin(&p);
-	ifc = xg_iface_of(&p, ifindex);
-	if (ifc && ifc->slot < XG_MAX_IFACES)
-		p.slot = ifc->slot;
-	p.host = bpf_map_lookup_elem(&xg_host, &zero);
+	ifc = xg_pkt_begin(&p, ctx);
 	if (!p.host)
 		return XDP_PASS;
 	if (!ifc || !(ifc->flags & XG_IFACE_HAS_POD))
@@ -118,7 +114,7 @@ int xg_agent(struct xdp_md *ctx)
 	ep = xg_endpoint_of(&p);
 	if (ep) {
 		if (ep->flags & XG_EP_LOCAL) {
-			if (ep->ifindex == ifindex)
+			if (ep->ifindex == p.ifindex)
 				return XG_DROP(&p, DROP_LOOP);
 			xg_memcpy6(eth->h_dest, ep->mac);
 			if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)

@@ -23,6 +23,7 @@
 #include "lib/route.h"
 #include "lib/tx.h"
 #include "lib/encap.h"
+#include "lib/pkt.h"
 #include "lib/gw_maps.h"
 #include "lib/tun.h"
 
@@ -271,18 +272,12 @@ int xg_gateway(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xg_pkt p = { .ctx = ctx };
-	__u32 zero = 0, ifindex = ctx->ingress_ifindex;
+	__u32 zero = 0;
 	struct xg_gw_conf *gw;
-	struct xg_iface *ifc;
 	struct xg_outer o;
 	int rc;
 
-	p.ifindex = ifindex;
-	xg_cache_begin(&p);
-	ifc = xg_iface_of(&p, ifindex);
-	if (ifc && ifc->slot < XG_MAX_IFACES)
-		p.slot = ifc->slot;
-	p.host = bpf_map_lookup_elem(&xg_host, &zero);
+	xg_pkt_begin(&p, ctx);
 	gw = bpf_map_lookup_elem(&xg_gw, &zero);
 	if (!p.host || !gw)
 		return XDP_PASS;

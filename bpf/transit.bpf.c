@@ -18,6 +18,7 @@
 #include "lib/route.h"
 #include "lib/arp.h"
 #include "lib/tx.h"
+#include "lib/pkt.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -64,11 +65,9 @@ int xg_transit(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xg_pkt p = { .ctx = ctx };
-	__u32 zero = 0, ifindex = ctx->ingress_ifindex;
 	struct ethhdr *eth = data, *ieth;
 	struct xg_opt_host *opt;
 	struct xg_endpoint *ep;
-	struct xg_iface *ifc;
 	struct xg_outer o;
 	struct xg_route rt;
 	struct xg_arp *arp;
@@ -77,12 +76,7 @@ int xg_transit(struct xdp_md *ctx)
 	__u32 answered_host, dst_be, reason;
 	int rc, rerouted = 0;
 
-	p.ifindex = ifindex;
-	xg_cache_begin(&p);
-	ifc = xg_iface_of(&p, ifindex);
-	if (ifc && ifc->slot < XG_MAX_IFACES)
-		p.slot = ifc->slot;
-	p.host = bpf_map_lookup_elem(&xg_host, &zero);
+	xg_pkt_begin(&p, ctx);
 	if (!p.host)
 		return XDP_PASS;
 
