@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "xdp_cost.h"
+#include "xg.h"
 #include "transit.skel.h"
 #include "agent.skel.h"
 #include "gateway.skel.h"
@@ -76,24 +77,6 @@ int setup_devices(void)
 }
 
 /* ---- pins ------------------------------------------------------------------------ */
-
-static int mkdir_p(const char *path)
-{
-	char tmp[256];
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *s = tmp + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
 
 static void remove_pins(void)
 {
@@ -186,7 +169,7 @@ int load_programs(void)
 		return -1;
 	}
 	G.pin_created = true;
-	CHECK(mkdir_p(G.pin_root), G.pin_root);
+	CHECK(xg_mkdir_p(G.pin_root), G.pin_root);
 
 	/* all xgate objects share the pinned maps of this private root */
 	G.transit = transit_bpf__open_opts(&oo);

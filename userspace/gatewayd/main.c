@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gwd.h"
+#include "xg.h"
 
 static struct gwd G;
 static const char *log_name = "gatewayd";
@@ -133,28 +134,13 @@ static void load_own(void *arg, const struct rt_key *k, uint64_t version, int wi
 	o->from_config = from_config;
 }
 
-static int mkdirs_for(const char *path)
-{
-	char d[256];
-
-	snprintf(d, sizeof(d), "%s", path);
-	for (char *p = d + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(d, 0700) && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return 0;
-}
-
 static int start(struct gwd *g)
 {
 	char err[256];
 	uint64_t now = gwd_now_ms();
 	int one = 1;
 
-	if (mkdirs_for(g->conf.database) || gw_store_open(&g->store, g->conf.database, err, sizeof(err))) {
+	if (xg_mkdir_parent(g->conf.database) || gw_store_open(&g->store, g->conf.database, err, sizeof(err))) {
 		gwd_log("database: %s", err);
 		return -1;
 	}
@@ -212,7 +198,7 @@ static int start(struct gwd *g)
 			ntohs(g->conf.listen.sin_port), strerror(errno));
 		return -1;
 	}
-	if (mkdirs_for(g->ctl_path) || gwd_ctl_open(g))
+	if (xg_mkdir_parent(g->ctl_path) || gwd_ctl_open(g))
 		return -1;
 	gwd_log("listening on %s:%u, %d peers, %d local subnets, %d routes from the database",
 		inet_ntoa(g->conf.listen.sin_addr), ntohs(g->conf.listen.sin_port), g->n_peers,

@@ -56,11 +56,11 @@ int xg_instance_root(const char *instance, char *buf, size_t len)
 	return XG_OK;
 }
 
-static int mkdir_p(const char *path)
+int xg_mkdir_p(const char *dir)
 {
 	char tmp[PATH_MAX];
 
-	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(tmp, sizeof(tmp), "%s", dir);
 	for (char *p = tmp + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -72,6 +72,19 @@ static int mkdir_p(const char *path)
 	if (mkdir(tmp, 0700) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+int xg_mkdir_parent(const char *file)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0; /* relative name in the cwd, or directly under / */
+	*slash = 0;
+	return xg_mkdir_p(dir);
 }
 
 int xg_obj_prepare(struct bpf_object *obj, const char *root)
@@ -96,7 +109,7 @@ static int create_maps(const char *root)
 	struct transit_bpf *skel;
 	int err;
 
-	err = mkdir_p(root);
+	err = xg_mkdir_p(root);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
 			return xg_fail(XG_EPERM, "cannot create %s: permission denied (need root)", root);
