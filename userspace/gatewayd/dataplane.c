@@ -135,60 +135,78 @@ static struct xg_subnet_key lpm_key(const struct rt_key *k)
 	return lk;
 }
 
-static bool wanted(struct gwd *g, const struct xg_subnet_key *lk, __u32 *peer)
+/* What the maps should hold: the forwarding routes of configured peers, by
+ * key. Built once per sync, so checking a map key is a binary search, not
+ * a walk of the route table. */
+struct want_route {
+	struct xg_subnet_key k; /* first: the sort key */
+	__u32 peer;
+};
+
+static int want_cmp(const void *a, const void *b)
 {
+	return memcmp(a, b, sizeof(struct xg_subnet_key));
+}
+
+static struct want_route *desired(struct gwd *g, int *n)
+{
+	struct want_route *w = calloc((size_t)g->routes.n + 1, sizeof(*w));
+
+	*n = 0;
+	if (!w)
+		return NULL;
 	for (int i = 0; i < g->routes.n; i++) {
 		const struct route *r = &g->routes.r[i];
-		struct xg_subnet_key k;
 		int idx;
 
 		if (!rt_forwarding(r) || (idx = peer_index(g, r->origin)) < 0)
 			continue;
-		k = lpm_key(&r->key);
-		if (!memcmp(&k, lk, sizeof(k))) {
-			*peer = (__u32)idx + 1;
-			return true;
-		}
+		w[*n].k = lpm_key(&r->key);
+		w[*n].peer = (__u32)idx + 1;
+		(*n)++;
 	}
-	return false;
+	qsort(w, (size_t)*n, sizeof(*w), want_cmp);
+	return w;
+}
+
+static const struct want_route *wanted(const struct want_route *w, int n,
+				       const struct xg_subnet_key *k)
+{
+	return bsearch(k, w, (size_t)n, sizeof(*w), want_cmp);
 }
 
 /* Dividers: remote subnets as XG_SUBNET_REMOTE entries. Local entries (no
  * REMOTE flag) are the operator's and never touched. */
-static void sync_divider(struct gwd *g, int d)
+static void sync_divider(struct gwd *g, int d, const struct want_route *w, int n)
 {
 	struct xg_subnet_key k, next, *prev = NULL;
-	struct xg_subnet v, want = { .flags = XG_SUBNET_REMOTE };
+	struct xg_subnet v, mark = { .flags = XG_SUBNET_REMOTE };
 	struct xg_gen gen;
 	bool changed = false;
-	__u32 peer, zero = 0;
+	__u32 zero = 0;
 
 	while (!bpf_map_get_next_key(g->dp.div_subnet[d], prev, &next)) {
 		k = next;
 		prev = &k;
 		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v) &&
-		    (v.flags & XG_SUBNET_REMOTE) && !wanted(g, &k, &peer) &&
+		    (v.flags & XG_SUBNET_REMOTE) && !wanted(w, n, &k) &&
 		    !bpf_map_delete_elem(g->dp.div_subnet[d], &k)) {
 			changed = true;
 			prev = NULL; /* the walk restarts after a delete */
 		}
 	}
-	for (int i = 0; i < g->routes.n; i++) {
-		const struct route *r = &g->routes.r[i];
-		__u32 vni = r->key.vni;
+	for (int i = 0; i < n; i++) {
+		__u32 vni = ntohl(w[i].k.vni_be);
 		struct xg_vpc vpc;
 
-		if (!rt_forwarding(r) || peer_index(g, r->origin) < 0)
-			continue;
-		k = lpm_key(&r->key);
-		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v))
+		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &w[i].k, &v))
 			continue; /* already marked, or a local subnet of that prefix */
 		if (bpf_map_lookup_elem(g->dp.div_vpc[d], &vni, &vpc)) {
 			gwd_log("divider %s: no VPC %u there; remote subnet not marked",
 				g->conf.dividers[d], vni);
 			continue;
 		}
-		if (!bpf_map_update_elem(g->dp.div_subnet[d], &k, &want, BPF_NOEXIST))
+		if (!bpf_map_update_elem(g->dp.div_subnet[d], &w[i].k, &mark, BPF_NOEXIST))
 			changed = true;
 	}
 	if (changed && g->dp.div_gen[d] >= 0 &&
@@ -201,31 +219,32 @@ static void sync_divider(struct gwd *g, int d)
 void gwd_dp_sync_routes(struct gwd *g)
 {
 	struct xg_subnet_key k, next, *prev = NULL;
+	struct want_route *w;
 	struct xg_gw_route v;
-	__u32 peer;
+	int n;
 
 	if (!g->dp.on)
 		return;
+	w = desired(g, &n);
+	if (!w) {
+		gwd_log("data plane: out of memory; routes not synced");
+		return;
+	}
 	while (!bpf_map_get_next_key(g->dp.route, prev, &next)) {
 		k = next;
 		prev = &k;
-		if (!wanted(g, &k, &peer) && !bpf_map_delete_elem(g->dp.route, &k))
+		if (!wanted(w, n, &k) && !bpf_map_delete_elem(g->dp.route, &k))
 			prev = NULL;
 	}
-	for (int i = 0; i < g->routes.n; i++) {
-		const struct route *r = &g->routes.r[i];
-		struct xg_gw_route want = { 0 };
-		int idx;
+	for (int i = 0; i < n; i++) {
+		struct xg_gw_route want = { .peer = w[i].peer };
 
-		if (!rt_forwarding(r) || (idx = peer_index(g, r->origin)) < 0)
-			continue;
-		k = lpm_key(&r->key);
-		want.peer = (__u32)idx + 1;
-		if (bpf_map_lookup_elem(g->dp.route, &k, &v) || v.peer != want.peer)
-			bpf_map_update_elem(g->dp.route, &k, &want, BPF_ANY);
+		if (bpf_map_lookup_elem(g->dp.route, &w[i].k, &v) || v.peer != want.peer)
+			bpf_map_update_elem(g->dp.route, &w[i].k, &want, BPF_ANY);
 	}
 	for (int d = 0; d < g->dp.n_div; d++)
-		sync_divider(g, d);
+		sync_divider(g, d, w, n);
+	free(w);
 }
 
 void gwd_dp_peer_addr(struct gwd *g, int idx)
