@@ -245,6 +245,15 @@ static const char *on_frame(struct gwd *g, struct peer *p, uint8_t type, const u
 	}
 }
 
+/* The session's socket closed and its keys wiped. */
+static void conn_end(struct conn *c, int fd)
+{
+	close(fd);
+	gw_session_wipe(&c->s);
+	pthread_mutex_destroy(&c->send_lock);
+	free(c);
+}
+
 static void *session_main(void *arg)
 {
 	struct start st = *(struct start *)arg;
@@ -352,10 +361,7 @@ static void *session_main(void *arg)
 			stale, g->conf.grace_s);
 	}
 	pthread_mutex_unlock(&g->lock);
-	close(st.fd);
-	gw_session_wipe(&c->s);
-	pthread_mutex_destroy(&c->send_lock);
-	free(c);
+	conn_end(c, st.fd);
 	return NULL;
 
 fail_peer:
@@ -366,10 +372,7 @@ fail:
 		st.p->state = PEER_IDLE;
 		pthread_mutex_unlock(&g->lock);
 	}
-	close(st.fd);
-	gw_session_wipe(&c->s);
-	pthread_mutex_destroy(&c->send_lock);
-	free(c);
+	conn_end(c, st.fd);
 	return NULL;
 }
 
