@@ -24,6 +24,11 @@ expect_rc() {
 expect_err() {
 	case "$ERR" in *"$1"*) ok "$2";; *) not_ok "$2: stderr was: $ERR";; esac
 }
+# wait_for SECONDS CMD...: poll until CMD succeeds (1 if it never does)
+wait_for() {
+	local end=$((SECONDS + $1)); shift
+	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
+}
 summary() {
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]

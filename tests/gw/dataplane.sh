@@ -62,7 +62,6 @@ conf() { # conf NAME INDEX SUBNET
 conf a 1 "100 10.1.0.0/16" > "$T/a.conf"
 REKEY=10 conf b 2 "100 10.2.0.0/16" > "$T/b.conf"
 start() { nsenter --net="/run/netns/$P-$1" "$GWD" -c "$T/$1.conf" -s "$T/$1.sock" 2>> "$T/$1.log" & PID[$1]=$!; }
-wait_for() { local end=$((SECONDS + $1)); shift; until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done; }
 pin() { echo "/sys/fs/bpf/xgate/$P-$1/$2"; }
 # value of a map entry as JSON (BTF-formatted), key as bytes
 lookup() { bpftool -j map lookup pinned "$(pin "$1" "$2")" key $3 2>/dev/null; }

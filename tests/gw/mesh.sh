@@ -41,10 +41,6 @@ nroutes() { # nroutes GW [STATE] -> routes learned from peers
 st=sys.argv[1] if len(sys.argv)>1 else None
 print(sum(1 for r in json.load(sys.stdin) if r["origin"]!="local" and (st is None or r["state"]==st)))' ${2:+"$2"}
 }
-wait_for() { # wait_for SECONDS CMD... : poll until CMD succeeds
-	local end=$((SECONDS + $1)); shift
-	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
-}
 has() { [ "$(nroutes "$1" "${3:-}")" = "$2" ]; }
 
 start a; start b; start c
