@@ -80,7 +80,7 @@ int gw_program_maps(void)
 	struct xg_iface pub = { .slot = SLOT_PUB, .role = XG_ROLE_GATEWAY };
 	struct xg_gw_conf conf = { .port_be = htons(TUN_PORT) };
 	struct xg_gw_peer peer = { .port_be = htons(TUN_PORT), .flags = XG_GW_PEER_VALID };
-	struct xg_gw_paddr_key pa = { .port_be = htons(TUN_PORT) };
+	struct xg_gw_paddr_key pa = {};
 	struct xg_subnet_key rk = { .prefixlen = 32 + 16, .vni_be = htonl(VNI) };
 	struct xg_gw_route route = { .peer = PEER_ID };
 	uint32_t zero = 0, id = PEER_ID, pub_if = G.ifx_pub;

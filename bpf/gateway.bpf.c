@@ -179,7 +179,6 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
 	ak.ip_be = o->ip->saddr;
-	ak.port_be = o->udp->source;
 	idp = bpf_map_lookup_elem(&xg_gw_paddr, &ak);
 	if (!idp)
 		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);

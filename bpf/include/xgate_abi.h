@@ -330,11 +330,10 @@ struct xg_gw_peer {
 };
 #define XG_GW_PEER_VALID 0x1
 
-/* xg_gw_paddr: HASH (public ip, port) -> peer id. */
+/* xg_gw_paddr: HASH public ip -> peer id. By address alone: peers send
+ * from flow-hash source ports (proto/xgtun.md); the tag authenticates. */
 struct xg_gw_paddr_key {
 	__u32 ip_be;
-	__u16 port_be;
-	__u16 pad;
 };
 
 /* xg_gw_route: LPM_TRIE, key as xg_subnet_key. Subnets other clusters'

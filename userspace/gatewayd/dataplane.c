@@ -41,7 +41,7 @@ static void reconcile_peer(struct gwd *g, __u32 id, const struct gw_peer_conf *p
 	    !memcmp(v.ident, want.ident, 8))
 		return; /* ours: keys and address stay, traffic keeps flowing */
 	if (!bpf_map_lookup_elem(g->dp.peers, &id, &v) && v.ip_be) {
-		struct xg_gw_paddr_key a = { .ip_be = v.ip_be, .port_be = v.port_be };
+		struct xg_gw_paddr_key a = { .ip_be = v.ip_be };
 
 		bpf_map_delete_elem(g->dp.paddr, &a);
 	}
@@ -258,16 +258,14 @@ void gwd_dp_peer_addr(struct gwd *g, int idx)
 		return;
 	if (v.ip_be == p->public_ip_be && v.port_be == p->public_port_be)
 		return;
-	if (v.ip_be) {
+	if (v.ip_be && v.ip_be != p->public_ip_be) {
 		a.ip_be = v.ip_be;
-		a.port_be = v.port_be;
 		bpf_map_delete_elem(g->dp.paddr, &a);
 	}
 	v.ip_be = p->public_ip_be;
 	v.port_be = p->public_port_be;
 	bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
 	a.ip_be = v.ip_be;
-	a.port_be = v.port_be;
 	bpf_map_update_elem(g->dp.paddr, &a, &id, BPF_ANY);
 }
 

@@ -57,6 +57,21 @@ static __u32 first_ipv4(const char *dev)
 	return ip;
 }
 
+__u32 xg_ipv4_ifindex(__u32 ip_be)
+{
+	struct ifaddrs *ifa, *i;
+	__u32 ifindex = 0;
+
+	if (getifaddrs(&ifa))
+		return 0;
+	for (i = ifa; i && !ifindex; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == ip_be)
+			ifindex = if_nametoindex(i->ifa_name);
+	freeifaddrs(ifa);
+	return ifindex;
+}
+
 /* bpf_fib_lookup refuses to resolve next hops on a device whose IPv4
  * forwarding is off, even in output mode: the NIC needs it on. */
 static int ensure_forwarding(const char *dev)
@@ -228,7 +243,17 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 	}
 	xg_gen_bump(m);
 
-	if (role == XG_ROLE_TRANSIT) {
+	if (role == XG_ROLE_GATEWAY) {
+		/* Of a gateway's two NICs, the cluster side is the one carrying
+		 * the host address (`host set ip` may also come later). */
+		struct xg_host h;
+
+		rc = xg_host_get(m, &h);
+		if (!rc && h.ip_be && xg_ipv4_ifindex(h.ip_be) == ifindex) {
+			h.nic_ifindex = ifindex;
+			rc = xg_host_put(m, &h);
+		}
+	} else if (role == XG_ROLE_TRANSIT) {
 		struct xg_host h;
 
 		rc = xg_host_get(m, &h);

@@ -88,6 +88,8 @@ void xg_gen_bump(struct xg_maps *m);
 /* ---- attach.c ---- */
 enum xg_mode { XG_MODE_NATIVE, XG_MODE_GENERIC };
 int xg_dev_index(const char *dev, __u32 *ifindex);
+/* The device carrying IPv4 address ip_be in this namespace, or 0. */
+__u32 xg_ipv4_ifindex(__u32 ip_be);
 int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode,
 	      bool force);
 int xg_detach(struct xg_maps *m, const char *dev);

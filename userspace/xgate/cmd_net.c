@@ -41,8 +41,17 @@ int op_host_set(struct xg_maps *m, const __u32 *ip, const __u32 *gw, const __u32
 
 	if (rc)
 		return rc;
-	if (ip)
+	if (ip) {
+		/* Of the devices we are attached to, the one carrying the
+		 * address is the underlay NIC: a gateway has two, and attach
+		 * alone cannot tell which one. */
+		__u32 nic = xg_ipv4_ifindex(*ip);
+		struct xg_iface ifc;
+
 		h.ip_be = *ip;
+		if (nic && !bpf_map_lookup_elem(m->ifaces, &nic, &ifc))
+			h.nic_ifindex = nic;
+	}
 	if (gw) {
 		h.gateway_be = *gw;
 		if (*gw)
