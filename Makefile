@@ -1,11 +1,11 @@
 # The two commands of the README, plus the pieces they are made of.
-#   make demo   deps + build + single-cluster demo
+#   make demo   deps + build + the multi-cluster demo (three clusters, gateways)
 #   make test   deps + sanitizer build + the whole suite through ctest
 BUILD      ?= build
 TEST_BUILD ?= build-test
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build demo test bench clean format
+.PHONY: all deps build demo demo-single test bench clean format
 
 all: build
 
@@ -17,7 +17,10 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	bash deploy/demo.sh $(BUILD)/userspace/xgate
+	bash deploy/demo.sh $(BUILD)
+
+demo-single: build
+	bash deploy/demo_single.sh $(BUILD)/userspace/xgate
 
 test: deps
 	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DXGATE_SANITIZE=ON -DXGATE_BENCH=OFF >/dev/null

@@ -1,44 +1,75 @@
 #!/usr/bin/env bash
-# Single-cluster demo: 3 hosts on an underlay bridge, one VPC with two
-# subnets, four pods, all XDP in native mode. Shows ping and TCP within and
-# across subnets, the direct path, and the per-reason counters; cleans up
-# on exit and on Ctrl-C.   usage: demo.sh PATH/TO/xgate
+# The main job (make demo): three edge clusters, each with hosts, a divider,
+# bouncers and a gateway whose public NIC sits on a WAN router; three
+# gatewayds mesh and program the gateway XDP programs. Shows VPC 100 pods
+# pinging and talking TCP across every pair of clusters, VPC 200 (same CIDRs,
+# another tenant) isolated from it, mesh status and per-gateway counters,
+# then tears everything down (also on Ctrl-C).
+#   usage: demo.sh [BUILD_DIR]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-XGATE=$(readlink -f "${1:-$HERE/../build/userspace/xgate}")
-P=xgd
-source "$HERE/lib/topo.sh"
+BUILD=$(readlink -f "${1:-$HERE/../build}")
+XGATE=$BUILD/userspace/xgate
+GATEWAYD=$BUILD/userspace/gatewayd
+P=xgm
+source "$HERE/lib/mtopo.sh"
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-cleanup() { say "tearing down"; topo_down; echo "done: no namespaces or pins left"; }
+cleanup() { say "tearing down"; mtopo_down; echo "done: no namespaces, pins or daemons left"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-[ -x "$XGATE" ] || { echo "demo: $XGATE not found (run make build)"; exit 1; }
-topo_down
-say "building the cluster (hosts h1 h2 h3, pods p1a p1b in 10.1.1.0/24, p2a p2b in 10.1.2.0/24)"
-topo_up 2> >(grep -v "^xgate: note" >&2) || { echo "demo: topology failed"; exit 1; }
-cat <<TXT
-  h1 10.200.0.1  bouncer of 10.1.1.0/24, divider of VPC $VNI   pod p1a 10.1.1.11
-  h2 10.200.0.2  bouncer of 10.1.2.0/24                  pods p2a 10.1.2.21, p2b 10.1.2.22
-  h3 10.200.0.3  compute                                 pod p1b 10.1.1.12
+for b in "$XGATE" "$GATEWAYD"; do
+	[ -x "$b" ] || { echo "demo: $b not found (run make build)"; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "demo: must run as root (network namespaces, XDP)"; exit 1; }
+mtopo_down
+
+say "building three clusters and a WAN router in network namespaces"
+mtopo_up 2> >(grep -v "^xgate: note" >&2) || { echo "demo: topology failed"; exit 1; }
+cat <<'TXT'
+                         WAN router (198.18.0.0/16)
+            198.18.1.2 /         | 198.18.2.2          \ 198.18.3.2
+     cluster edge-1 gw1    cluster edge-2 gw2     cluster edge-3 gw3
+       10.201.0.0/24         10.202.0.0/24          10.203.0.0/24
+  each cluster: h1 (.1) divider + bouncer, pod <c>a     gw (.254) gateway XDP
+                h2 (.2) compute, pods <c>b (and <c>t)   on eth0 and wan0
+  VPC 100 (tenant 1): 10.1.1.0/24 in edge-1, 10.1.2.0/24 in edge-2, 10.1.3.0/24 in edge-3
+      pods 1a 10.1.1.11  1b 10.1.1.12  2a 10.1.2.11  2b 10.1.2.12  3a 10.1.3.11  3b 10.1.3.12
+  VPC 200 (tenant 2): the same CIDRs in edge-1 and edge-2, even the same addresses
+      pods 1t 10.1.1.11  2t 10.1.2.11
 TXT
-for h in "${HOSTS[@]}"; do say "xgate status on $h"; xg "$h" status; done
 
-run() { echo "\$ $*"; "$@"; }
-say "ping within a subnet, across hosts: p1a -> p1b"
-run nsx p1a ping -c3 -i0.3 10.1.1.12
-say "ping within a host: p2a -> p2b (agent redirects veth to veth)"
-run nsx p2a ping -c3 -i0.3 10.1.2.22
-say "ping across subnets: p1b -> p2a (first packet via the divider, then direct)"
-run nsx p1b ping -c3 -i0.3 10.1.2.21
-say "TCP across subnets: iperf3 p1b -> p2a, 3 s"
-nsx p2a iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.3
-run nsx p1b timeout 30 iperf3 -c 10.1.2.21 -t 3 | tail -4
-say "TCP within a subnet: iperf3 p1a -> p1b, 3 s"
-nsx p1b iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.3
-run nsx p1a timeout 30 iperf3 -c 10.1.1.12 -t 3 | tail -4
+say "starting gatewayd on gw1 gw2 gw3 (X25519 keys, mesh over the WAN)"
+mesh_up || { echo "demo: the mesh did not come up; logs:"; tail -n 5 "$MT_RUN"/gw*.log; exit 1; }
+for c in "${CLUSTERS[@]}"; do "$XGATE" gw status --socket "$(gw_sock "$c")"; done
+say "routes gw1 learned (VNI, prefix, origin)"
+"$XGATE" gw routes --socket "$(gw_sock 1)"
 
-say "direct-path caches (learned from the host option in each Geneve header)"
-for h in "${HOSTS[@]}"; do echo "-- $h"; xg "$h" cache ls; done
-for h in "${HOSTS[@]}"; do say "per-reason counters on $h"; xg "$h" stats; done
+pingline() { # pingline FROM TO
+	local out
+	out=$(podx "$1" ping -c3 -i0.2 -W1 "${POD_IP[$2]}" 2>&1)
+	printf '  %-3s %-10s -> %-3s %-10s  %s  %s\n' "$1" "${POD_IP[$1]}" "$2" "${POD_IP[$2]}" \
+		"$(grep -o '[0-9]* received' <<<"$out" | sed 's/received/of 3 replies/')" \
+		"$(grep -o 'rtt.*' <<<"$out" | cut -d/ -f5 | sed 's/$/ ms avg/')"
+}
+say "VPC 100: ping across every pair of clusters (both directions)"
+for pair in "1a 2b" "2b 1a" "2a 3b" "3b 2a" "3a 1b" "1b 3a"; do pingline $pair; done
+
+say "VPC 100: TCP across every pair of clusters (iperf3, 2 s each)"
+for pair in "1a 2b" "2a 3b" "3a 1b"; do
+	set -- $pair
+	podx "$2" iperf3 -s -1 -D -B "${POD_IP[$2]}" >/dev/null 2>&1; sleep 0.3
+	printf '  %s -> %s: ' "$1" "$2"
+	podx "$1" timeout 20 iperf3 -c "${POD_IP[$2]}" -t 2 -f m 2>&1 | awk '/receiver/ {print $7, $8, "received"}'
+done
+
+say "VPC 200 is another tenant: same addresses, isolated by VNI"
+whoami_up 2a 2t 3a
+printf '  from 1a (VPC 100) 10.1.2.11 answers: %s\n' "$(whoami 1a 10.1.2.11)"
+printf '  from 1t (VPC 200) 10.1.2.11 answers: %s\n' "$(whoami 1t 10.1.2.11)"
+r=$(whoami 1t 10.1.3.11)
+printf '  from 1t (VPC 200) 10.1.3.11 (a VPC 100 pod in edge-3) answers: %s\n' "${r:-nobody (VPC 200 has no such subnet)}"
+
+say "mesh status and per-gateway counters"
+/usr/bin/python3 "$HERE/lib/gwtable.py" "$XGATE" "$P" "$MT_RUN" "${CLUSTERS[@]}"
