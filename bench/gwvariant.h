@@ -9,18 +9,17 @@
  *   BENCH_NO_TAG     xg_tun_tag() stores a fixed tag (16 x BENCH_FIXED_TAG_BYTE)
  *                    inline, xg_tag_eq() says "equal": no SipHash, no call,
  *                    no compare. path - path [no tag] = what the MAC costs.
- *   BENCH_SEQ_CTR    the replay window runs as is, under its lock, but is fed
+ *   BENCH_SEQ_CTR    the replay window runs as is, but is fed
  *                    bench_seq_ctr + 1 (a global: one more per packet, where
  *                    xdp_cost starts it at the window's top) instead of the
  *                    frame's counter. BPF_PROG_RUN's live mode sends the same
  *                    bytes again and again; this way the window sees what a
  *                    flow in order makes it do (a new top, a bit set, a word
- *                    cleared every 64 packets) and accepts every packet. The
+ *                    started every 16 packets) and accepts every packet. The
  *                    tag is still verified on the frame (counter included).
  *   BENCH_NO_REPLAY  the replay window is compiled out: xg_replay_accept()
- *                    accepts, and bpf_spin_lock/unlock (taken around it in
- *                    gateway.bpf.c, nowhere else) do nothing. The unlocked
- *                    "too old" pre-check stays (a load and a compare).
+ *                    accepts. The early "too old" check stays (a load and a
+ *                    compare).
  *
  * Never loaded on a real device: a variant without the tag accepts forged
  * packets, one without the window (or with the bench's counter) replays.
@@ -64,7 +63,7 @@ XG_INLINE int xg_tag_eq(const __u8 *a, const __u8 *b)
 #if defined(BENCH_SEQ_CTR)
 __u64 bench_seq_ctr; /* .bss: xdp_cost sets it through the skeleton */
 
-/* called under the window's lock: the increment is serialised too */
+/* xdp_cost runs it on one CPU: a plain increment */
 XG_INLINE int xg_replay_accept(struct xg_gw_replay *r, __u64 c)
 {
 	return xg_real_replay_accept(r, ++bench_seq_ctr);
@@ -74,10 +73,6 @@ XG_INLINE int xg_replay_accept(struct xg_gw_replay *r, __u64 c)
 {
 	return 0;
 }
-/* function-like: the declarations in bpf_helper_defs.h (already included)
- * and "struct bpf_spin_lock" are not calls and stay as they are */
-#define bpf_spin_lock(l) ((void)(l))
-#define bpf_spin_unlock(l) ((void)(l))
 #else
 #define xg_replay_accept xg_real_replay_accept
 #endif

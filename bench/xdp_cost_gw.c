@@ -17,13 +17,13 @@
  *    bouncer .4. The real program accepts a counter once: a million copies
  *    of one frame would time the replay drop. So decap is timed on the
  *    [bench ctr] variant: tag verified on the frame, replay window run as
- *    is, under its lock, on a counter the variant takes +1 per packet (what
+ *    is, on a counter the variant takes +1 per packet (what
  *    a flow in order does to the window). After each timed run the window's
  *    top must have moved by exactly `repeat`.
  *  - [no tag] twins: the tag compiled out. path - twin = the MAC's cost.
  *    (Both twins are gateway_seq_notag: the window's counter is not on the
  *    encap's path.)
- *  - decap [no replay]: the window (and its lock) compiled out. [bench ctr]
+ *  - decap [no replay]: the window compiled out. [bench ctr]
  *    - [no replay] = the window's cost.
  * bench/gwvariant.h builds the variants; gw_check_variants() shows each
  * does what its label says before anything is timed. The rows are paired
@@ -53,7 +53,7 @@
 #define ID_TX 7 /* key id of our key to gw-b */
 #define ID_RX 3 /* key id of gw-b's key to us */
 /* The counter of the timed decap frames: far above any window top the
- * bench reaches, so the unlocked "too old" pre-check never fires. */
+ * bench reaches, so the early "too old" check never fires. */
 #define CTR_TIMED (1ULL << 62)
 
 static const uint8_t K_TX[16] = "bench-key-a2b-1", K_RX[16] = "bench-key-b2a-1";

@@ -447,7 +447,7 @@ void print_table(void)
 	       "  xg_ifaces/xg_endpoint hash, xg_subnet LPM and bpf_fib_lookup on every packet.\n"
 	       "gw ... [no tag] / [no replay]: bpf/gateway.bpf.c built with the tunnel tag / the "
 	       "replay window\n"
-	       "  (and its lock) compiled out; [bench ctr]: its replay window fed a counter of "
+	       "  compiled out; [bench ctr]: its replay window fed a counter of "
 	       "the bench, +1 per\n"
 	       "  packet, instead of the frame's (bench/gwvariant.h). Bytes: the input frame; "
 	       "the inner frame\n"

@@ -29,11 +29,48 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* xg_gw_route's longest match for (p->vni, ip_be), through the per-CPU
+ * cache: an LPM lookup is a helper call, a cache slot is inline code. */
 XG_INLINE struct xg_gw_route *xg_gw_route_of(struct xg_pkt *p, __u32 ip_be)
 {
 	struct xg_subnet_key k = { .prefixlen = 64, .vni_be = bpf_htonl(p->vni), .ip_be = ip_be };
+	__u32 i = xg_slot_of_vni_ip(p->vni, ip_be, XG_GW_RTCACHE_SLOTS);
+	struct xg_gw_rtc_slot *c = bpf_map_lookup_elem(&xg_gw_rtcache, &i);
+	struct xg_gw_route *r;
 
-	return bpf_map_lookup_elem(&xg_gw_route, &k);
+	if (unlikely(!c))
+		return bpf_map_lookup_elem(&xg_gw_route, &k);
+	if (likely(c->ip_be == ip_be && c->vni == p->vni && xg_slot_fresh(p, c->gen, c->expires)))
+		return c->present ? &c->r : 0;
+	r = bpf_map_lookup_elem(&xg_gw_route, &k);
+	c->ip_be = ip_be;
+	c->vni = p->vni;
+	xg_slot_stamp(p, &c->gen, &c->expires);
+	c->present = r != 0;
+	if (!r)
+		return 0;
+	c->r = *r;
+	return &c->r;
+}
+
+/* The peer id of a tunnel packet's outer source, or 0: xg_gw_paddr through
+ * the per-CPU cache (which also remembers strangers). */
+XG_INLINE __u32 xg_gw_peer_by_addr(struct xg_pkt *p, __u32 ip_be)
+{
+	struct xg_gw_paddr_key ak = { .ip_be = ip_be };
+	__u32 i = xg_slot_of(ip_be, XG_GW_PACACHE_SLOTS);
+	struct xg_gw_pac_slot *c = bpf_map_lookup_elem(&xg_gw_pacache, &i);
+	__u32 *idp;
+
+	if (likely(c && c->ip_be == ip_be && xg_slot_fresh(p, c->gen, c->expires)))
+		return c->id;
+	idp = bpf_map_lookup_elem(&xg_gw_paddr, &ak);
+	if (c) {
+		c->ip_be = ip_be;
+		c->id = idp ? *idp : 0;
+		xg_slot_stamp(p, &c->gen, &c->expires);
+	}
+	return idp ? *idp : 0;
 }
 
 XG_INLINE struct xg_gw_pstat *xg_gw_pstat_of(__u32 peer)
@@ -158,7 +195,6 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct xg_gw_paddr_key ak = {};
 	struct xg_gw_replay *rp;
 	struct xg_gw_route *owner;
 	struct xg_gw_peer *peer;
@@ -169,7 +205,7 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	struct ethhdr *ieth, *eth;
 	struct xg_route rt;
 	struct xg_arp *arp;
-	__u32 *idp, id, idx, mtu, inner_len;
+	__u32 id, idx, mtu, inner_len;
 	__u8 tag[16], tos;
 	__u16 tot_len;
 	__u64 ctr;
@@ -178,11 +214,9 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	rc = xg_outer_check(o, data_end);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
-	ak.ip_be = o->ip->saddr;
-	idp = bpf_map_lookup_elem(&xg_gw_paddr, &ak);
-	if (!idp)
+	id = xg_gw_peer_by_addr(p, o->ip->saddr);
+	if (!id)
 		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);
-	id = *idp;
 	peer = bpf_map_lookup_elem(&xg_gw_peers, &id);
 	if (!peer || !(peer->flags & XG_GW_PEER_VALID))
 		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);
@@ -202,8 +236,8 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	if (!rp)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_KEY);
 	ctr = bpf_be64_to_cpu(t->counter_be);
-	/* Unlocked, to refuse the obviously old before paying for the tag; the
-	 * decision is taken under the lock below. */
+	/* To refuse the obviously old before paying for the tag; the window
+	 * below decides. */
 	if (rp->top > ctr && rp->top - ctr >= XG_GW_WINDOW)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TOO_OLD);
 	inner_len = (long)data_end - (long)(t + 1);
@@ -216,9 +250,7 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	/* packet pointers are still valid: xg_tun_tag only reads */
 	if (!xg_tag_eq(tag, t->tag))
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_MAC);
-	bpf_spin_lock(&rp->lock);
 	rc = xg_replay_accept(rp, ctr);
-	bpf_spin_unlock(&rp->lock);
 	if (rc)
 		return xg_gw_peer_drop(p, ps, rc);
 

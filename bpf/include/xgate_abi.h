@@ -287,9 +287,16 @@ struct xg_tun_hdr {
 
 #define XG_GW_MAX_PEERS 256
 #define XG_GW_MAX_ROUTES 16384
-#define XG_GW_WINDOW_WORDS 4 /* replay bitmap: 4 x 64 bits */
-/* counters accepted: top - (XG_GW_WINDOW_WORDS - 1) * 64 < c, i.e. 192 back */
-#define XG_GW_WINDOW ((XG_GW_WINDOW_WORDS - 1) * 64)
+/* Replay window: a ring of XG_GW_RING slots, each one 64-bit word holding
+ * a block number (counter / 16, 48 bits) and that block's 16 seen-bits, so
+ * one compare-and-swap both checks and records a counter (no lock). */
+#define XG_GW_RING 16
+#define XG_GW_BLOCK_SHIFT 4 /* 16 counters per slot */
+/* Counters more than this far behind the highest accepted are refused. The
+ * ring remembers at least (XG_GW_RING - 1) * 16 = 240 back, so every
+ * counter inside the window is tracked. */
+#define XG_GW_WINDOW 192
+#define XG_GW_CTR_LIMIT (1ULL << 52) /* block numbers fit 48 bits */
 
 #define XG_MAP_GW "xg_gw"
 #define XG_MAP_GW_PEERS "xg_gw_peers"
@@ -298,6 +305,8 @@ struct xg_tun_hdr {
 #define XG_MAP_GW_REPLAY "xg_gw_replay"
 #define XG_MAP_GW_TXCTR "xg_gw_txctr"
 #define XG_MAP_GW_PSTATS "xg_gw_pstats"
+#define XG_MAP_GW_PACACHE "xg_gw_pacache"
+#define XG_MAP_GW_RTCACHE "xg_gw_rtcache"
 
 /* xg_gw: ARRAY[1]. The gateway's public side (its internal side is
  * xg_host: address and NIC on the cluster underlay). */
@@ -348,10 +357,34 @@ struct xg_gw_route {
  * Written by the data path only; gatewayd zeroes a slot's window when it
  * installs a new key there. */
 struct xg_gw_replay {
-	struct bpf_spin_lock lock;
+	__u64 top;                 /* highest counter accepted (a hint, see tun.h) */
+	__u64 ring[XG_GW_RING];    /* slot (c / 16) % 16: (c / 16) << 16 | seen bits */
+};
+
+/* Per-CPU caches of the gateway program, same rules as the host's (see
+ * "Per-CPU caches" above: valid under the current xg_gen.gen, for at most
+ * XG_CACHE_TTL_JIFFIES). gatewayd bumps xg_gen after changing xg_gw_paddr
+ * or xg_gw_route.
+ * xg_gw_pacache: slot = hash(outer source): xg_gw_paddr's answer, present
+ * or not (a stranger's address too). */
+#define XG_GW_PACACHE_SLOTS 64
+struct xg_gw_pac_slot {
+	__u32 ip_be;
+	__u32 id;      /* peer id; 0: no such peer */
+	__u32 gen;
 	__u32 pad;
-	__u64 top;                          /* highest counter accepted */
-	__u64 bits[XG_GW_WINDOW_WORDS];     /* bit c % 256: counter c seen */
+	__u64 expires;
+};
+
+/* xg_gw_rtcache: slot = hash(vni, ip): xg_gw_route's longest match. */
+#define XG_GW_RTCACHE_SLOTS 256
+struct xg_gw_rtc_slot {
+	__u32 vni;
+	__u32 ip_be;
+	__u32 gen;
+	__u32 present; /* 0: no route */
+	__u64 expires;
+	struct xg_gw_route r;
 };
 
 /* xg_gw_txctr: ARRAY[XG_GW_MAX_PEERS]: the last counter sent to a peer. */
@@ -440,6 +473,7 @@ struct xg_gw_pstat {
 	X(DROP_GW_BAD_MAC, "drop: gateway: authentication failed")               \
 	X(DROP_GW_REPLAY, "drop: gateway: replayed counter")                     \
 	X(DROP_GW_TOO_OLD, "drop: gateway: counter behind the replay window")    \
+	X(DROP_GW_BUSY, "drop: gateway: replay window contended, retries out")   \
 	X(DROP_GW_UNOWNED, "drop: gateway: inner source not announced by peer")  \
 	X(DROP_GW_TRANSIT, "drop: gateway: destination not in this cluster")     \
 	X(DROP_GW_TOO_BIG, "drop: gateway: frame too big for the tunnel")

@@ -63,4 +63,20 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_gw_pstats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_GW_PACACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_gw_pac_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_gw_pacache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_GW_RTCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_gw_rtc_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_gw_rtcache SEC(".maps");
+
 #endif

@@ -74,32 +74,48 @@ XG_INLINE int xg_tag_eq(const __u8 *a, const __u8 *b)
 }
 
 /*
- * Accept counter c into window r (caller holds r->lock): 0, or
- * DROP_GW_REPLAY / DROP_GW_TOO_OLD. The bitmap is a ring of
- * XG_GW_WINDOW_WORDS words (RFC 6479): word (c / 64) % WORDS holds c's bit;
- * moving top forward clears the words it enters.
+ * Accept counter c into window r: 0, or DROP_GW_REPLAY / DROP_GW_TOO_OLD /
+ * DROP_GW_BUSY. Every CPU may take packets of one peer (RSS spreads its
+ * flows), so the window is shared; it takes no lock. Slot (c / 16) % 16
+ * holds a block number b = c / 16 and the seen-bits of b's 16 counters in
+ * one word, changed only by compare-and-swap:
+ *  - the slot holds b: c's bit set means a replay, else set it;
+ *  - it holds an older block: that block has left the window, start b;
+ *  - it holds a newer block: c is older than anything the slot can tell
+ *    apart, refuse.
+ * A slot's block only grows, so a counter once accepted is never accepted
+ * again, whatever the interleaving (RFC 6479's ring, with the clearing done
+ * by the first counter of a block instead of by whoever moves the top).
+ * top is only a hint for the cheap early refusal before the tag: raised
+ * with one compare-and-swap, it may lag when two CPUs race, never lead.
  */
 XG_INLINE int xg_replay_accept(struct xg_gw_replay *r, __u64 c)
 {
-	__u64 top = r->top, bit = 1ULL << (c & 63), d;
-	__u32 w = (c >> 6) & (XG_GW_WINDOW_WORDS - 1);
+	__u64 b = c >> XG_GW_BLOCK_SHIFT, bit = 1ULL << (c & ((1 << XG_GW_BLOCK_SHIFT) - 1));
+	__u64 *slot = &r->ring[b & (XG_GW_RING - 1)], old, new, top;
+	int i;
 
-	if (c > top) {
-		d = (c >> 6) - (top >> 6);
-#pragma unroll
-		for (int i = 1; i <= XG_GW_WINDOW_WORDS; i++)
-			if (i <= d)
-				r->bits[((top >> 6) + i) & (XG_GW_WINDOW_WORDS - 1)] = 0;
-		r->top = c;
-		r->bits[w] |= bit;
+	if (c >= XG_GW_CTR_LIMIT)
+		return XG_R_DROP_GW_BAD_HDR;
+	for (i = 0; i < 8; i++) { /* a retry only when another CPU changed the slot */
+		old = *(volatile __u64 *)slot;
+		if ((old >> 16) > b)
+			return XG_R_DROP_GW_TOO_OLD;
+		if ((old >> 16) == b) {
+			if (old & bit)
+				return XG_R_DROP_GW_REPLAY;
+			new = old | bit;
+		} else {
+			new = b << 16 | bit;
+		}
+		if (__sync_val_compare_and_swap(slot, old, new) != old)
+			continue;
+		top = *(volatile __u64 *)&r->top;
+		if (c > top)
+			__sync_val_compare_and_swap(&r->top, top, c);
 		return 0;
 	}
-	if (top - c >= XG_GW_WINDOW)
-		return XG_R_DROP_GW_TOO_OLD;
-	if (r->bits[w] & bit)
-		return XG_R_DROP_GW_REPLAY;
-	r->bits[w] |= bit;
-	return 0;
+	return XG_R_DROP_GW_BUSY;
 }
 
 #endif

@@ -26,6 +26,20 @@ static int open_pin(const char *root, const char *name, char *err, size_t errlen
 	return fd;
 }
 
+/* After writing a map the data path caches per CPU (the gateway's
+ * xg_gw_paddr and xg_gw_route, a divider's xg_subnet): the next packet on
+ * every CPU sees the change. */
+static void gen_bump(int fd)
+{
+	struct xg_gen gen;
+	__u32 zero = 0;
+
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &gen)) {
+		gen.gen++;
+		bpf_map_update_elem(fd, &zero, &gen, BPF_ANY);
+	}
+}
+
 static void key_ident(const struct gw_peer_conf *pc, __u8 out[8])
 {
 	memcpy(out, pc->public_key, 8);
@@ -44,6 +58,7 @@ static void reconcile_peer(struct gwd *g, __u32 id, const struct gw_peer_conf *p
 		struct xg_gw_paddr_key a = { .ip_be = v.ip_be };
 
 		bpf_map_delete_elem(g->dp.paddr, &a);
+		gen_bump(g->dp.gen);
 	}
 	bpf_map_update_elem(g->dp.peers, &id, &want, BPF_ANY);
 	gwd_log("peer %s: data-plane entry %u initialised", pc->name, id);
@@ -57,7 +72,7 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 	__u32 zero = 0;
 
 	memset(dp, 0, sizeof(*dp));
-	dp->gw = dp->peers = dp->paddr = dp->route = dp->replay = dp->pstats = -1;
+	dp->gw = dp->peers = dp->paddr = dp->route = dp->replay = dp->pstats = dp->gen = -1;
 	if (!g->conf.instance[0])
 		return 0;
 	if (xg_instance_root(g->conf.instance, root, sizeof(root))) {
@@ -69,7 +84,8 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 	    (dp->paddr = open_pin(root, XG_MAP_GW_PADDR, err, errlen)) < 0 ||
 	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, err, errlen)) < 0 ||
 	    (dp->replay = open_pin(root, XG_MAP_GW_REPLAY, err, errlen)) < 0 ||
-	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, err, errlen)) < 0)
+	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, err, errlen)) < 0 ||
+	    (dp->gen = open_pin(root, XG_MAP_GEN, err, errlen)) < 0)
 		return -1;
 	c.pub_ip_be = g->conf.public_addr.sin_addr.s_addr;
 	c.port_be = g->conf.public_addr.sin_port;
@@ -106,7 +122,7 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 void gwd_dp_close(struct gwd *g)
 {
 	int *fds[] = { &g->dp.gw, &g->dp.peers, &g->dp.paddr, &g->dp.route, &g->dp.replay,
-		       &g->dp.pstats };
+		       &g->dp.pstats, &g->dp.gen };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -181,9 +197,7 @@ static void sync_divider(struct gwd *g, int d, const struct want_route *w, int n
 {
 	struct xg_subnet_key k, next, *prev = NULL;
 	struct xg_subnet v, mark = { .flags = XG_SUBNET_REMOTE };
-	struct xg_gen gen;
 	bool changed = false;
-	__u32 zero = 0;
 
 	while (!bpf_map_get_next_key(g->dp.div_subnet[d], prev, &next)) {
 		k = next;
@@ -209,11 +223,8 @@ static void sync_divider(struct gwd *g, int d, const struct want_route *w, int n
 		if (!bpf_map_update_elem(g->dp.div_subnet[d], &w[i].k, &mark, BPF_NOEXIST))
 			changed = true;
 	}
-	if (changed && g->dp.div_gen[d] >= 0 &&
-	    !bpf_map_lookup_elem(g->dp.div_gen[d], &zero, &gen)) {
-		gen.gen++; /* the dividers' per-CPU caches see it on the next packet */
-		bpf_map_update_elem(g->dp.div_gen[d], &zero, &gen, BPF_ANY);
-	}
+	if (changed)
+		gen_bump(g->dp.div_gen[d]);
 }
 
 void gwd_dp_sync_routes(struct gwd *g)
@@ -221,6 +232,7 @@ void gwd_dp_sync_routes(struct gwd *g)
 	struct xg_subnet_key k, next, *prev = NULL;
 	struct want_route *w;
 	struct xg_gw_route v;
+	bool changed = false;
 	int n;
 
 	if (!g->dp.on)
@@ -233,15 +245,20 @@ void gwd_dp_sync_routes(struct gwd *g)
 	while (!bpf_map_get_next_key(g->dp.route, prev, &next)) {
 		k = next;
 		prev = &k;
-		if (!wanted(w, n, &k) && !bpf_map_delete_elem(g->dp.route, &k))
+		if (!wanted(w, n, &k) && !bpf_map_delete_elem(g->dp.route, &k)) {
 			prev = NULL;
+			changed = true;
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		struct xg_gw_route want = { .peer = w[i].peer };
 
-		if (bpf_map_lookup_elem(g->dp.route, &w[i].k, &v) || v.peer != want.peer)
-			bpf_map_update_elem(g->dp.route, &w[i].k, &want, BPF_ANY);
+		if ((bpf_map_lookup_elem(g->dp.route, &w[i].k, &v) || v.peer != want.peer) &&
+		    !bpf_map_update_elem(g->dp.route, &w[i].k, &want, BPF_ANY))
+			changed = true;
 	}
+	if (changed)
+		gen_bump(g->dp.gen);
 	for (int d = 0; d < g->dp.n_div; d++)
 		sync_divider(g, d, w, n);
 	free(w);
@@ -267,6 +284,7 @@ void gwd_dp_peer_addr(struct gwd *g, int idx)
 	bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
 	a.ip_be = v.ip_be;
 	bpf_map_update_elem(g->dp.paddr, &a, &id, BPF_ANY);
+	gen_bump(g->dp.gen);
 }
 
 uint8_t gwd_dp_next_id(struct gwd *g, int idx)

@@ -24,6 +24,7 @@ struct gwd;
 struct gw_dp {
 	bool on;
 	int gw, peers, paddr, route, replay, pstats;
+	int gen; /* the instance's xg_gen: bumped so per-CPU caches see changes */
 	int div_subnet[GW_MAX_DIVIDERS], div_vpc[GW_MAX_DIVIDERS], div_gen[GW_MAX_DIVIDERS];
 	int n_div;
 };
