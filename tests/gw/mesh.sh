@@ -75,7 +75,7 @@ grep -q "grace time over" "$T/a.log" && ok "log says why" || not_ok "no grace lo
 conf c "100 10.66.0.0/16" "$T/x.key" > "$T/x.conf"
 sed -i "s/^Database = .*/Database = $(echo "$T" | sed 's/\//\\\//g')\/x.db/" "$T/x.conf"
 "$GWD" -c "$T/x.conf" -s "$T/x.sock" 2> "$T/x.log" & PID[x]=$!
-# gw-a redials gw-c's address with backoff (up to 5 s): wait for its attempt
+# gw-a redials gw-c's address with backoff (up to 1 s while refused): wait for its attempt
 wait_for 12 grep -q "handshake failed" "$T/x.log" "$T/a.log" &&
 	ok "impostor's handshake failed (logged)" || not_ok "no handshake failure logged"
 ! q a routes | grep -q 10.66.0.0 && ok "impostor's subnet not learned" || not_ok "impostor accepted"

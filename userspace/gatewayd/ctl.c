@@ -83,7 +83,7 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 					     json_null(),
 				     "public", p->public_ip_be ? ipstr(p->public_ip_be) : json_null(),
 				     "routes", (json_int_t)routes, "rx_frames",
-				     (json_int_t)p->rx_frames, "refused", (json_int_t)p->refused,
+				     (json_int_t)__atomic_load_n(&p->rx_frames, __ATOMIC_RELAXED), "refused", (json_int_t)p->refused,
 				     "port", (json_int_t)ntohs(p->public_port_be));
 		/* data-plane counters (zero without a data plane) */
 		json_object_set_new(o, "tx_packets", json_integer((json_int_t)ps.tx_packets));

@@ -65,6 +65,7 @@ static int own_change(struct gwd *g, const struct rt_key *k, bool add, bool from
 		      char *err, size_t errlen)
 {
 	struct own_subnet *o = own_find(g, k);
+	bool fc;
 
 	if (add && o && !o->withdrawn) {
 		snprintf(err, errlen, "subnet already announced");
@@ -81,25 +82,34 @@ static int own_change(struct gwd *g, const struct rt_key *k, bool add, bool from
 					 g->routes.r[i].origin);
 				return -1;
 			}
-		if (!o) {
-			if (g->n_own >= GW_MAX_SUBNETS) {
-				snprintf(err, errlen, "too many local subnets");
-				return -1;
-			}
-			o = &g->own[g->n_own++];
-			o->key = *k;
+		if (!o && g->n_own >= GW_MAX_SUBNETS) {
+			snprintf(err, errlen, "too many local subnets");
+			return -1;
 		}
-		o->from_config = from_config;
 	}
-	o->withdrawn = !add;
-	o->version = ++g->own_version;
-	gw_store_begin(&g->store);
-	gw_store_put_u64(&g->store, "own_version", g->own_version);
-	gw_store_put_own(&g->store, k, o->version, o->withdrawn, o->from_config);
+	fc = add ? from_config : o->from_config;
+	/* Durable (fsync) before any peer hears the new version: peers keep
+	 * it, and a version that went back after a power loss would make our
+	 * next change look older than what they hold. Memory changes only
+	 * once it is stored. */
+	if (gw_store_begin_durable(&g->store) ||
+	    gw_store_put_u64(&g->store, "own_version", g->own_version + 1) ||
+	    gw_store_put_own(&g->store, k, g->own_version + 1, !add, fc)) {
+		gw_store_rollback(&g->store);
+		snprintf(err, errlen, "database write failed");
+		return -1;
+	}
 	if (gw_store_commit(&g->store)) {
 		snprintf(err, errlen, "database write failed");
 		return -1;
 	}
+	if (!o) {
+		o = &g->own[g->n_own++];
+		o->key = *k;
+	}
+	o->from_config = fc;
+	o->withdrawn = !add;
+	o->version = ++g->own_version;
 	gwd_broadcast(g, add ? 3 : 4, o);
 	return 0;
 }
@@ -177,6 +187,8 @@ static int start(struct gwd *g)
 	}
 	for (int i = 0; i < g->conf.n_peers; i++) {
 		g->peers[i].conf = &g->conf.peers[i];
+		g->peers[i].dial_lower = strcmp(g->conf.name, g->conf.peers[i].name) < 0;
+		gwd_dial_first(&g->peers[i]);
 		g->n_peers++;
 	}
 	/* Before any session: learned routes go back into the maps as they
@@ -221,7 +233,8 @@ int main(int argc, char **argv)
 					      { 0, 0, 0, 0 } };
 	const char *cfg = NULL, *ctl = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
-	pthread_t acc;
+	static int due[GW_MAX_PEERS];
+	pthread_t acc, ka;
 	char err[512];
 	int o;
 
@@ -251,6 +264,7 @@ int main(int argc, char **argv)
 	if (!ctl)
 		snprintf(G.ctl_path, sizeof(G.ctl_path), "/run/xgate/gatewayd-%s.sock", G.conf.name);
 	pthread_mutex_init(&G.lock, NULL);
+	pthread_mutex_init(&G.conn_lock, NULL);
 	G.listen_fd = G.ctl_fd = -1;
 	rt_init(&G.routes);
 	signal(SIGPIPE, SIG_IGN);
@@ -259,9 +273,12 @@ int main(int argc, char **argv)
 	if (start(&G))
 		return 1;
 	pthread_create(&acc, NULL, gwd_acceptor, &G);
+	pthread_create(&ka, NULL, gwd_keepalive_thread, &G);
 	while (!G.stop) {
+		int gone, n_due;
+
 		pthread_mutex_lock(&G.lock);
-		int gone = rt_expire(&G.routes, gwd_now_ms());
+		gone = rt_expire(&G.routes, gwd_now_ms());
 
 		if (gone) {
 			gwd_log("grace time over: %d stale routes removed", gone);
@@ -271,14 +288,15 @@ int main(int argc, char **argv)
 				gw_store_replace_origin(&G.store, &G.routes, G.peers[i].conf->name);
 			gw_store_commit(&G.store);
 		}
-		gwd_dial_due(&G);
-		gwd_keepalives(&G);
+		n_due = gwd_dial_due(&G, due);
 		gwd_rekeys(&G);
 		pthread_mutex_unlock(&G.lock);
+		gwd_dial(&G, due, n_due);
 		gwd_ctl_serve(&G); /* waits up to 200 ms: the loop's tick */
 	}
 	gwd_log("stopping");
 	pthread_join(acc, NULL);
+	pthread_join(ka, NULL);
 	close(G.listen_fd);
 	close(G.ctl_fd);
 	unlink(G.ctl_path);

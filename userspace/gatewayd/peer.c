@@ -2,16 +2,21 @@
 /*
  * Peer sessions: accept and dial, handshake, INFO, full sync, then frames
  * until the hold timer or an error ends the session. The gateway whose
- * name sorts lower dials; a new session from a peer replaces its old one.
+ * name sorts lower dials; the other one dials too, as a fallback, when no
+ * session came from the lower one within FALLBACK_MS of its start or of
+ * the last session's end (a peer that cannot reach us, e.g. one with no
+ * Endpoint for us, or one that dials seldom).
+ * Which session stays when two are up at once is decided the same way on
+ * both ends (session_up): the one the lower-named gateway dialled.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gwd.h"
@@ -22,16 +27,54 @@ struct start {
 	int fd;
 	enum gw_role role;
 	struct peer *p; /* initiator: the peer dialled */
+	struct peer *claimed; /* responder: the peer whose key its HELLO named */
 	char addr[32];
 };
 
-static void set_timeout(int fd, unsigned ms)
-{
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+/* Dial timing, ms. A refused connection (nothing listens there yet) costs
+ * both ends next to nothing, so the lower-named gateway retries it soon,
+ * with 75-125 % jitter, and only a peer unreachable for LONG_DOWN_MS gets the
+ * long cap. Any other failure (timeout, handshake, INFO) costs a handshake
+ * and backs off further. The higher-named gateway's dial is the fallback,
+ * FALLBACK_MS after its start or the last session's end and then every
+ * FALLBACK_MS: late enough that the lower one's dial (retried at most
+ * REFUSED_CAP + 25 % apart) comes first when it can, also on a machine busy
+ * with a mass start, since two sessions dialled at once both cost a
+ * handshake and one of them is torn down again. */
+#define REFUSED_FIRST 100
+#define REFUSED_CAP 1000
+#define FAIL_FIRST 500
+#define FALLBACK_MS 10000
+#define LONG_CAP 5000
+#define LONG_DOWN_MS 30000
+/* Neither end dials while a handshake from the peer is under way (begun
+ * less than this ago): the two sessions would both come up and one would
+ * be torn down again. */
+#define INBOUND_WAIT_MS 2000
+/* Handshake and INFO must take less than HANDSHAKE_MS; the peer's first
+ * frame after them (its FULL_BEGIN) may take SETUP_MS (or HoldTime if
+ * longer): on a loaded machine the peer may wait for its lock to get there,
+ * and it sends no keepalive before. */
+#define HANDSHAKE_MS 5000
+#define SETUP_MS 10000
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
+/* A session thread reads every frame that arrived together (up to these
+ * limits) and applies them under one hold of the lock, with one SQLite
+ * transaction. The buffer is on the heap: threads have 1 MiB stacks. */
+#define BATCH_FRAMES 64
+#define BATCH_BYTES (2 * GW_FRAME_MAX)
+
+struct frame {
+	uint8_t type;
+	uint32_t off, len;
+};
+
+/* What a batch did to the store and the table (lock held throughout). */
+struct batch {
+	bool txn;    /* a store transaction is open */
+	bool routes; /* the route table changed: the data plane follows after the commit */
+	bool failed; /* a write failed: roll back, rewrite the origin next time */
+};
 
 static struct peer *peer_by_key(struct gwd *g, const unsigned char pub[32])
 {
@@ -41,9 +84,87 @@ static struct peer *peer_by_key(struct gwd *g, const unsigned char pub[32])
 	return NULL;
 }
 
+/* The responder read a HELLO: is its static key one of our peers? Keys are
+ * immutable (no lock needed); the time goes in inbound_ms, which holds our
+ * own dial to that peer back. Nothing is proven yet at this point, so that
+ * is all it does, and only for INBOUND_WAIT_MS. */
 static int knows(const unsigned char pub[32], void *arg)
 {
-	return peer_by_key(arg, pub) != NULL; /* keys are immutable: no lock needed */
+	struct start *st = arg;
+
+	st->claimed = peer_by_key(st->g, pub);
+	if (st->claimed)
+		__atomic_store_n(&st->claimed->inbound_ms, gwd_now_ms() | 1, __ATOMIC_RELAXED);
+	return st->claimed != NULL;
+}
+
+/* A dial of p failed (lock held): when to try again. */
+static void dial_failed(struct peer *p, bool refused)
+{
+	uint64_t now = gwd_now_ms();
+	unsigned first = refused ? REFUSED_FIRST : FAIL_FIRST, cap = LONG_CAP, d;
+
+	p->dialing = false;
+	if (p->state == PEER_CONNECTING)
+		p->state = PEER_IDLE;
+	if (!p->unreachable_ms)
+		p->unreachable_ms = now;
+	if (!p->dial_lower)
+		first = FALLBACK_MS;
+	else if (refused && now - p->unreachable_ms < LONG_DOWN_MS)
+		cap = REFUSED_CAP;
+	d = p->backoff_ms ? p->backoff_ms * 2 : first;
+	d = d < first ? first : d > cap ? cap : d;
+	p->backoff_ms = d;
+	p->next_dial_ms = now + d - d / 4 + randombytes_uniform(d / 2 + 1);
+}
+
+/* Open a store transaction for this batch if there is none yet. */
+static bool batch_txn(struct gwd *g, struct batch *b)
+{
+	if (!b->txn)
+		b->txn = !gw_store_begin(&g->store);
+	return b->txn;
+}
+
+/* End of a batch (lock held): its changes are committed before the data
+ * plane is programmed and before the lock is released, i.e. before anyone
+ * (data path, control socket, the next frame) can act on them. A failed
+ * write rolls the whole batch back and marks the origin for a rewrite. */
+static void batch_end(struct gwd *g, struct peer *p, struct batch *b)
+{
+	bool rewrite = p->store_dirty && !p->syncing;
+
+	if (rewrite && batch_txn(g, b) &&
+	    gw_store_replace_origin(&g->store, &g->routes, p->conf->name))
+		b->failed = true;
+	if (b->txn) {
+		if (b->failed)
+			gw_store_rollback(&g->store);
+		if (b->failed || gw_store_commit(&g->store)) {
+			gwd_log("peer %s: database write failed; its routes are rewritten later",
+				p->conf->name);
+			p->store_dirty = true;
+		} else if (rewrite) {
+			p->store_dirty = false;
+		}
+	}
+	if (b->routes && !p->syncing)
+		gwd_dp_sync_routes(g);
+}
+
+/* The origin's stored routes made those of the table, in a transaction of
+ * its own (lock held). */
+static void store_origin(struct gwd *g, struct peer *p)
+{
+	if (gw_store_begin(&g->store)) {
+		p->store_dirty = true;
+	} else if (gw_store_replace_origin(&g->store, &g->routes, p->conf->name)) {
+		gw_store_rollback(&g->store);
+		p->store_dirty = true;
+	} else {
+		p->store_dirty = gw_store_commit(&g->store) != 0;
+	}
 }
 
 static int conn_send(struct conn *c, uint8_t type, const void *body, size_t len)
@@ -52,7 +173,7 @@ static int conn_send(struct conn *c, uint8_t type, const void *body, size_t len)
 
 	pthread_mutex_lock(&c->send_lock);
 	rc = gw_send(&c->s, type, body, len);
-	c->last_tx_ms = gwd_now_ms();
+	__atomic_store_n(&c->last_tx_ms, gwd_now_ms(), __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->send_lock);
 	return rc;
 }
@@ -177,9 +298,11 @@ void gwd_rekeys(struct gwd *g)
 	}
 }
 
-/* Handle one frame (lock held). Returns NULL or a protocol error. */
-static const char *on_frame(struct gwd *g, struct peer *p, uint8_t type, const uint8_t *b,
-			    long n)
+/* Handle one frame (lock held). Route changes go into the batch's
+ * transaction; inside a full sync nothing is written per message, FULL_END
+ * rewrites the origin's routes at once. Returns NULL or a protocol error. */
+static const char *on_frame(struct gwd *g, struct peer *p, struct batch *bt, uint8_t type,
+			    const uint8_t *b, long n)
 {
 	struct gw_route_msg m;
 	const struct route *other = NULL, *r;
@@ -197,12 +320,9 @@ static const char *on_frame(struct gwd *g, struct peer *p, uint8_t type, const u
 		int gone = rt_sync_end(&g->routes, p->conf->name);
 
 		p->syncing = false;
-
-		gw_store_begin(&g->store);
-		gw_store_replace_origin(&g->store, &g->routes, p->conf->name);
-		gw_store_commit(&g->store);
+		p->store_dirty = true; /* batch_end rewrites the origin, then the maps */
+		bt->routes = true;
 		gwd_log("peer %s: full sync done (%d stale routes removed)", p->conf->name, gone);
-		gwd_dp_sync_routes(g);
 		return n ? "sync marker with a body" : NULL;
 	}
 	case GW_T_ANNOUNCE:
@@ -233,10 +353,13 @@ static const char *on_frame(struct gwd *g, struct peer *p, uint8_t type, const u
 			log_route(g, p, "withdraw", &m.key, m.version, "");
 		}
 		r = rt_find(&g->routes, p->conf->name, &m.key);
-		if (r)
-			gw_store_put_route(&g->store, r);
-		if (!p->syncing)
-			gwd_dp_sync_routes(g);
+		if (r && !p->syncing) {
+			if (!batch_txn(g, bt))
+				p->store_dirty = true;
+			else if (gw_store_put_route(&g->store, r))
+				bt->failed = true;
+		}
+		bt->routes = true;
 		return NULL;
 	case GW_T_DATAKEY:
 		return on_datakey(g, p, b, n);
@@ -254,27 +377,140 @@ static void conn_end(struct conn *c, int fd)
 	free(c);
 }
 
+static void set_conn(struct gwd *g, struct peer *p, struct conn *c)
+{
+	pthread_mutex_lock(&g->conn_lock);
+	p->conn = c;
+	pthread_mutex_unlock(&g->conn_lock);
+}
+
+/* The new session c with p is authenticated and both INFOs are exchanged
+ * (lock held). Two sessions with one peer can be up at once (each end
+ * dialled, or a restarted peer's new one while its old one is not yet found
+ * dead): the new one replaces the old one unless only the old one was
+ * dialled by the lower-named gateway. Both ends apply the same rule, so
+ * they keep the same session. Returns false if c is not wanted. */
+static bool session_up(struct gwd *g, struct peer *p, struct conn *c, enum gw_role role)
+{
+	c->dialled_by_lower = (role == GW_INITIATOR) == p->dial_lower;
+	if (role == GW_INITIATOR)
+		p->dialing = false;
+	if (p->conn && p->conn->dialled_by_lower && !c->dialled_by_lower) {
+		gwd_log("peer %s: %s session dropped, the one dialled by %s is up", p->conf->name,
+			role == GW_INITIATOR ? "dialled" : "accepted",
+			p->dial_lower ? "us" : "the peer");
+		return false;
+	}
+	if (p->conn) /* a newer session replaces the old one */
+		shutdown(p->conn->s.fd, SHUT_RDWR);
+	set_conn(g, p, c);
+	p->state = PEER_UP;
+	p->last_handshake_ms = gwd_now_ms();
+	__atomic_store_n(&p->last_rx_ms, p->last_handshake_ms, __ATOMIC_RELAXED);
+	p->backoff_ms = 0;
+	p->unreachable_ms = 0;
+	return true;
+}
+
+/* Frames until the session ends, err says why. Every frame that arrived
+ * together is one batch: keepalives only update the peer's receive time
+ * (atomics: nothing else needs the lock for them); the rest is applied
+ * under one hold of the lock with one store transaction. */
+static void session_run(struct gwd *g, struct peer *p, struct conn *c, uint8_t *buf, char *err,
+			size_t errlen)
+{
+	struct frame fr[BATCH_FRAMES];
+	bool first = true;
+
+	for (;;) {
+		const char *why = NULL;
+		bool rx_failed = false;
+		size_t used = 0;
+		int nf = 0, ka = 0;
+		uint8_t type;
+		long n, next;
+
+		errno = 0; /* EAGAIN after a failed read: the hold timer */
+		n = gw_recv(&c->s, &type, buf, GW_FRAME_MAX, err, errlen);
+		if (n < 0) {
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) && first)
+				snprintf(err, errlen, "no frame %ums after the setup", SETUP_MS);
+			else if (errno == EAGAIN || errno == EWOULDBLOCK)
+				snprintf(err, errlen, "hold timer expired (%us)", g->conf.hold_s);
+			return;
+		}
+		if (first)
+			gw_set_timeouts(c->s.fd, g->conf.hold_s * 1000);
+		first = false;
+		for (;;) {
+			if (type == GW_T_KEEPALIVE && !n) {
+				ka++;
+			} else {
+				fr[nf++] = (struct frame){ type, (uint32_t)used, (uint32_t)n };
+				used += (size_t)n;
+			}
+			if (nf == BATCH_FRAMES || (next = gw_recv_ready(&c->s)) < 0 ||
+			    used + (size_t)next > BATCH_BYTES)
+				break;
+			n = gw_recv(&c->s, &type, buf + used, BATCH_BYTES - used, err, errlen);
+			if (n < 0) {
+				rx_failed = true; /* apply what came before it, then end */
+				break;
+			}
+		}
+		__atomic_store_n(&p->last_rx_ms, gwd_now_ms(), __ATOMIC_RELAXED);
+		__atomic_add_fetch(&p->rx_frames, (uint64_t)(ka + nf), __ATOMIC_RELAXED);
+		if (nf) {
+			struct batch b = { 0 };
+
+			pthread_mutex_lock(&g->lock);
+			if (p->conn != c) {
+				pthread_mutex_unlock(&g->lock);
+				snprintf(err, errlen, "replaced by a newer session");
+				return;
+			}
+			for (int i = 0; i < nf && !why; i++)
+				why = on_frame(g, p, &b, fr[i].type, buf + fr[i].off, fr[i].len);
+			batch_end(g, p, &b);
+			pthread_mutex_unlock(&g->lock);
+		}
+		if (why) {
+			snprintf(err, errlen, "protocol error: %s", why);
+			return;
+		}
+		if (rx_failed)
+			return;
+	}
+}
+
 static void *session_main(void *arg)
 {
 	struct start st = *(struct start *)arg;
 	struct gwd *g = st.g;
 	struct gw_info_msg info = { 0 }, theirs;
-	uint8_t buf[GW_FRAME_MAX], type;
 	struct conn *c = calloc(1, sizeof(*c));
+	uint8_t *buf = malloc(BATCH_BYTES), type;
 	struct peer *p = st.p;
 	const char *why = NULL;
 	char err[128] = "";
 	long n;
 
 	free(arg);
-	if (!c) {
+	if (!c || !buf) {
+		free(c);
+		free(buf);
 		close(st.fd);
+		if (p) {
+			pthread_mutex_lock(&g->lock);
+			dial_failed(p, false);
+			pthread_mutex_unlock(&g->lock);
+		}
 		return NULL;
 	}
 	pthread_mutex_init(&c->send_lock, NULL);
-	set_timeout(st.fd, 5000);
+	gw_set_timeouts(st.fd, HANDSHAKE_MS);
 	if (gw_handshake(&c->s, st.fd, st.role, g->conf.private_key,
-			 p ? p->conf->public_key : NULL, knows, g, err, sizeof(err))) {
+			 p ? p->conf->public_key : NULL, knows, &st, err, sizeof(err))) {
 		gwd_log("%s%s: handshake failed: %s", p ? "peer " : "connection from ",
 			p ? p->conf->name : st.addr, err);
 		goto fail;
@@ -290,7 +526,7 @@ static void *session_main(void *arg)
 		snprintf(err, sizeof(err), "sending info failed");
 		goto fail_peer;
 	}
-	n = gw_recv(&c->s, &type, buf, sizeof(buf), err, sizeof(err));
+	n = gw_recv(&c->s, &type, buf, GW_FRAME_MAX, err, sizeof(err));
 	if (n <= 0 || type != GW_T_HELLO_INFO || gw_info_decode(buf, (size_t)n, &theirs, &why)) {
 		snprintf(err, sizeof(err), "%s", why ? why : n < 0 ? err : "expected info");
 		goto fail_peer;
@@ -300,13 +536,15 @@ static void *session_main(void *arg)
 		goto fail_peer;
 	}
 
+	if (st.claimed) { /* the handshake is over: our dials may go again */
+		__atomic_store_n(&st.claimed->inbound_ms, 0, __ATOMIC_RELAXED);
+		st.claimed = NULL;
+	}
 	pthread_mutex_lock(&g->lock);
-	if (p->conn) /* a newer session replaces the old one */
-		shutdown(p->conn->s.fd, SHUT_RDWR);
-	p->conn = c;
-	p->state = PEER_UP;
-	p->last_handshake_ms = p->last_rx_ms = gwd_now_ms();
-	p->backoff_ms = 0;
+	if (!session_up(g, p, c, st.role)) {
+		pthread_mutex_unlock(&g->lock);
+		goto out;
+	}
 	p->public_ip_be = theirs.public_ip_be;
 	p->public_port_be = theirs.public_port_be;
 	gwd_log("peer %s: session up (%s, cluster %s)", p->conf->name,
@@ -323,61 +561,46 @@ static void *session_main(void *arg)
 	conn_send(c, GW_T_FULL_END, NULL, 0);
 	pthread_mutex_unlock(&g->lock);
 
-	set_timeout(st.fd, g->conf.hold_s * 1000);
-	for (;;) {
-		n = gw_recv(&c->s, &type, buf, sizeof(buf), err, sizeof(err));
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				snprintf(err, sizeof(err), "hold timer expired (%us)", g->conf.hold_s);
-			break;
-		}
-		pthread_mutex_lock(&g->lock);
-		if (p->conn != c) {
-			pthread_mutex_unlock(&g->lock);
-			snprintf(err, sizeof(err), "replaced by a newer session");
-			break;
-		}
-		p->last_rx_ms = gwd_now_ms();
-		p->rx_frames++;
-		why = on_frame(g, p, type, buf, n);
-		pthread_mutex_unlock(&g->lock);
-		if (why) {
-			snprintf(err, sizeof(err), "protocol error: %s", why);
-			break;
-		}
-	}
+	/* The hold timer starts with the peer's first frame: before it, the
+	 * peer may still be getting through its own end of the setup. */
+	gw_set_timeouts(st.fd, g->conf.hold_s * 1000 > SETUP_MS ? g->conf.hold_s * 1000 : SETUP_MS);
+	session_run(g, p, c, buf, err, sizeof(err));
 
 	pthread_mutex_lock(&g->lock);
 	if (p->conn == c) {
 		int stale = rt_origin_down(&g->routes, p->conf->name, gwd_now_ms(),
 					   (uint64_t)g->conf.grace_s * 1000);
 
-		p->conn = NULL;
+		set_conn(g, p, NULL);
 		p->state = PEER_IDLE;
-		gw_store_begin(&g->store);
-		gw_store_replace_origin(&g->store, &g->routes, p->conf->name);
-		gw_store_commit(&g->store);
+		p->syncing = false; /* a sync cut short: the table keeps what came */
+		/* the lower-named end redials at once, the other one later */
+		gwd_dial_first(p);
+		store_origin(g, p);
 		gwd_log("peer %s: session down: %s; %d routes stale for %us", p->conf->name, err,
 			stale, g->conf.grace_s);
 	}
 	pthread_mutex_unlock(&g->lock);
-	conn_end(c, st.fd);
-	return NULL;
+	goto out;
 
 fail_peer:
 	gwd_log("peer %s: session failed: %s", p->conf->name, err);
 fail:
 	if (st.role == GW_INITIATOR) {
 		pthread_mutex_lock(&g->lock);
-		st.p->state = PEER_IDLE;
+		dial_failed(st.p, false);
 		pthread_mutex_unlock(&g->lock);
 	}
+out:
+	if (st.claimed) /* the handshake is over, one way or the other */
+		__atomic_store_n(&st.claimed->inbound_ms, 0, __ATOMIC_RELAXED);
 	conn_end(c, st.fd);
+	free(buf);
 	return NULL;
 }
 
-/* Sessions run in detached threads; 1 MiB stacks hold their 64 kB frame
- * buffers with room to spare (also under ASan). */
+/* Sessions run in detached threads with 1 MiB stacks; frame buffers are
+ * on the heap. */
 static int start_thread(void *(*fn)(void *), void *arg)
 {
 	pthread_t t;
@@ -431,38 +654,43 @@ void *gwd_acceptor(void *arg)
 	return NULL;
 }
 
-static int connect_timeout(const struct sockaddr_in *sa, unsigned ms)
+/* Is a session with p up already (an inbound one completed while this
+ * dial waited)? Then the dial is cancelled: nothing was sent yet. */
+static bool dial_moot(struct gwd *g, struct peer *p)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct pollfd pfd = { .events = POLLOUT };
-	int soerr = 0;
-	socklen_t sl = sizeof(soerr);
+	bool up;
 
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) && errno != EINPROGRESS)
-		goto bad;
-	pfd.fd = fd;
-	if (poll(&pfd, 1, (int)ms) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) ||
-	    soerr)
-		goto bad;
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	return fd;
-bad:
-	close(fd);
-	return -1;
+	pthread_mutex_lock(&g->lock);
+	up = p->conn != NULL;
+	if (up)
+		p->dialing = false;
+	pthread_mutex_unlock(&g->lock);
+	return up;
 }
 
 static void *dialer(void *arg)
 {
 	struct start *st = arg;
+	struct gwd *g = st->g;
 	struct peer *p = st->p;
-	int fd = connect_timeout(&p->conf->endpoint, 2000);
+	int fd;
 
+	if (dial_moot(g, p)) {
+		free(st);
+		return NULL;
+	}
+	fd = gw_connect(&p->conf->endpoint, 2000);
+	if (fd >= 0 && dial_moot(g, p)) {
+		close(fd);
+		free(st);
+		return NULL;
+	}
 	if (fd < 0) {
-		pthread_mutex_lock(&st->g->lock);
-		p->state = PEER_IDLE;
-		pthread_mutex_unlock(&st->g->lock);
+		bool refused = errno == ECONNREFUSED;
+
+		pthread_mutex_lock(&g->lock);
+		dial_failed(p, refused);
+		pthread_mutex_unlock(&g->lock);
 		free(st);
 		return NULL;
 	}
@@ -470,42 +698,88 @@ static void *dialer(void *arg)
 	return session_main(st);
 }
 
-void gwd_dial_due(struct gwd *g)
+void gwd_dial_first(struct peer *p)
+{
+	p->next_dial_ms = gwd_now_ms() +
+			  (p->dial_lower ? 0 : FALLBACK_MS + randombytes_uniform(FALLBACK_MS / 2));
+}
+
+int gwd_dial_due(struct gwd *g, int *idx)
 {
 	uint64_t now = gwd_now_ms();
+	int n = 0;
 
 	for (int i = 0; i < g->n_peers; i++) {
 		struct peer *p = &g->peers[i];
-		struct start *st;
+		uint64_t ib = __atomic_load_n(&p->inbound_ms, __ATOMIC_RELAXED);
 
-		if (p->state != PEER_IDLE || !p->conf->endpoint.sin_port ||
-		    strcmp(g->conf.name, p->conf->name) > 0 || now < p->next_dial_ms)
+		if (p->conn || p->dialing || !p->conf->endpoint.sin_port || now < p->next_dial_ms ||
+		    (ib && now - ib < INBOUND_WAIT_MS))
 			continue;
-		/* backoff with jitter: 100 ms doubling to 5 s */
-		p->backoff_ms = p->backoff_ms ? (p->backoff_ms * 2 > 5000 ? 5000 : p->backoff_ms * 2) : 100;
-		p->next_dial_ms = now + p->backoff_ms + randombytes_uniform(p->backoff_ms / 2 + 1);
-		st = calloc(1, sizeof(*st));
-		if (!st)
-			continue;
-		st->g = g;
-		st->role = GW_INITIATOR;
-		st->p = p;
+		p->dialing = true;
 		p->state = PEER_CONNECTING;
-		if (start_thread(dialer, st)) {
-			p->state = PEER_IDLE;
+		idx[n++] = i;
+	}
+	return n;
+}
+
+/* Thread creation (mmap of a stack, clone) is the slow part of a dial: it
+ * runs without the lock, so 99 dials at a mesh start hold up nobody. */
+void gwd_dial(struct gwd *g, const int *idx, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct peer *p = &g->peers[idx[i]];
+		struct start *st = calloc(1, sizeof(*st));
+
+		if (st) {
+			st->g = g;
+			st->role = GW_INITIATOR;
+			st->p = p;
+			if (!start_thread(dialer, st))
+				continue;
 			free(st);
 		}
+		pthread_mutex_lock(&g->lock);
+		dial_failed(p, false);
+		pthread_mutex_unlock(&g->lock);
 	}
 }
 
-void gwd_keepalives(struct gwd *g)
+/* Keepalives from their own thread. It takes conn_lock only (held for a
+ * pass over the peers, a few microseconds each) and never waits: a session
+ * whose send_lock is taken is sending right now, which does a keepalive's
+ * job; one whose socket has no room does not need one (the peer has
+ * unread data), and a keepalive there could block. One pass every tick
+ * (Keepalive / 4, at most 200 ms) sends those due within half a tick, so
+ * they go every Keepalive +- half a tick, never later. */
+void *gwd_keepalive_thread(void *arg)
 {
-	uint64_t now = gwd_now_ms();
+	struct gwd *g = arg;
+	const uint64_t every = (uint64_t)g->conf.keepalive_s * 1000;
+	const uint64_t tick = every / 4 < 200 ? every / 4 : 200;
+	const struct timespec ts = { 0, (long)tick * 1000000 };
 
-	for (int i = 0; i < g->n_peers; i++) {
-		struct conn *c = g->peers[i].conn;
+	while (!g->stop) {
+		uint64_t now = gwd_now_ms();
 
-		if (c && now - c->last_tx_ms >= (uint64_t)g->conf.keepalive_s * 1000)
-			conn_send(c, GW_T_KEEPALIVE, NULL, 0);
+		pthread_mutex_lock(&g->conn_lock);
+		for (int i = 0; i < g->n_peers; i++) {
+			struct conn *c = g->peers[i].conn;
+			uint64_t last = c ? __atomic_load_n(&c->last_tx_ms, __ATOMIC_RELAXED) : now;
+			struct pollfd pfd;
+
+			if (last > now || now - last < every - tick / 2 ||
+			    pthread_mutex_trylock(&c->send_lock))
+				continue;
+			pfd = (struct pollfd){ .fd = c->s.fd, .events = POLLOUT };
+			if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT)) {
+				gw_send(&c->s, GW_T_KEEPALIVE, NULL, 0);
+				__atomic_store_n(&c->last_tx_ms, now, __ATOMIC_RELAXED);
+			}
+			pthread_mutex_unlock(&c->send_lock);
+		}
+		pthread_mutex_unlock(&g->conn_lock);
+		nanosleep(&ts, NULL);
 	}
+	return NULL;
 }

@@ -6,6 +6,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +71,73 @@ static int read_all(int fd, void *buf, size_t len)
 	return 1;
 }
 
+int gw_connect(const struct sockaddr_in *sa, unsigned ms)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct pollfd pfd = { .events = POLLOUT };
+	int soerr = 0, rc;
+	socklen_t sl = sizeof(soerr);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) && errno != EINPROGRESS)
+		goto bad;
+	pfd.fd = fd;
+	rc = poll(&pfd, 1, (int)ms);
+	if (rc != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+		errno = rc == 0 ? ETIMEDOUT : soerr ? soerr : errno;
+		goto bad;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+bad:
+	rc = errno;
+	close(fd);
+	errno = rc;
+	return -1;
+}
+
+void gw_set_timeouts(int fd, unsigned ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* read_all through the session's read-ahead buffer (after the handshake):
+ * the buffer is refilled with whatever one read() returns. */
+static int read_buffered(struct gw_session *s, void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		size_t take = s->rlen - s->roff;
+		ssize_t n;
+
+		if (take) {
+			take = take < len - got ? take : len - got;
+			memcpy(p + got, s->rbuf + s->roff, take);
+			s->roff += take;
+			got += take;
+			continue;
+		}
+		if (len - got >= sizeof(s->rbuf)) /* big: straight into place */
+			return read_all(s->fd, p + got, len - got) == 1 ? 1 : -1;
+		n = read(s->fd, s->rbuf, sizeof(s->rbuf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return got ? -1 : 0;
+		s->roff = 0;
+		s->rlen = (size_t)n;
+	}
+	return 1;
+}
+
 static void hello_build(unsigned char h[GW_HELLO_LEN], enum gw_role role,
 			const unsigned char s_pub[32], const unsigned char e_pub[32])
 {
@@ -102,7 +172,7 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 {
 	unsigned char s_pub[32], e_sk[32], e_pub[32], mine[GW_HELLO_LEN], theirs[GW_HELLO_LEN];
 	unsigned char ikm[128], hdr[crypto_secretstream_xchacha20poly1305_HEADERBYTES];
-	unsigned char k_i2r[32], k_r2i[32], got[GW_FRAME_MAX];
+	unsigned char k_i2r[32], k_r2i[32], got[64];
 	const unsigned char *hi, *hr, *pe;
 	crypto_generichash_state st;
 	uint8_t type;
@@ -247,7 +317,7 @@ long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *e
 	unsigned long long plen;
 	uint32_t clen;
 	long rc;
-	int r = read_all(s->fd, lenb, 4);
+	int r = read_buffered(s, lenb, 4);
 
 	if (r == 0)
 		return fail(err, errlen, "closed by peer");
@@ -261,7 +331,7 @@ long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *e
 	plain = malloc(clen);
 	if (!cipher || !plain)
 		rc = fail(err, errlen, "out of memory");
-	else if (read_all(s->fd, cipher, clen) != 1)
+	else if (read_buffered(s, cipher, clen) != 1)
 		rc = fail(err, errlen, "connection lost mid-frame");
 	else if (crypto_secretstream_xchacha20poly1305_pull(&s->rx, plain, &plen, &tag, cipher,
 							    clen, NULL, 0))
@@ -277,6 +347,21 @@ long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *e
 	free(cipher);
 	free(plain);
 	return rc;
+}
+
+long gw_recv_ready(struct gw_session *s)
+{
+	const size_t over = 1 + crypto_secretstream_xchacha20poly1305_ABYTES;
+	const unsigned char *b = s->rbuf + s->roff;
+	size_t have = s->rlen - s->roff;
+	uint32_t clen;
+
+	if (have < 4)
+		return -1;
+	clen = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	if (clen < over || clen > GW_FRAME_MAX + over)
+		return 0;
+	return have >= 4 + (size_t)clen ? (long)(clen - over) : -1;
 }
 
 void gw_data_key(const struct gw_session *s, int to_peer, uint32_t epoch, unsigned char key[16])

@@ -20,7 +20,17 @@ struct gw_session {
 	unsigned char hash[32];     /* transcript h */
 	unsigned char master[32];   /* session master secret (data-plane keys derive from it) */
 	crypto_secretstream_xchacha20poly1305_state tx, rx;
+	/* frames read ahead: one read() takes every frame that has arrived */
+	unsigned char rbuf[16384];
+	size_t roff, rlen;
 };
+
+struct sockaddr_in;
+/* A connected blocking TCP socket within ms, or -1 with errno
+ * (ECONNREFUSED: nothing listens there; ETIMEDOUT). */
+int gw_connect(const struct sockaddr_in *sa, unsigned ms);
+/* Receive and send timeouts of a session socket (EAGAIN once they pass). */
+void gw_set_timeouts(int fd, unsigned ms);
 
 /* Callback for the responder: is this static key a configured peer? */
 typedef int (*gw_peer_lookup)(const unsigned char pub[32], void *arg);
@@ -37,6 +47,11 @@ int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len);
  * length, or -1 with err on close, timeout (errno EAGAIN), malformed or
  * forged input. */
 long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err, size_t errlen);
+/* Without blocking or a system call: is a whole frame read ahead already?
+ * Returns -1 if not, else an upper bound of its body length (0 for a
+ * malformed length, which the next gw_recv then reports without waiting).
+ * Lets a reader take every frame that arrived together as one batch. */
+long gw_recv_ready(struct gw_session *s);
 
 /* Data-plane MAC key for a direction and epoch (16 bytes). */
 void gw_data_key(const struct gw_session *s, int to_peer, uint32_t epoch, unsigned char key[16]);

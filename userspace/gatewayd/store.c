@@ -37,6 +37,10 @@ int gw_store_open(struct gw_store *s, const char *path, char *err, size_t errlen
 	    sqlite3_prepare_v2(s->db,
 			       "DELETE FROM routes WHERE origin=?1 AND vni=?2 AND ip=?3 AND plen=?4",
 			       -1, &s->del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "DELETE FROM routes WHERE origin=?1", -1, &s->del_origin,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO own VALUES (?1,?2,?3,?4,?5,?6)", -1,
+			       &s->put_own, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT v FROM kv WHERE k=?1", -1, &s->kv_get, NULL) !=
 		    SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO kv VALUES (?1,?2)", -1, &s->kv_put,
@@ -53,6 +57,8 @@ void gw_store_close(struct gw_store *s)
 {
 	sqlite3_finalize(s->put);
 	sqlite3_finalize(s->del);
+	sqlite3_finalize(s->del_origin);
+	sqlite3_finalize(s->put_own);
 	sqlite3_finalize(s->kv_get);
 	sqlite3_finalize(s->kv_put);
 	if (s->db)
@@ -65,9 +71,39 @@ int gw_store_begin(struct gw_store *s)
 	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
+int gw_store_begin_durable(struct gw_store *s)
+{
+	if (sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	s->durable = 1;
+	if (!gw_store_begin(s))
+		return 0;
+	sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+	s->durable = 0;
+	return -1;
+}
+
 int gw_store_commit(struct gw_store *s)
 {
-	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	int rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+
+	/* a failed COMMIT may leave the transaction open: end it */
+	if (rc && !sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	if (s->durable) {
+		sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+		s->durable = 0;
+	}
+	return rc;
+}
+
+void gw_store_rollback(struct gw_store *s)
+{
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	if (s->durable) {
+		sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+		s->durable = 0;
+	}
 }
 
 static int step(sqlite3_stmt *st)
@@ -157,16 +193,10 @@ int gw_store_put_u64(struct gw_store *s, const char *key, uint64_t v)
 
 int gw_store_replace_origin(struct gw_store *s, const struct rt_table *t, const char *origin)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
+	int rc;
 
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM routes WHERE origin=?1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, origin, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = -1;
-	sqlite3_finalize(st);
+	sqlite3_bind_text(s->del_origin, 1, origin, -1, SQLITE_STATIC);
+	rc = step(s->del_origin);
 	for (int i = 0; !rc && i < t->n; i++)
 		if (!strcmp(t->r[i].origin, origin))
 			rc = gw_store_put_route(s, &t->r[i]);
@@ -176,21 +206,15 @@ int gw_store_replace_origin(struct gw_store *s, const struct rt_table *t, const 
 int gw_store_put_own(struct gw_store *s, const struct rt_key *k, uint64_t version, int withdrawn,
 		     int from_config)
 {
-	sqlite3_stmt *st;
-	int rc;
+	sqlite3_stmt *st = s->put_own;
 
-	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO own VALUES (?1,?2,?3,?4,?5,?6)", -1,
-			       &st, NULL) != SQLITE_OK)
-		return -1;
 	sqlite3_bind_int64(st, 1, k->vni);
 	sqlite3_bind_int64(st, 2, k->ip_be);
 	sqlite3_bind_int(st, 3, k->plen);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)version);
 	sqlite3_bind_int(st, 5, withdrawn);
 	sqlite3_bind_int(st, 6, from_config);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-	sqlite3_finalize(st);
-	return rc;
+	return step(st);
 }
 
 int gw_store_load_own(struct gw_store *s, gw_own_cb cb, void *arg)
