@@ -11,6 +11,7 @@ PKGS=(
   libclang-rt-14-dev
   iproute2 iputils-ping ethtool iperf3 tshark python3 python3-scapy
   procps psmisc netcat-openbsd wireguard-tools
+  curl jq openssl
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -78,6 +78,27 @@ int cmd_cache(struct cli *c, struct args *a);
 int cmd_stats(struct cli *c, struct args *a);
 int cmd_apply(struct cli *c, struct args *a);
 int cmd_gw(struct cli *c, struct args *a);
+int cmd_mission(struct cli *c, struct args *a);
+int cmd_cluster(struct cli *c, struct args *a);
+
+/* ---- edgeapi.c: the edgeclusterd API client (http or https) ---- */
+struct ecc {
+	char server[512];
+	bool tls;
+	char host[256];
+	int port;
+	char base[256]; /* path prefix of the server URL, "" if none */
+	char token[320];
+	const char *ca;
+};
+/* Take --server, --token, --token-file and --ca out of a (the rest stays). */
+int ecc_setup(struct ecc *e, struct args *a);
+/* One request; XG_OK with the HTTP status and the JSON answer (or NULL). */
+int ecc_call(const struct ecc *e, const char *method, const char *path, const char *body,
+	     int *status, json_t **out);
+/* Print the server's message as it is; the exit code for the HTTP status. */
+int ecc_fail(int status, json_t *resp);
+void ecc_urlencode(const char *s, char *out, size_t len);
 
 /* ---- output.c ---- */
 /* Print rows (JSON objects) as an aligned table with the given columns, or

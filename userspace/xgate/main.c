@@ -34,6 +34,13 @@ static const char usage_text[] =
 	"  gw genkey | gw pubkey          X25519 keys (base64); pubkey reads the private key on stdin\n"
 	"  gw status|peers|routes [--gw NAME | --socket PATH]   a running gatewayd\n"
 	"  gw subnet add|del VNI CIDR [--gw NAME | --socket PATH]\n"
+	"Edge cluster tree (an edgeclusterd's API):\n"
+	"  mission apply -f FILE | mission get [NAME] [-l SELECTOR] | mission delete NAME\n"
+	"  mission state NAME             its state map, one entry per path in the tree\n"
+	"  cluster get [NAME] | cluster tree\n"
+	"  mission|cluster ... --server URL     default $XGATE_SERVER, else http://127.0.0.1:7443\n"
+	"  mission|cluster ... --token T | --token-file F | --ca FILE\n"
+	"                                 defaults $XGATE_TOKEN, $XGATE_TOKEN_FILE, $XGATE_CA\n"
 	"\n"
 	"Options (anywhere on the line):\n"
 	"  -n, --instance NAME  map set under /sys/fs/bpf/xgate/NAME (default: $XGATE_INSTANCE,\n"
@@ -45,7 +52,10 @@ static const char usage_text[] =
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit codes: 0 ok, 1 system error, 2 usage, 3 not found, 4 already exists,\n"
-	"            5 permission denied, 6 rejected by the verifier.\n";
+	"            5 permission denied, 6 rejected by the verifier.\n"
+	"  mission/cluster: 1 server unreachable or failing (5xx), 2 request refused as invalid\n"
+	"            (400/413/415/422: the server's message names the field), 3 not found (404),\n"
+	"            4 conflict (409: exists, or changed meanwhile), 5 bad or missing token (401).\n";
 
 int object_help(const char *object)
 {
@@ -118,7 +128,7 @@ static const struct {
 	{ "stats", cmd_stats },       { "reset", cmd_reset },   { "host", cmd_host },
 	{ "vpc", cmd_vpc },           { "subnet", cmd_subnet }, { "endpoint", cmd_endpoint },
 	{ "ep", cmd_endpoint },       { "cache", cmd_cache },   { "apply", cmd_apply },
-	{ "gw", cmd_gw },
+	{ "gw", cmd_gw },             { "mission", cmd_mission }, { "cluster", cmd_cluster },
 };
 
 int main(int argc, char **argv)

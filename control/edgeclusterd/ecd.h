@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * edgeclusterd: what the daemon's parts share. One thread runs the lws event
+ * loop and everything else from its callbacks, so nothing here is locked.
+ */
+#ifndef ECD_H
+#define ECD_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "resource.h"
+#include "store.h"
+
+struct lws_context;
+
+struct ecd {
+	struct ec_conf conf;
+	struct ec_store store;
+	struct lws_context *lws;
+	volatile sig_atomic_t stop;
+	json_t *self_labels; /* this cluster's labels as a JSON object */
+	uint64_t started_ms;
+};
+
+void ecd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t ecd_now_ms(void);
+
+/* ---- api.c: routing and handlers, no lws ---- */
+enum ec_method { EC_GET, EC_POST, EC_PUT, EC_DELETE, EC_OTHER };
+
+struct api_req {
+	enum ec_method method;
+	const char *method_name; /* as on the request line, for messages */
+	const char *path;
+	const char *query;	  /* "a=1&b=2", decoded by lws per argument; "" if none */
+	const char *content_type; /* "" if absent */
+	const char *body;	  /* NUL-terminated; NULL without a body */
+	size_t body_len;
+	const char *peer; /* for the log */
+};
+
+struct api_resp {
+	int code;
+	char *body; /* malloc'd */
+	const char *content_type;
+	const char *allow; /* 405: the methods that are served */
+};
+
+/* Paths answered without a token (liveness). */
+bool api_is_public(const char *path);
+void api_handle(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
+/* Fill rs with a Status error (also used by the transport for 401/411/413). */
+void api_error(struct api_resp *rs, int code, const char *reason, const char *msg,
+	       const char *field);
+/* Ensure this cluster's own EdgeCluster row exists and matches the config. */
+int api_self_sync(struct ecd *d);
+
+/* ---- http.c: the lws side ---- */
+int http_start(struct ecd *d);
+void http_stop(struct ecd *d);
+
+#endif

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The HTTP transport of the API on libwebsockets: one context, one vhost,
+ * HTTP/1.1 only (also over TLS: ALPN http/1.1). This file owns what happens
+ * before a request reaches api.c — the bearer token, Content-Length and the
+ * body limit — and writing the answer back.
+ *
+ * Answers decided from the headers alone (401, 411, 413, a bad
+ * Content-Length) go out at once with "Connection: close". If the client is
+ * still sending a body we then half-close and read and discard it (at most
+ * DRAIN_MAX bytes, and lws's idle timeout), so the client reads our answer
+ * instead of a reset; everything else keeps the connection alive.
+ *
+ * Signals come in through a signalfd adopted into the same loop: the stop
+ * flag is then set from the loop thread, and slice 3's SIGCHLD uses the
+ * same path.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libwebsockets.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ecd.h"
+
+#define DRAIN_MAX (16u << 20)
+#define CHUNK	  (16u << 10)
+#define VHOST	  "edgeclusterd"
+
+struct conn {
+	enum ec_method method;
+	const char *method_name;
+	char path[1024];
+	char query[4096];
+	char ctype[128];
+	char peer[64];
+	char *body;
+	size_t body_len, expect;
+	bool drain, body_done; /* answered early; discarding the body */
+	size_t drained;
+	bool close_after;
+	unsigned char *out; /* LWS_PRE + response body */
+	size_t out_len, out_off;
+};
+
+static void conn_free(struct conn *c)
+{
+	free(c->body);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+}
+
+static enum ec_method method_of(struct lws *wsi, const char **name)
+{
+	static const char *const names[] = {"GET",   "POST",   "OPTIONS", "PUT",
+					    "PATCH", "DELETE", "CONNECT", "HEAD"};
+	char *uri;
+	int len, m = lws_http_get_uri_and_method(wsi, &uri, &len);
+
+	*name = m >= 0 && m < (int)(sizeof(names) / sizeof(names[0])) ? names[m] : "?";
+	switch (m) {
+	case LWSHUMETH_GET:
+		return EC_GET;
+	case LWSHUMETH_POST:
+		return EC_POST;
+	case LWSHUMETH_PUT:
+		return EC_PUT;
+	case LWSHUMETH_DELETE:
+		return EC_DELETE;
+	default:
+		return EC_OTHER;
+	}
+}
+
+/* 0 valid, 1 no bearer token, 2 wrong token. Every configured token is
+ * compared (digests, constant time) whichever matches. */
+static int check_token(struct ecd *d, struct lws *wsi)
+{
+	unsigned char got[EC_HASH_LEN];
+	char h[EC_TOKEN_MAX + 64], *t;
+	int len = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION), ok = 0;
+
+	if (len <= 0)
+		return 1;
+	if (len >= (int)sizeof(h) ||
+	    lws_hdr_copy(wsi, h, sizeof(h), WSI_TOKEN_HTTP_AUTHORIZATION) < 0)
+		return 2;
+	if (strncasecmp(h, "Bearer ", 7))
+		return 1;
+	for (t = h + 7; *t == ' ';)
+		t++;
+	ec_token_digest(t, strlen(t), got);
+	sodium_memzero(h, sizeof(h));
+	for (int i = 0; i < d->conf.n_tokens; i++)
+		ok |= !sodium_memcmp(got, d->conf.tokens[i], EC_HASH_LEN);
+	return ok ? 0 : 2;
+}
+
+static int send_response(struct lws *wsi, struct conn *c, struct api_resp *rs)
+{
+	unsigned char hdr[LWS_PRE + 1024], *start = hdr + LWS_PRE, *p = start;
+	unsigned char *end = hdr + sizeof(hdr) - 1;
+	size_t n = rs->body ? strlen(rs->body) : 0;
+	int rc = 0;
+
+	c->out = malloc(LWS_PRE + n + 1);
+	if (!c->out) {
+		free(rs->body);
+		return -1;
+	}
+	memcpy(c->out + LWS_PRE, rs->body ? rs->body : "", n);
+	/* HEAD: the headers of the answer (Content-Length included), no body */
+	c->out_len = strcmp(c->method_name, "HEAD") ? n : 0;
+	c->out_off = 0;
+	free(rs->body);
+	rs->body = NULL;
+	if (lws_add_http_common_headers(wsi, (unsigned)rs->code,
+					rs->content_type ? rs->content_type : "application/json", n,
+					&p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+					 (const unsigned char *)"no-store", 8, &p, end))
+		rc = -1;
+	if (!rc && rs->allow)
+		rc = lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_ALLOW,
+						  (const unsigned char *)rs->allow,
+						  (int)strlen(rs->allow), &p, end);
+	if (!rc && rs->code == 401)
+		rc = lws_add_http_header_by_token(
+		    wsi, WSI_TOKEN_HTTP_WWW_AUTHENTICATE,
+		    (const unsigned char *)"Bearer realm=\"edgeclusterd\"", 27, &p, end);
+	if (!rc && c->close_after)
+		rc = lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+						  (const unsigned char *)"close", 5, &p, end);
+	if (rc || lws_finalize_write_http_header(wsi, start, &p, end))
+		return -1;
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static void log_refusal(struct conn *c, const struct api_resp *rs)
+{
+	json_t *st = rs->body ? json_loads(rs->body, 0, NULL) : NULL;
+
+	ecd_log("%s %s -> %d from %s: %s", c->method_name, c->path, rs->code, c->peer,
+		st && json_is_string(json_object_get(st, "message"))
+		    ? json_string_value(json_object_get(st, "message"))
+		    : "");
+	json_decref(st);
+}
+
+/* Answer from the headers alone, then close (discarding any body). */
+static int early(struct lws *wsi, struct conn *c, int code, const char *msg)
+{
+	struct api_resp rs = {0};
+
+	api_error(&rs, code, NULL, msg, NULL);
+	log_refusal(c, &rs);
+	c->close_after = true;
+	c->drain = c->expect > 0;
+	c->expect = 0;
+	return send_response(wsi, c, &rs);
+}
+
+static int process(struct ecd *d, struct lws *wsi, struct conn *c)
+{
+	struct api_req rq = {.method = c->method,
+			     .method_name = c->method_name,
+			     .path = c->path,
+			     .query = c->query,
+			     .content_type = c->ctype,
+			     .body = c->body,
+			     .body_len = c->body_len,
+			     .peer = c->peer};
+	struct api_resp rs;
+
+	api_handle(d, &rq, &rs);
+	/* a GET of a missing name is a lookup (apply does one), not an event */
+	if (rs.code >= 400 && !(rs.code == 404 && c->method == EC_GET))
+		log_refusal(c, &rs);
+	free(c->body);
+	c->body = NULL;
+	return send_response(wsi, c, &rs);
+}
+
+/* The request line and headers are in: decide, or wait for the body. */
+static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char *path)
+{
+	char cl[32] = "", frag[1024];
+	size_t qlen = 0;
+	int n;
+
+	conn_free(c);
+	c->method = method_of(wsi, &c->method_name);
+	snprintf(c->path, sizeof(c->path), "%s", path ? path : "/");
+	for (int i = 0;
+	     (n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i)) > 0;
+	     i++) {
+		if (qlen + (size_t)n + 2 >= sizeof(c->query))
+			break;
+		qlen += (size_t)snprintf(c->query + qlen, sizeof(c->query) - qlen, "%s%s",
+					 qlen ? "&" : "", frag);
+	}
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE) >= (int)sizeof(c->ctype) ||
+	    lws_hdr_copy(wsi, c->ctype, sizeof(c->ctype), WSI_TOKEN_HTTP_CONTENT_TYPE) < 0)
+		snprintf(c->ctype, sizeof(c->ctype), "(too long)");
+	if (lws_get_peer_simple(wsi, c->peer, sizeof(c->peer)) == NULL)
+		snprintf(c->peer, sizeof(c->peer), "?");
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
+		char *end;
+
+		if (lws_hdr_copy(wsi, cl, sizeof(cl), WSI_TOKEN_HTTP_CONTENT_LENGTH) < 0 ||
+		    !cl[0] || cl[0] == '-' ||
+		    (errno = 0, c->expect = strtoull(cl, &end, 10), errno || *end)) {
+			c->expect = 1; /* whatever follows is not a request: drain it */
+			return early(wsi, c, 400, "invalid Content-Length");
+		}
+	}
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
+		c->expect = 1;
+		return early(wsi, c, 411,
+			     "chunked request bodies are not supported: send Content-Length");
+	}
+	if (!api_is_public(c->path)) {
+		int t = check_token(d, wsi);
+
+		if (t)
+			return early(wsi, c, 401,
+				     t == 1 ? "missing bearer token (Authorization: Bearer TOKEN)"
+					    : "invalid bearer token");
+	}
+	if (c->expect > d->conf.max_body) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg),
+			 "request body of %zu bytes is over the limit of %zu bytes", c->expect,
+			 d->conf.max_body);
+		return early(wsi, c, 413, msg);
+	}
+	if (!c->expect)
+		return process(d, wsi, c);
+	c->body = malloc(c->expect + 1);
+	if (!c->body)
+		return -1;
+	/* lws 4.1 does not answer "Expect: 100-continue" itself; without this
+	 * curl waits a second before sending bodies over 1 MiB */
+	if (lws_hdr_copy(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_EXPECT) > 0 &&
+	    !strcasecmp(frag, "100-continue")) {
+		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+		unsigned char buf[LWS_PRE + sizeof(cont)];
+
+		memcpy(buf + LWS_PRE, cont, sizeof(cont) - 1);
+		if (lws_write(wsi, buf + LWS_PRE, sizeof(cont) - 1, LWS_WRITE_RAW) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int on_body(struct lws *wsi, struct conn *c, const void *in, size_t len)
+{
+	if (c->drain) {
+		c->drained += len;
+		/* a client that ignores our answer gets a reset, not our memory */
+		return c->drained > DRAIN_MAX ? -1 : 0;
+	}
+	if (!c->body || len > c->expect - c->body_len) {
+		/* lws delivers Content-Length bytes; this is a defence, not a path */
+		c->expect = 1;
+		return early(wsi, c, 413, "request body larger than its Content-Length");
+	}
+	memcpy(c->body + c->body_len, in, len);
+	c->body_len += len;
+	return 0;
+}
+
+static int on_writeable(struct lws *wsi, struct conn *c)
+{
+	size_t left, n;
+	bool final;
+
+	if (!c->out)
+		return 0;
+	left = c->out_len - c->out_off;
+	n = left > CHUNK ? CHUNK : left;
+	final = n == left;
+	if (n && lws_write(wsi, c->out + LWS_PRE + c->out_off, n,
+			   final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
+		return -1;
+	c->out_off += n;
+	if (!final) {
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	free(c->out);
+	c->out = NULL;
+	if (c->close_after) {
+		if (c->drain && !c->body_done) {
+			shutdown(lws_get_socket_fd(wsi), SHUT_WR);
+			return 0;
+		}
+		return -1;
+	}
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		   size_t len)
+{
+	struct ecd *d = lws_context_user(lws_get_context(wsi));
+	struct conn *c = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		return on_request(d, wsi, c, in);
+	case LWS_CALLBACK_HTTP_BODY:
+		return on_body(wsi, c, in, len);
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (c->drain) {
+			c->body_done = true;
+			return c->out ? 0 : -1; /* answered already: close */
+		}
+		if (c->out) /* early() answered from on_body */
+			return 0;
+		c->body[c->body_len] = 0;
+		return process(d, wsi, c);
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return on_writeable(wsi, c);
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+	case LWS_CALLBACK_CLOSED_HTTP:
+		if (c)
+			conn_free(c);
+		break;
+	default:
+		break;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* The signalfd, adopted as a raw file: SIGTERM/SIGINT stop the loop. */
+static int cb_signal(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		     size_t len)
+{
+	struct ecd *d = lws_context_user(lws_get_context(wsi));
+	struct signalfd_siginfo si;
+
+	if (reason == LWS_CALLBACK_RAW_RX_FILE) {
+		while (read(lws_get_socket_fd(wsi), &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+				ecd_log("signal %u: stopping", si.ssi_signo);
+				d->stop = 1;
+			}
+		}
+		return 0;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+static const struct lws_protocols protocols[] = {
+    {"http", cb_http, sizeof(struct conn), 0, 0, NULL, 0},
+    {"ecd-signal", cb_signal, 0, 0, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static void lws_logger(int level, const char *line)
+{
+	(void)level;
+	ecd_log("lws: %.*s", (int)strcspn(line, "\n"), line);
+}
+
+static char iface[INET_ADDRSTRLEN];
+static int sigfd = -1;
+
+int http_start(struct ecd *d)
+{
+	struct lws_context_creation_info info;
+	lws_sock_file_fd_type fd;
+	sigset_t set;
+
+	lws_set_log_level(LLL_ERR | LLL_WARN, lws_logger);
+	memset(&info, 0, sizeof(info));
+	inet_ntop(AF_INET, &d->conf.listen.sin_addr, iface, sizeof(iface));
+	info.iface = iface;
+	info.port = ntohs(d->conf.listen.sin_port);
+	info.protocols = protocols;
+	info.vhost_name = VHOST;
+	info.server_string = "edgeclusterd";
+	info.user = d;
+	info.alpn = "http/1.1";
+	info.timeout_secs = 10;
+	info.fd_limit_per_thread = 1024; /* lws sizes its fd tables by this: RSS */
+	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	if (d->conf.tls_cert[0]) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.ssl_cert_filepath = d->conf.tls_cert;
+		info.ssl_private_key_filepath = d->conf.tls_key;
+	}
+	d->lws = lws_create_context(&info);
+	if (!d->lws) {
+		ecd_log("cannot serve on %s:%u (address in use, or bad TLS files?)", iface,
+			info.port);
+		return -1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	fd.filefd = sigfd;
+	if (sigfd < 0 ||
+	    !lws_adopt_descriptor_vhost(lws_get_vhost_by_name(d->lws, VHOST),
+					LWS_ADOPT_RAW_FILE_DESC, fd, "ecd-signal", NULL)) {
+		ecd_log("signalfd: %s", strerror(errno));
+		return -1;
+	}
+	ecd_log("serving %s://%s:%u", d->conf.tls_cert[0] ? "https" : "http", iface, info.port);
+	return 0;
+}
+
+void http_stop(struct ecd *d)
+{
+	if (d->lws)
+		lws_context_destroy(d->lws); /* closes the adopted signalfd too */
+	d->lws = NULL;
+	sigfd = -1;
+}

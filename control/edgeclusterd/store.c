@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* SQLite persistence for edgeclusterd; see store.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+/* user_version 1: the schema below. A later schema migrates from it. */
+static const char schema[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=FULL;"
+    "PRAGMA foreign_keys=OFF;"
+    "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS missions (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
+    " rv INTEGER NOT NULL, created TEXT NOT NULL, labels TEXT NOT NULL, spec TEXT NOT NULL,"
+    " state TEXT NOT NULL DEFAULT '{}');"
+    "CREATE TABLE IF NOT EXISTS clusters (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
+    " rv INTEGER NOT NULL, created TEXT NOT NULL, labels TEXT NOT NULL, spec TEXT NOT NULL,"
+    " state TEXT NOT NULL DEFAULT '{}');"
+    "INSERT OR IGNORE INTO meta VALUES ('revision', 0);"
+    "PRAGMA user_version=1;";
+
+static const char *const tables[] = {"missions", "clusters"};
+
+int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen)
+{
+	char *msg = NULL;
+	sqlite3_stmt *st;
+	int ver = -1;
+
+	memset(s, 0, sizeof(*s));
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path,
+			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		ec_store_close(s);
+		return -1;
+	}
+	sqlite3_busy_timeout(s->db, 2000);
+	/* Refuse a database written by a newer schema rather than corrupt it. */
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			ver = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (ver < 0 || ver > 1) {
+		snprintf(err, errlen, "%s: %s", path,
+			 ver < 0 ? sqlite3_errmsg(s->db)
+				 : "written by a newer edgeclusterd (schema > 1)");
+		ec_store_close(s);
+		return -1;
+	}
+	if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		ec_store_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+void ec_store_close(struct ec_store *s)
+{
+	if (s->db)
+		sqlite3_close(s->db);
+	s->db = NULL;
+}
+
+const char *ec_store_errmsg(struct ec_store *s)
+{
+	return s->db ? sqlite3_errmsg(s->db) : "no database";
+}
+
+static sqlite3_stmt *prep(struct ec_store *s, const char *fmt, enum ec_table t)
+{
+	char sql[256];
+	sqlite3_stmt *st = NULL;
+
+	snprintf(sql, sizeof(sql), fmt, tables[t]);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	return st;
+}
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return strdup(t ? (const char *)t : "{}");
+}
+
+#define ROW_COLS "name, uid, rv, created, labels, spec, state"
+
+static int row_from(sqlite3_stmt *st, struct ec_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", sqlite3_column_text(st, 0));
+	snprintf(r->uid, sizeof(r->uid), "%s", sqlite3_column_text(st, 1));
+	r->rv = (uint64_t)sqlite3_column_int64(st, 2);
+	snprintf(r->created, sizeof(r->created), "%s", sqlite3_column_text(st, 3));
+	r->labels = dup_col(st, 4);
+	r->spec = dup_col(st, 5);
+	r->state = dup_col(st, 6);
+	if (!r->labels || !r->spec || !r->state) {
+		ec_row_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+int ec_store_revision(struct ec_store *s, uint64_t *rev)
+{
+	sqlite3_stmt *st;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='revision'", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*rev = (uint64_t)sqlite3_column_int64(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct ec_row *r)
+{
+	sqlite3_stmt *st = prep(s, "SELECT " ROW_COLS " FROM %s WHERE name=?1", t);
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		rc = row_from(st, r);
+	else
+		rc = rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg)
+{
+	sqlite3_stmt *st = prep(s, "SELECT " ROW_COLS " FROM %s ORDER BY name", t);
+	struct ec_row r;
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int stop;
+
+		if (row_from(st, &r)) {
+			rc = -1;
+			break;
+		}
+		stop = cb(arg, &r);
+		ec_row_free(&r);
+		if (stop) {
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* ---- writes: one transaction each, the revision bumped inside it ---- */
+
+static int begin(struct ec_store *s)
+{
+	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* COMMIT, or roll back; rc passes through when it is not a success. */
+static int end(struct ec_store *s, int rc)
+{
+	if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc ? rc : -1;
+}
+
+static int bump(struct ec_store *s, uint64_t *rev)
+{
+	if (sqlite3_exec(s->db, "UPDATE meta SET v=v+1 WHERE k='revision'", NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	return ec_store_revision(s, rev);
+}
+
+/* The stored rv of NAME: 0 and EC_ST_NOTFOUND if there is none. */
+static int current_rv(struct ec_store *s, enum ec_table t, const char *name, uint64_t *rv)
+{
+	sqlite3_stmt *st = prep(s, "SELECT rv FROM %s WHERE name=?1", t);
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	*rv = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
+{
+	sqlite3_stmt *st;
+	uint64_t rv, rev;
+	int rc;
+
+	if (begin(s))
+		return -1;
+	rc = current_rv(s, t, r->name, &rv);
+	if (rc != EC_ST_NOTFOUND)
+		return end(s, rc ? rc : EC_ST_EXISTS);
+	if (bump(s, &rev))
+		return end(s, -1);
+	st = prep(s, "INSERT INTO %s (" ROW_COLS ") VALUES (?1,?2,?3,?4,?5,?6,?7)", t);
+	if (st) {
+		sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, r->uid, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)rev);
+		sqlite3_bind_text(st, 4, r->created, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, r->labels ? r->labels : "{}", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 7, r->state ? r->state : "{}", -1, SQLITE_STATIC);
+	}
+	rc = end(s, step_done(st));
+	if (!rc)
+		r->rv = rev;
+	return rc;
+}
+
+int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint64_t expect_rv)
+{
+	sqlite3_stmt *st;
+	uint64_t rv, rev;
+	int rc;
+
+	if (begin(s))
+		return -1;
+	rc = current_rv(s, t, r->name, &rv);
+	if (rc || rv != expect_rv)
+		return end(s, rc ? rc : EC_ST_CONFLICT);
+	if (bump(s, &rev))
+		return end(s, -1);
+	st = prep(s, "UPDATE %s SET rv=?2, labels=?3, spec=?4 WHERE name=?1", t);
+	if (st) {
+		sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+		sqlite3_bind_text(st, 3, r->labels ? r->labels : "{}", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
+	}
+	rc = end(s, step_done(st));
+	if (!rc) {
+		struct ec_row now;
+
+		/* the caller answers with the stored object: uid, created, state */
+		if (ec_store_get(s, t, r->name, &now) == 0) {
+			ec_row_free(r);
+			*r = now;
+		}
+		r->rv = rev;
+	}
+	return rc;
+}
+
+int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint64_t expect_rv,
+		    struct ec_row *old)
+{
+	sqlite3_stmt *st;
+	uint64_t rev;
+	int rc;
+
+	if (begin(s))
+		return -1;
+	rc = ec_store_get(s, t, name, old);
+	if (rc)
+		return end(s, rc);
+	if (expect_rv && old->rv != expect_rv) {
+		ec_row_free(old);
+		return end(s, EC_ST_CONFLICT);
+	}
+	if (bump(s, &rev)) {
+		ec_row_free(old);
+		return end(s, -1);
+	}
+	st = prep(s, "DELETE FROM %s WHERE name=?1", t);
+	if (st)
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = end(s, step_done(st));
+	if (rc)
+		ec_row_free(old);
+	return rc;
+}

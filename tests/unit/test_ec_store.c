@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* edgeclusterd's store on a real SQLite file: create/replace/delete with
+ * the revision counter and optimistic concurrency, reopen keeps everything,
+ * a database from a newer schema is refused. */
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "store.h"
+
+static struct ec_row mk(const char *name, const char *spec)
+{
+	struct ec_row r = {0};
+
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	ec_uuid4(r.uid);
+	ec_timestamp(1700000000, r.created);
+	r.labels = strdup("{\"app\":\"x\"}");
+	r.spec = strdup(spec);
+	return r;
+}
+
+static int count_cb(void *arg, struct ec_row *r)
+{
+	(void)r;
+	++*(int *)arg;
+	return 0;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/ec-store-XXXXXX", path[128], err[256], cmd[160];
+	struct ec_store s;
+	struct ec_row a, b, got, old;
+	uint64_t rev = 99, rv_a;
+	int n = 0, rc;
+
+	if (sodium_init() < 0 || !mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	CHECK(ec_store_open(&s, path, err, sizeof(err)) == 0, "open a new database (%s)", err);
+	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 0, "a new database is at revision 0");
+
+	a = mk("a", "{\"content\":\"1\"}");
+	b = mk("b", "{\"content\":\"2\"}");
+	CHECK(ec_store_create(&s, EC_T_MISSIONS, &a) == 0 && a.rv == 1, "create a -> rv 1");
+	CHECK(ec_store_create(&s, EC_T_MISSIONS, &b) == 0 && b.rv == 2, "create b -> rv 2");
+	CHECK(ec_store_create(&s, EC_T_MISSIONS, &a) == EC_ST_EXISTS, "create a again: exists");
+	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 2, "a refused create bumps nothing");
+	CHECK(ec_store_create(&s, EC_T_CLUSTERS, &a) == 0 && a.rv == 3,
+	      "clusters share the revision counter (rv 3)");
+	rv_a = 1;
+
+	rc = ec_store_get(&s, EC_T_MISSIONS, "a", &got);
+	CHECK(rc == 0 && got.rv == rv_a && !strcmp(got.uid, a.uid) &&
+		  !strcmp(got.created, "2023-11-14T22:13:20Z") && !strcmp(got.spec, a.spec) &&
+		  !strcmp(got.state, "{}"),
+	      "get a: as created, state {}");
+	ec_row_free(&got);
+	CHECK(ec_store_get(&s, EC_T_MISSIONS, "zz", &got) == EC_ST_NOTFOUND,
+	      "get missing: not found");
+
+	free(a.spec);
+	a.spec = strdup("{\"content\":\"1b\"}");
+	CHECK(ec_store_replace(&s, EC_T_MISSIONS, &a, 7) == EC_ST_CONFLICT,
+	      "replace with a stale rv: conflict");
+	CHECK(ec_store_replace(&s, EC_T_MISSIONS, &a, rv_a) == 0 && a.rv == 4 &&
+		  !strcmp(a.spec, "{\"content\":\"1b\"}") &&
+		  !strcmp(a.created, "2023-11-14T22:13:20Z"),
+	      "replace with the current rv: rv 4, created kept");
+	CHECK(ec_store_replace(&s, EC_T_MISSIONS, &a, rv_a) == EC_ST_CONFLICT,
+	      "the old rv is stale now");
+	{
+		struct ec_row z = mk("zz", "{}");
+
+		CHECK(ec_store_replace(&s, EC_T_MISSIONS, &z, 1) == EC_ST_NOTFOUND,
+		      "replace missing: not found");
+		ec_row_free(&z);
+	}
+	CHECK(ec_store_delete(&s, EC_T_MISSIONS, "b", 1, &old) == EC_ST_CONFLICT,
+	      "delete with a stale rv: conflict");
+	CHECK(ec_store_delete(&s, EC_T_MISSIONS, "b", 2, &old) == 0 && old.rv == 2 &&
+		  !strcmp(old.uid, b.uid),
+	      "delete with the current rv returns the deleted row");
+	ec_row_free(&old);
+	CHECK(ec_store_delete(&s, EC_T_MISSIONS, "b", 0, &old) == EC_ST_NOTFOUND,
+	      "delete again: not found");
+	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 5, "revision 5 after 5 writes");
+	CHECK(ec_store_list(&s, EC_T_MISSIONS, count_cb, &n) == 0 && n == 1,
+	      "list: one mission left");
+	ec_store_close(&s);
+
+	CHECK(ec_store_open(&s, path, err, sizeof(err)) == 0, "reopen (%s)", err);
+	rc = ec_store_get(&s, EC_T_MISSIONS, "a", &got);
+	CHECK(rc == 0 && got.rv == 4 && !strcmp(got.uid, a.uid) &&
+		  !strcmp(got.spec, "{\"content\":\"1b\"}"),
+	      "after reopen: same uid, rv and spec");
+	ec_row_free(&got);
+	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 5, "after reopen: revision 5");
+	ec_store_close(&s);
+
+	{
+		sqlite3 *db;
+
+		CHECK(sqlite3_open(path, &db) == SQLITE_OK &&
+			  sqlite3_exec(db, "PRAGMA user_version=2", NULL, NULL, NULL) == SQLITE_OK,
+		      "mark the database as schema 2");
+		sqlite3_close(db);
+		CHECK(ec_store_open(&s, path, err, sizeof(err)) < 0 && strstr(err, "newer"),
+		      "a newer schema is refused: %s", err);
+		ec_store_close(&s);
+	}
+	CHECK(ec_store_open(&s, "/nonexistent/dir/x.db", err, sizeof(err)) < 0 &&
+		  strstr(err, "/nonexistent/dir/x.db"),
+	      "unopenable path named: %s", err);
+	ec_row_free(&a);
+	ec_row_free(&b);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		return 1;
+	return unit_summary();
+}
