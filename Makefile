@@ -31,6 +31,7 @@ bench: build
 	cmake --build $(BUILD) --target bench_xdp_cost
 	cmake --build $(BUILD) --target bench_pps_veth
 	cmake --build $(BUILD) --target bench_mesh_converge
+	cmake --build $(BUILD) --target bench_cross_cluster
 
 format:
 	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] tests/fixtures/*.[ch] bench/*.[ch]

@@ -8,6 +8,11 @@
  * Ethernet/IPv4/UDP frame of --inner-len bytes (default 60: a 64-byte frame
  * once the 4-byte FCS a veth never carries is counted).
  *
+ * With --encap none the frame is what a pod sends, for bench/cross_cluster.sh:
+ * one Ethernet/IPv4/UDP frame of --inner-len bytes built from --dmac --smac
+ * --src --dst (UDP checksum complete, DF set, to --dport, default 9), sent
+ * from the pod's own eth0; the --inner-* and tunnel options do not apply.
+ *
  * Transmission uses BPF_PROG_RUN in live-frames mode (kernel 5.18+), the
  * method of xdp-trafficgen: a small hand-assembled XDP program writes the
  * frame (from a one-entry array map) into the page and returns
@@ -20,6 +25,9 @@
  *           --inner-dmac MAC --inner-smac MAC --inner-src IP --inner-dst IP
  *           [--opt-host IP] [--inner-len N] [--sport N] [--dport N]
  *           [--repeat N] [--dump]
+ *   pps_gen -N NETNS -i DEV -t SECONDS --encap none
+ *           --dmac MAC --smac MAC --src IP --dst IP
+ *           [--inner-len N] [--sport N] [--dport N] [--repeat N] [--dump]
  *
  * Prints one line: "sent N secs S pps P" (frames handed to the device; the
  * device may still drop them when its peer's ring is full: count at the
@@ -53,6 +61,7 @@
 
 #define GENEVE_PORT 6081
 #define VXLAN_PORT  4789
+#define DISCARD_PORT 9
 #define MAX_FRAME   512
 
 static volatile sig_atomic_t stop;
@@ -204,6 +213,9 @@ static void usage(void)
 		"         --inner-dmac MAC --inner-smac MAC --inner-src IP --inner-dst IP\n"
 		"         [--opt-host IP] [--inner-len N] [--sport N] [--dport N] [--repeat N]\n"
 		"         [--dump]\n"
+		"       pps_gen -N NETNS -i DEV -t SECONDS --encap none\n"
+		"         --dmac MAC --smac MAC --src IP --dst IP\n"
+		"         [--inner-len N] [--sport N] [--dport N] [--repeat N] [--dump]\n"
 		"       pps_gen -N NETNS -i DEV --tc-drop\n");
 	exit(2);
 }
@@ -253,6 +265,7 @@ int main(int argc, char **argv)
 	const char *netns = NULL, *dev = NULL;
 	double secs = 5;
 	int geneve = -1, dump = 0, tc_drop = 0, repeat = 1 << 18, fixed_repeat = 0, have = 0;
+	int plain = 0;
 	uint32_t vni = 0, src = 0, dst = 0, isrc = 0, idst = 0, opt_host = 0;
 	uint8_t dmac[6], smac[6], idmac[6], ismac[6];
 	unsigned int ilen = 60, sport = 49152 + 4242, dport = 0;
@@ -275,8 +288,10 @@ int main(int argc, char **argv)
 				geneve = 1;
 			else if (!strcmp(optarg, "vxlan"))
 				geneve = 0;
+			else if (!strcmp(optarg, "none"))
+				geneve = 0, plain = 1;
 			else
-				die("unknown encap '%s': geneve or vxlan", optarg);
+				die("unknown encap '%s': geneve, vxlan or none", optarg);
 			break;
 		case O_VNI:
 			vni = strtoul(optarg, NULL, 0);
@@ -342,42 +357,54 @@ int main(int argc, char **argv)
 	}
 	if (tc_drop && dev)
 		return attach_tc_drop(netns, dev);
+	/* --encap none: the outer fields are the frame's; no VNI, no inner */
+	if (plain && (have & (2 | 4 | 8 | 16)) == (2 | 4 | 8 | 16))
+		have = 511;
 	if (!dev || geneve < 0 || have != 511 || secs <= 0 || repeat <= 0 || ilen < 42 ||
 	    ilen > 256 || sport > 65535 || dport > 65535 || vni > 0xffffff)
 		usage();
 	if (!dport)
-		dport = geneve ? GENEVE_PORT : VXLAN_PORT;
+		dport = plain ? DISCARD_PORT : geneve ? GENEVE_PORT : VXLAN_PORT;
 
 	/* ---- the frame, inner first ---- */
-	size_t tun = geneve ? 8 + (opt_host ? 12 : 0) : 8, outer = 42 + tun, len = outer + ilen;
+	size_t tun = plain ? 0 : geneve ? 8 + (opt_host ? 12 : 0) : 8, outer = 42 + tun;
+	size_t len = plain ? ilen : outer + ilen;
 	uint8_t *t = frame + 42, *inner = t + tun;
 
-	for (unsigned int i = 42; i < ilen; i++)
-		inner[i] = (uint8_t)i; /* payload */
-	l2l3l4(inner, idmac, ismac, isrc, idst, 40000, 9 /* discard */, ilen - 42, 1, 0);
-	if (geneve) {
-		t[0] = opt_host ? 3 : 0; /* version 0, option length in 4-byte words */
-		t[1] = 0;
-		put16(t + 2, 0x6558);
-		t[4] = vni >> 16;
-		t[5] = vni >> 8;
-		t[6] = vni;
-		t[7] = 0;
-		if (opt_host) { /* XG_OPT_HOST: class 0xFFF8, type 1, 2 words */
-			put16(t + 8, 0xfff8);
-			t[10] = 0x01;
-			t[11] = 2;
-			memcpy(t + 12, &opt_host, 4);
-		}
+	if (plain) {
+		/* what a pod sends: complete UDP checksum (pods run with TX
+		 * checksum offload off), DF set as Linux sets it on UDP */
+		for (unsigned int i = 42; i < ilen; i++)
+			frame[i] = (uint8_t)i;
+		l2l3l4(frame, dmac, smac, src, dst, sport, dport, ilen - 42, 1, 1);
 	} else {
-		t[0] = 0x08; /* I flag */
-		t[4] = vni >> 16;
-		t[5] = vni >> 8;
-		t[6] = vni;
+		for (unsigned int i = 42; i < ilen; i++)
+			inner[i] = (uint8_t)i; /* payload */
+		l2l3l4(inner, idmac, ismac, isrc, idst, 40000, DISCARD_PORT, ilen - 42, 1, 0);
+		if (geneve) {
+			t[0] = opt_host ? 3 : 0; /* version 0, option length in 4-byte words */
+			t[1] = 0;
+			put16(t + 2, 0x6558);
+			t[4] = vni >> 16;
+			t[5] = vni >> 8;
+			t[6] = vni;
+			t[7] = 0;
+			if (opt_host) { /* XG_OPT_HOST: class 0xFFF8, type 1, 2 words */
+				put16(t + 8, 0xfff8);
+				t[10] = 0x01;
+				t[11] = 2;
+				memcpy(t + 12, &opt_host, 4);
+			}
+		} else {
+			t[0] = 0x08; /* I flag */
+			t[4] = vni >> 16;
+			t[5] = vni >> 8;
+			t[6] = vni;
+		}
+		/* Outer UDP checksum zero, as tunnels send over IPv4 (RFC 8926 3.3,
+		 * RFC 7348 5); DF set as xgate's agent sets it. */
+		l2l3l4(frame, dmac, smac, src, dst, sport, dport, tun + ilen, 0, 1);
 	}
-	/* Outer UDP checksum zero, as tunnels send over IPv4 (RFC 8926 3.3,
-	 * RFC 7348 5); DF set as xgate's agent sets it. */
-	l2l3l4(frame, dmac, smac, src, dst, sport, dport, tun + ilen, 0, 1);
 	if (dump) {
 		for (size_t i = 0; i < len; i++)
 			printf("%02x%s", frame[i], (i % 16 == 15 || i + 1 == len) ? "\n" : " ");

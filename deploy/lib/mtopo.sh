@@ -12,6 +12,9 @@
 #   VPC 200 (tenant 2): the same CIDRs and even the same pod addresses in
 #     clusters 1 and 2 (pods <c>t at 10.1.<c>.11) — isolated by VNI.
 #
+# Set P, XGATE, GATEWAYD (and XDP_MODE, MT_RUN) as shell variables before
+# sourcing: `P=x source mtopo.sh` would set them for the source command only.
+#
 # Interface names are per namespace (eth0, wan0, h1...), so the prefix only
 # has to keep namespace names apart. Every address lives inside namespaces
 # made here; nothing leaves the box.

@@ -1,0 +1,537 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# cross_cluster: pod to pod ACROSS TWO CLUSTERS, through xgate's gateways,
+# side by side with the kernel's own path (VXLAN + bridge + IP routing) on
+# the same namespaces, pods, veths and MTUs, in the same run:
+#   pps: 64-byte UDP frames sent from pod 1b's eth0 (10.1.1.12, cluster 1,
+#        host h2), counted where they arrive, pod 2b's eth0 (10.1.2.12,
+#        cluster 2, host h2); best window, and CPU time per packet;
+#   TCP: iperf3 from pod 1b to pod 2b: Mbit/s and retransmits.
+# Method, both layouts and results: docs/bench.md, section "cross_cluster".
+#
+#   usage: bench/cross_cluster.sh [--secs N] [--runs N] [--warmup N]
+#                [--no-pps] [--no-tcp] [--no-variant] [--verbose]
+#                XGATE_BINARY GATEWAYD_BINARY PPS_GEN_BINARY
+#          bench/cross_cluster.sh --setup-only|--teardown XGATE GATEWAYD PPS_GEN
+#   e.g.   bench/cross_cluster.sh build/userspace/xgate build/userspace/gatewayd \
+#                build/bench/pps_gen
+#   (cmake target: bench_cross_cluster)
+#
+#   xgate : deploy/lib/mtopo.sh as the demo builds it (3 clusters, gatewayd
+#           mesh), prefix xcx: 1b -> agent (XDP on v1b) -> gateway 1 (XDP,
+#           authenticated tunnel) -> WAN router -> gateway 2 -> bouncer h1
+#           (XDP_TX) -> h2 (XDP decap) -> 2b, once ping has warmed the
+#           direct path (printed from the xgate counters that grew);
+#   xgate, gateways know the pods' hosts (a variant, --no-variant skips it):
+#           an endpoint entry for the destination pod on each gateway, so
+#           gateway 2 sends straight to h2: the kernel path's hop count;
+#   kernel: the same topology built again (prefix xck), xgate removed,
+#           bench/cross/ktopo.sh: bridge + VXLAN on the hosts, the gateways
+#           routing between their cluster VXLAN and a VXLAN over the WAN.
+#   CPUs: pps_gen pinned to CPU 0; the entry veth's NAPI (v1b, host side of
+#   1b's veth) runs threaded on CPU 1, so the whole data path runs on CPU 1.
+#   iperf3 is not pinned (the TCP figures use both CPUs).
+#   Each run times every path once (pps windows, then TCP), interleaved.
+#
+# Exit: 0 when it ran (no assertion on the numbers), 1 on setup failure,
+# 2 on usage, 130 when interrupted. Every namespace, xgate instance (pins)
+# and process it made is removed on exit, Ctrl-C included, and checked.
+
+set -u -o pipefail
+
+SECS=5
+RUNS=3
+WARMUP=1
+VERBOSE=0
+MODE=run
+DO_PPS=1
+DO_TCP=1
+VARIANT=1
+usage() { sed -n '/^#   usage:/,/^#   (cmake/p' "$0" | cut -c3- >&2; exit 2; }
+help() { sed -n '4,/^# Exit:/p' "$0" | cut -c3-; sed -n '/^# Exit:/,/^$/p' "$0" | sed 1d | cut -c3-; exit 0; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--secs) SECS=${2:?}; shift 2 ;;
+	--runs) RUNS=${2:?}; shift 2 ;;
+	--warmup) WARMUP=${2:?}; shift 2 ;;
+	--no-pps) DO_PPS=0; shift ;;
+	--no-tcp) DO_TCP=0; shift ;;
+	--no-variant) VARIANT=0; shift ;;
+	--verbose|-v) VERBOSE=1; shift ;;
+	--setup-only) MODE=setup; shift ;;   # build both topologies, leave them up
+	--teardown) MODE=teardown; shift ;;  # remove what --setup-only left
+	-h|--help) help ;;
+	--*) echo "cross_cluster: unknown option $1" >&2; usage ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 3 ] || usage
+case "$SECS$RUNS$WARMUP" in *[!0-9]*) echo "cross_cluster: --secs/--runs/--warmup take whole numbers" >&2; exit 2 ;; esac
+[ "$SECS" -ge 1 ] && [ "$RUNS" -ge 1 ] || usage
+
+XGATE=$(readlink -f "$1")
+GATEWAYD=$(readlink -f "$2")
+GEN=$(readlink -f "$3")
+HERE=$(cd "$(dirname "$0")" && pwd)
+MTOPO=$HERE/../deploy/lib/mtopo.sh
+
+fail() { echo "cross_cluster: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || fail "needs root (namespaces, XDP, BPF_PROG_RUN)"
+for b in "$XGATE" "$GATEWAYD" "$GEN"; do [ -x "$b" ] || fail "binary '$b' not found"; done
+[ -r "$MTOPO" ] || fail "cannot read $MTOPO"
+for t in ip bridge tc taskset timeout jq iperf3 ethtool nsenter; do
+	command -v $t >/dev/null || fail "'$t' is missing (deploy/deps.sh installs it)"
+done
+
+# Two topologies, both built by mtopo.sh; exact namespace names ${P}-...
+PX=xcx   # xgate
+PK=xck   # kernel
+P=$PX
+# shellcheck source=../deploy/lib/mtopo.sh
+source "$MTOPO"
+# shellcheck source=cross/ktopo.sh
+source "$HERE/cross/ktopo.sh"
+# in_topo PREFIX CMD...: run an mtopo.sh function (or any command) on the
+# topology PREFIX (bash locals are seen by the functions it calls)
+in_topo() { local P=$1 MT_RUN=/tmp/$1-run; shift; "$@"; }
+
+SRC=1b
+DST=2b
+NCPU=$(nproc)
+GEN_CPU=0
+DP_CPU=$((NCPU > 1 ? 1 : 0))
+# the hosts a frame can cross, in path order (for the counters)
+PATH_NS=(c1h2 c1h1 c1gw wan c2gw c2h1 c2h2)
+
+GEN_PID=
+BG_PIDS=()
+GWD_PIDS=
+declare -A NAPI_PIDS=()
+topo_exists() { # topo_exists PREFIX: any namespace of that topology left?
+	local n
+	for n in $(mt_all_ns); do [ -e "/run/netns/$1-$n" ] && return 0; done
+	return 1
+}
+leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
+	local p n
+	for p in $PX $PK; do
+		for n in $(mt_all_ns); do
+			[ -e "/run/netns/$p-$n" ] && echo "netns $p-$n"
+			[ -e "/sys/fs/bpf/xgate/$p-$n" ] && echo "pins /sys/fs/bpf/xgate/$p-$n"
+		done
+		[ -e "/tmp/$p-run" ] && echo "directory /tmp/$p-run"
+	done
+	for n in $GEN_PID "${BG_PIDS[@]}" $GWD_PIDS; do kill -0 "$n" 2>/dev/null && echo "process $n ($(cat /proc/$n/comm 2>/dev/null))"; done
+	return 0
+}
+cleanup() {
+	local p pid left
+	trap - EXIT INT TERM HUP
+	for pid in $GEN_PID "${BG_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in $GEN_PID "${BG_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	for p in $PX $PK; do in_topo $p mtopo_down; done
+	[ -n "${TMP:-}" ] && rm -rf "$TMP"
+	left=$(leftovers)
+	if [ -n "$left" ]; then
+		echo "cross_cluster: left behind after teardown:" >&2
+		echo "$left" | sed 's/^/  /' >&2
+	else
+		echo "teardown: no namespace (${PX}-*, ${PK}-*), pin (/sys/fs/bpf/xgate/${PX}-*, ${PK}-*)," \
+			"gatewayd, generator or iperf3 left"
+	fi
+	return 0
+}
+if [ "$MODE" = teardown ]; then
+	cleanup
+	exit 0
+fi
+trap cleanup EXIT
+trap 'echo "cross_cluster: interrupted" >&2; exit 130' INT TERM HUP
+TMP=$(mktemp -d /tmp/cross_cluster.XXXXXX) || fail "mktemp"
+
+log() { [ "$VERBOSE" = 1 ] && echo "# $*" >&2; return 0; }
+run() { "$@" || fail "setup failed: $*"; }
+run_q() { "$@" >/dev/null || fail "setup failed: $*"; } # (the command's output only)
+mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+
+# ---- leftovers of an earlier, killed run --------------------------------
+for p in $PX $PK; do
+	if topo_exists $p || [ -e "/tmp/$p-run" ]; then
+		echo "cross_cluster: removing topology $p-* left by an earlier run" >&2
+		in_topo $p mtopo_down
+	fi
+done
+
+# ---- the two topologies --------------------------------------------------
+# (a function whose output is redirected runs in a subshell: a signal's trap
+# would otherwise run with that redirection, and its messages be lost)
+t0=$(date +%s)
+log "building the xgate topology ($PX-*): mtopo_up, mesh_up"
+(in_topo $PX mtopo_up) >"$TMP/topo.$PX" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PX" >&2; fail "mtopo_up ($PX) failed"; }
+in_topo $PX mesh_up
+rc=$?
+GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
+[ $rc = 0 ] || { tail -n 5 /tmp/$PX-run/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
+log "building the kernel topology ($PK-*): mtopo_up, then xgate removed, bench/cross/ktopo.sh"
+(in_topo $PK mtopo_up) >"$TMP/topo.$PK" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PK" >&2; fail "mtopo_up ($PK) failed"; }
+in_topo $PK kt_build || fail "kernel path setup failed"
+
+# Both: no bridge netfilter (per namespace here; it would tax both paths),
+# and a static underlay fdb, so that no bridge floods a one-way stream once
+# an entry ages out (the pps windows send one way only).
+for p in $PX $PK; do
+	for n in $(mt_all_ns); do
+		[ -e "/run/netns/$p-$n" ] || continue
+		ip netns exec "$p-$n" sysctl -qw net.bridge.bridge-nf-call-iptables=0 \
+			net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0 >/dev/null 2>&1
+	done
+	for c in 1 2; do
+		for h in h1 h2 gw; do
+			run bridge -n "$p-c${c}u" fdb replace "$(mac_of "$p-c$c$h" eth0)" dev "$h" master static sticky
+		done
+	done
+done
+
+# Warm both paths both ways: ARP everywhere, and xgate's direct path
+# (h2 learns from the first reply that 10.1.2.12 is behind gateway 1).
+for p in $PX $PK; do
+	for pair in "$SRC $DST" "$DST $SRC"; do
+		read -r a b <<<"$pair"
+		ip netns exec "$p-p$a" ping -c3 -i0.2 -W1 "${POD_IP[$b]}" >/dev/null 2>&1 ||
+			fail "ping from pod $a to $b failed on the $p topology"
+	done
+done
+log "topologies up and warm in $(($(date +%s) - t0)) s"
+
+# Same pods: what the pods' eth0 do with a TCP/UDP datagram must match
+# across topologies (checksum in software, TCP segmented in software by
+# GSO: veth marks more features "fixed" while its peer runs XDP, which
+# changes nothing of this).
+offloads() {
+	ip netns exec "$1" ethtool -k eth0 | awk '$1 ~ /^(tx-checksum-ip-generic|tx-tcp-segmentation|tx-udp-segmentation|generic-segmentation-offload|generic-receive-offload|tx-scatter-gather|rx-gro-list|rx-udp-gro-forwarding):$/ {print $1, $2}'
+}
+for pod in $SRC $DST; do
+	fx=$(offloads "$PX-p$pod")
+	fk=$(offloads "$PK-p$pod")
+	[ "$fx" = "$fk" ] || echo "cross_cluster: warning: pod $pod's eth0 offloads differ between" \
+		"the topologies: $(diff <(echo "$fx") <(echo "$fk") | grep '^[<>]' | tr -s '\t\n' '  ')" >&2
+done
+
+# ---- the generator's entry, the sink ----------------------------------------
+# The generator sends xdp_frames out of 1b's eth0 into v1b: v1b must run
+# XDP to take them. On xgate it runs the agent (the path under test); on
+# the kernel path a pass stub is attached for the pps windows only (the
+# apparatus, not the path: detached for TCP). Its NAPI runs as a kernel
+# thread pinned to the data-path CPU; every later step runs in softirqs
+# raised from it, so on that CPU too.
+napi_threads() { ps -eo pid=,comm= | awk 'index($2, "napi/v1b-") == 1 {print $1}' | sort; }
+entry_on() { # entry_on PREFIX
+	local p=$1 before pid n=0
+	before=$(napi_threads)
+	[ "$p" = $PK ] && run_q "$XGATE" -N "$p-c1h2" attach "v$SRC" pass
+	run ip netns exec "$p-c1h2" sh -c "echo 1 > /sys/class/net/v$SRC/threaded"
+	if [ -z "${NAPI_PIDS[$p]:-}" ] || ! kill -0 ${NAPI_PIDS[$p]} 2>/dev/null; then
+		NAPI_PIDS[$p]=$(comm -13 <(echo "$before") <(napi_threads) | tr '\n' ' ')
+	fi
+	for pid in ${NAPI_PIDS[$p]}; do taskset -pc "$DP_CPU" "$pid" >/dev/null && n=$((n + 1)); done
+	[ "$n" -gt 0 ] || echo "cross_cluster: warning: no NAPI thread for $p-c1h2 v$SRC; data path not pinned" >&2
+}
+entry_off() { # entry_off PREFIX
+	[ "$1" = $PK ] || return 0
+	run_q "$XGATE" -N "$1-c1h2" detach "v$SRC"
+	NAPI_PIDS[$1]=
+}
+# Sink: a tc ingress drop (pps_gen --tc-drop) on 2b's eth0, for the pps
+# windows only: the frame counts there (rx_packets), and neither pod's
+# stack (UDP lookup, ICMP port unreachable) is in the path.
+sink_on() { run "$GEN" -N "$1-p$DST" -i eth0 --tc-drop; }
+sink_off() { run ip netns exec "$1-p$DST" tc qdisc del dev eth0 clsact; }
+
+# The variant: each gateway holds an endpoint entry for the far pod's host
+# (the gateway then sends to that host, not to the subnet's bouncer).
+variant_on() {
+	run "$XGATE" -N "$PX-c2gw" endpoint add 100 "${POD_IP[$DST]}" mac "${POD_MAC[$DST]}" host "$(host_ip 2 h2)"
+	run "$XGATE" -N "$PX-c1gw" endpoint add 100 "${POD_IP[$SRC]}" mac "${POD_MAC[$SRC]}" host "$(host_ip 1 h2)"
+}
+variant_off() {
+	run "$XGATE" -N "$PX-c2gw" endpoint del 100 "${POD_IP[$DST]}"
+	run "$XGATE" -N "$PX-c1gw" endpoint del 100 "${POD_IP[$SRC]}"
+}
+
+# path NAME -> its topology prefix
+prefix_of() { case $1 in kernel) echo $PK ;; *) echo $PX ;; esac; }
+path_on() { [ "$1" = xgate_ep ] && variant_on; return 0; }
+path_off() { [ "$1" = xgate_ep ] && variant_off; return 0; }
+
+# gen_args PREFIX: a 60-byte frame (64 with the FCS) from 1b to 2b's UDP
+# discard port, addressed as 1b's own stack addresses it: to the MAC its
+# neighbour table has for its default gateway
+declare -A GWMAC=()
+gen_args() {
+	local p=$1
+	echo -N "$p-p$SRC" -i eth0 --encap none --dmac "${GWMAC[$p]}" --smac "${POD_MAC[$SRC]}" \
+		--src "${POD_IP[$SRC]}" --dst "${POD_IP[$DST]}"
+}
+for p in $PX $PK; do
+	GWMAC[$p]=$(ip -n "$p-p$SRC" neigh show "10.1.1.1" dev eth0 | awk '{for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1)}')
+	[ -n "${GWMAC[$p]}" ] || fail "pod $SRC has no neighbour entry for 10.1.1.1 ($p)"
+	log "$p: pod $SRC's gateway 10.1.1.1 is at ${GWMAC[$p]}"
+done
+
+counters() { # counters NS DEV -> "rx_packets rx_dropped tx_dropped"
+	ip netns exec "$1" sh -c "cd /sys/class/net/$2/statistics && cat rx_packets rx_dropped tx_dropped" |
+		tr '\n' ' '
+}
+delivered() { counters "$1-p$DST" eth0 | awk '{print $1}'; }
+now() { date +%s.%N; }
+
+PATHS=(xgate kernel)
+[ "$VARIANT" = 1 ] && PATHS=(xgate kernel xgate_ep)
+declare -A LABEL=(
+	[xgate]="xgate: agent, gw tunnel (SipHash), bouncer, decap"
+	[xgate_ep]="xgate, gateways know the pods' hosts (no bouncer)"
+	[kernel]="kernel: bridge+VXLAN, gw routing, VXLAN over WAN"
+)
+
+# Sanity: a short burst must reach the pod on every path before timing.
+check_path() {
+	local name=$1 p a b
+	p=$(prefix_of "$name")
+	a=$(delivered "$p")
+	# shellcheck disable=SC2046
+	timeout 10 "$GEN" $(gen_args "$p") -t 0.2 --repeat 64 >/dev/null ||
+		fail "generator failed on $name"
+	sleep 0.3
+	b=$(delivered "$p")
+	[ $((b - a)) -gt 0 ] || fail "no packet reached pod $DST on the $name path"
+	log "$name: $((b - a)) packets reached $DST in the check"
+}
+if [ "$DO_PPS" = 1 ]; then
+	for name in "${PATHS[@]}"; do
+		p=$(prefix_of "$name")
+		path_on "$name"; entry_on "$p"; sink_on "$p"
+		check_path "$name"
+		sink_off "$p"; entry_off "$p"; path_off "$name"
+	done
+fi
+if [ "$MODE" = setup ]; then
+	trap - EXIT
+	rm -rf "$TMP"
+	echo "cross_cluster: topologies $PX-* (xgate) and $PK-* (kernel) are up; remove them with: $0 --teardown $*"
+	exit 0
+fi
+
+# ---- xgate counters: which hops the measured path took ---------------------
+xgate_stats() { # xgate_stats TAG: snapshot of every host on the path
+	local n
+	for n in "${PATH_NS[@]}"; do
+		[ "$n" = wan ] && continue
+		"$XGATE" -N "$PX-$n" stats -o json >"$TMP/st.$n.$1" 2>/dev/null || echo '[]' >"$TMP/st.$n.$1"
+	done
+}
+xgate_delta() { # "host dev/reason +n" for every counter that grew from a to b, path order
+	local n
+	for n in "${PATH_NS[@]}"; do
+		[ "$n" = wan ] && continue
+		jq -nr --arg h "$n" --slurpfile a "$TMP/st.$n.a" --slurpfile b "$TMP/st.$n.b" '
+			def flat: [.[] | .dev as $d | .counters | to_entries[]
+			           | {key: "\($d)/\(.key)", value: .value.packets}] | from_entries;
+			($a[0] | flat) as $x | ($b[0] | flat) as $y
+			| $y | to_entries[] | select(.value > ($x[.key] // 0))
+			| "\($h) \(.key) \(.value - ($x[.key] // 0))"'
+	done
+}
+
+# ---- CPU accounting (as bench/pps_veth.sh) ---------------------------------
+#  dp:    CPU time of the threads that run the data path: the entry veth's
+#         NAPI thread (the softirqs it raises run inside it) and ksoftirqd
+#         of the data-path CPU; other work on the CPU is not counted;
+#  cpu:   busy time of the whole data-path CPU;  steal: the hypervisor's.
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+KSOFTIRQD=$(ps -eo pid=,comm= | awk -v n="ksoftirqd/$DP_CPU" '$2 == n {print $1}')
+cpu_ticks() { # cpu_ticks PREFIX -> "dp cpu steal" in clock ticks
+	local pid dp=0 t
+	for pid in ${NAPI_PIDS[$1]:-} $KSOFTIRQD; do
+		t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) && dp=$((dp + t))
+	done
+	awk -v c="cpu$DP_CPU" -v dp="$dp" '$1 == c { print dp, $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
+}
+# path_drops PREFIX -> rx_dropped + tx_dropped summed over every device of
+# the namespaces after the entry (v1b's rx_dropped is the generator's
+# excess: the entry ring was full)
+path_drops() {
+	local p=$1 n d v sum=0
+	for n in c1h2 c1u c1gw wan c2gw c2u c2h1 c2h2 "p$DST"; do
+		for d in $(ip -n "$p-$n" -o link show | awk -F': ' '{sub(/@.*/, "", $2); print $2}'); do
+			[ "$d" = lo ] && continue
+			[ "$n/$d" = "c1h2/v$SRC" ] && continue
+			v=$(counters "$p-$n" "$d" | awk '{print $2 + $3}')
+			sum=$((sum + v))
+		done
+	done
+	echo "$sum"
+}
+
+# ---- one pps window ------------------------------------------------------------
+declare -A BEST WIN_LIST OFFERED NSPKT BUSY PDROPS TCP_BEST TCP_RETR TCP_LIST
+CONTENDED=0
+gen_start() { # gen_start PREFIX SECONDS
+	# shellcheck disable=SC2046
+	timeout -k 2 $(($2 + 5)) taskset -c $GEN_CPU "$GEN" $(gen_args "$1") -t "$2" \
+		>"$TMP/gen.out" 2>"$TMP/gen.err" &
+	GEN_PID=$!
+}
+pps_run() { # pps_run NAME
+	local name=$1 p c0 c1 e0 e1 t0 t1 u0 u1 d0 d1 d mpps ns busy mark
+	p=$(prefix_of "$name")
+	path_on "$name"; entry_on "$p"; sink_on "$p"
+	[ "$p" = $PX ] && xgate_stats a
+	gen_start "$p" $((WARMUP + SECS + 1))
+	sleep "$WARMUP"
+	d0=$(path_drops "$p")
+	e0=$(counters "$p-c1h2" "v$SRC")
+	c0=$(delivered "$p"); t0=$(now); u0=$(cpu_ticks "$p")
+	sleep "$SECS"
+	c1=$(delivered "$p"); t1=$(now); u1=$(cpu_ticks "$p")
+	e1=$(counters "$p-c1h2" "v$SRC")
+	d1=$(path_drops "$p")
+	wait "$GEN_PID" || { GEN_PID=; fail "generator failed: $(cat "$TMP/gen.err")"; }
+	GEN_PID=
+	if [ "$p" = $PX ]; then
+		xgate_stats b
+		xgate_delta | sed "s/^/$name /" >>"$TMP/xstats"
+	fi
+	sink_off "$p"; entry_off "$p"; path_off "$name"
+	d=$((c1 - c0))
+	mpps=$(awk -v d="$d" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", d / (b - a) / 1e6 }')
+	ns=$(awk -v a="$u0" -v b="$u1" -v d="$d" -v hz="$CLK_TCK" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		if (d > 0) printf "%.0f", (y[1] - x[1]) * 1e9 / hz / d; else print "n/a" }')
+	busy=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); f = 100 / hz / (s1 - s0);
+		printf "%.0f%% (data path %.0f%%, steal %.0f%%)", (y[2] - x[2]) * f,
+			(y[1] - x[1]) * f, (y[3] - x[3]) * f }')
+	# a window where other work took the data-path CPU is marked with *
+	mark=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
+		split(a, x, " "); split(b, y, " ");
+		if ((y[1] - x[1]) * 100 / hz / (s1 - s0) < 85) print "*" }')
+	[ -n "$mark" ] && CONTENDED=1
+	WIN_LIST[$name]="${WIN_LIST[$name]:-}${WIN_LIST[$name]:+ }$mpps$mark"
+	PDROPS[$name]=$((${PDROPS[$name]:-0} + d1 - d0))
+	if [ "$ns" != n/a ] && awk -v a="$ns" -v b="${NSPKT[$name]:-0}" 'BEGIN { exit !(b == 0 || a < b) }'; then
+		NSPKT[$name]=$ns
+	fi
+	if awk -v a="$mpps" -v b="${BEST[$name]:-0}" 'BEGIN { exit !(a > b) }'; then
+		BEST[$name]=$mpps
+		BUSY[$name]=$busy
+		OFFERED[$name]=$(awk -v a="$e0" -v b="$e1" -v s0="$t0" -v s1="$t1" 'BEGIN {
+			split(a, x, " "); split(b, y, " ");
+			printf "%.2f", ((y[1] - x[1]) + (y[2] - x[2])) / (s1 - s0) / 1e6 }')
+	fi
+	echo "  run $r  pps  $name: $mpps Mpps, CPU $DP_CPU busy $busy, $ns ns/packet of CPU"
+	log "$name generator: $(cat "$TMP/gen.out")"
+	return 0
+}
+
+# ---- one TCP window --------------------------------------------------------------
+tcp_run() { # tcp_run NAME
+	local name=$1 p srv i mbps retr
+	p=$(prefix_of "$name")
+	path_on "$name"
+	ip netns exec "$p-p$DST" timeout $((SECS + 20)) iperf3 -s -1 -B "${POD_IP[$DST]}" >"$TMP/iperf.srv" 2>&1 &
+	srv=$!
+	BG_PIDS+=("$srv")
+	for i in $(seq 100); do
+		ip netns exec "$p-p$DST" ss -Hltn "sport = :5201" | grep -q . && break
+		sleep 0.05
+	done
+	ip netns exec "$p-p$SRC" timeout $((SECS + 20)) iperf3 -c "${POD_IP[$DST]}" -t "$SECS" -O 1 -J \
+		>"$TMP/iperf.json" 2>"$TMP/iperf.err"
+	wait "$srv" 2>/dev/null
+	BG_PIDS=()
+	path_off "$name"
+	mbps=$(jq -r '.end.sum_received.bits_per_second // empty | . / 1e6 | floor' "$TMP/iperf.json" 2>/dev/null)
+	retr=$(jq -r '.end.sum_sent.retransmits // empty' "$TMP/iperf.json" 2>/dev/null)
+	if [ -z "$mbps" ]; then
+		echo "  run $r  TCP  $name: iperf3 failed: $(jq -r '.error // empty' "$TMP/iperf.json" 2>/dev/null)$(head -c 200 "$TMP/iperf.err")"
+		TCP_LIST[$name]="${TCP_LIST[$name]:-}${TCP_LIST[$name]:+ }fail"
+		return 0
+	fi
+	TCP_LIST[$name]="${TCP_LIST[$name]:-}${TCP_LIST[$name]:+ }$mbps/$retr"
+	if [ "$mbps" -gt "${TCP_BEST[$name]:-0}" ]; then
+		TCP_BEST[$name]=$mbps
+		TCP_RETR[$name]=$retr
+	fi
+	echo "  run $r  TCP  $name: $mbps Mbit/s, $retr retransmits"
+	return 0
+}
+
+load=$(cut -d' ' -f1 /proc/loadavg)
+echo "cross_cluster: $RUNS runs; pps: ${SECS}s windows (after ${WARMUP}s warm-up), generator on CPU $GEN_CPU," \
+	"data path on CPU $DP_CPU; TCP: iperf3 -t $SECS ($NCPU CPUs, load average $load before the start)"
+for ((r = 1; r <= RUNS; r++)); do
+	if [ "$DO_PPS" = 1 ]; then
+		for name in "${PATHS[@]}"; do pps_run "$name"; done
+	fi
+	if [ "$DO_TCP" = 1 ]; then
+		for name in "${PATHS[@]}"; do tcp_run "$name"; done
+	fi
+done
+
+# ---- report -----------------------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+W=52
+printf '\n%-*s | %9s | %10s | %10s | %6s | %s\n' $W "path (pod 1b, cluster 1 -> pod 2b, cluster 2)" \
+	"Mpps" "ns/pkt CPU" "TCP Mbit/s" "retr" "xgate/kernel"
+printf '%s\n' "$(printf '%*s' $W '' | tr ' ' -)-+-----------+------------+------------+--------+-------------------------------"
+for name in "${PATHS[@]}"; do
+	if [ "$name" = kernel ]; then
+		rat="1 (reference)"
+	else
+		rat="pps $(ratio "${BEST[$name]:-0}" "${BEST[kernel]:-0}"), CPU $(ratio "${NSPKT[$name]:-0}" "${NSPKT[kernel]:-0}"), TCP $(ratio "${TCP_BEST[$name]:-0}" "${TCP_BEST[kernel]:-0}")"
+	fi
+	printf '%-*s | %9s | %10s | %10s | %6s | %s\n' $W "${LABEL[$name]}" "${BEST[$name]:--}" \
+		"${NSPKT[$name]:--}" "${TCP_BEST[$name]:--}" "${TCP_RETR[$name]:--}" "$rat"
+done
+echo
+if [ "$DO_PPS" = 1 ]; then
+	echo "Mpps: 64-byte UDP frames (60 B + FCS) delivered to pod $DST (rx_packets of its eth0), best of $RUNS windows"
+	echo "of ${SECS}s. ns/pkt CPU: CPU time of the data-path threads per delivered packet, lowest window"
+	echo "(steal, idle, other work excluded). Ratios: for pps and TCP higher is better for xgate, for CPU lower."
+	for name in "${PATHS[@]}"; do
+		printf '  %-9s windows (Mpps): %-40s offered %s Mpps; drops on the path %s\n' "$name" \
+			"${WIN_LIST[$name]}" "${OFFERED[$name]}" "${PDROPS[$name]}"
+	done
+	[ "$CONTENDED" = 1 ] && echo "*: other work took more than 15% of CPU $DP_CPU in that window (shared machine); its rate understates."
+	echo "CPU $DP_CPU in the best windows:"
+	for name in "${PATHS[@]}"; do printf '  %-9s %s\n' "$name" "${BUSY[$name]}"; done
+fi
+if [ "$DO_TCP" = 1 ]; then
+	echo "TCP: iperf3 $SRC -> $DST, ${SECS}s after a 1s omitted start, best of $RUNS (receiver's Mbit/s;"
+	echo "retransmits of that run). Every run, Mbit/s/retransmits:"
+	for name in "${PATHS[@]}"; do printf '  %-9s %s\n' "$name" "${TCP_LIST[$name]:-}"; done
+fi
+# the hops xgate's pps windows took: counters that grew on each host
+if [ -s "$TMP/xstats" ]; then
+	echo "xgate counters that grew during the pps windows (summed over runs; host device/reason; small"
+	echo "pass_* counts, i.e. host ARP and the gatewayd sessions' TCP, left out):"
+	for name in "${PATHS[@]}"; do
+		grep -q "^$name " "$TMP/xstats" || continue
+		# in path order; a hop is a counter (not pass_*) that grew by a tenth of the largest or more
+		awk -v n="$name" -v src="$SRC" -v dst="$DST" '$1 == n {
+			k = $2 " " $3; if (!(k in s)) o[++m] = k; s[k] += $4; if (s[k] > max) max = s[k] }
+			END { printf "  %s:\n", n
+			      for (i = 1; i <= m; i++) if (s[o[i]] * 100 >= max || o[i] ~ /\/drop_/)
+			          printf "    %-40s %12d\n", o[i], s[o[i]]
+			      printf "    hops: pod %s -> ", src
+			      for (i = 1; i <= m; i++) if (s[o[i]] * 10 >= max && o[i] !~ /\/pass_/)
+			          printf "%s -> ", o[i]
+			      printf "pod %s\n", dst }' "$TMP/xstats"
+	done
+	grep -q '/drop_' "$TMP/xstats" && echo "  (a drop reason grew: see above)"
+fi
+exit 0
