@@ -22,6 +22,7 @@ cleanup() {
 		ip netns del "$P-$n" 2>/dev/null
 	done
 	"$XG" -n "$P-adiv" reset >/dev/null 2>&1
+	rm -rf "/sys/fs/bpf/xgate/$P-old"
 	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -66,6 +67,7 @@ pin() { echo "/sys/fs/bpf/xgate/$P-$1/$2"; }
 # value of a map entry as JSON (BTF-formatted), key as bytes
 lookup() { bpftool -j map lookup pinned "$(pin "$1" "$2")" key $3 2>/dev/null; }
 peer1() { lookup "$1" xg_gw_peers "1 0 0 0"; }
+field_id() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['id'])"; }
 field() { /usr/bin/python3 -c "import json,sys; v=json.load(sys.stdin)['formatted']['value']; print(eval(sys.argv[1]))" "$1"; }
 # the sending key of $1 toward its peer, and the receive key of $2 with that id
 txkey() { peer1 "$1" | field "(lambda t: (t['id'], t['k']))(v['tx'][v['tx_slot']&1]) if v['tx'][v['tx_slot']&1]['valid'] else None"; }
@@ -126,4 +128,18 @@ wait_for 5 gone &&
 sed "s/^Instance = .*/Instance = $P-nope/" "$T/a.conf" > "$T/bad.conf"
 expect_rc 1 "gatewayd refuses an instance without the gateway program" nsenter --net="/run/netns/$P-a" "$GWD" -c "$T/bad.conf" -s "$T/bad.sock"
 expect_err "attach the gateway program first" "the error says what to do"
+# maps of another layout (an older xgate): refused, not written with the wrong size
+mkdir -p "/sys/fs/bpf/xgate/$P-old"
+for m in /sys/fs/bpf/xgate/"$P-a"/*; do
+	n=$(basename "$m")
+	if [ "$n" = xg_gw_replay ]; then
+		bpftool map create "/sys/fs/bpf/xgate/$P-old/$n" type array key 4 value 48 entries 512 name "$n"
+	else
+		bpftool map pin id "$(bpftool -j map show pinned "$m" | field_id)" "/sys/fs/bpf/xgate/$P-old/$n"
+	fi
+done
+sed "s/^Instance = .*/Instance = $P-old/" "$T/a.conf" > "$T/old.conf"
+expect_rc 1 "gatewayd refuses maps of another layout" nsenter --net="/run/netns/$P-a" "$GWD" -c "$T/old.conf" -s "$T/old.sock"
+expect_err "from another xgate version" "and says why"
+rm -rf "/sys/fs/bpf/xgate/$P-old"
 summary

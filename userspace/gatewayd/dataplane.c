@@ -13,18 +13,36 @@
 #include "gwd.h"
 #include "xg.h"
 
-static int open_pin(const char *root, const char *name, char *err, size_t errlen)
+/* A pinned map of the instance, checked against this build's layout: a
+ * value written with another size would be copied short (or long) into the
+ * kernel, and the data path would read what lies beyond. */
+static int open_map(const char *root, const char *name, __u32 ksz, __u32 vsz, char *err,
+		    size_t errlen)
 {
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
 	char path[PATH_MAX + 64];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", root, name);
 	fd = bpf_obj_get(path);
-	if (fd < 0)
+	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s (attach the gateway program first: "
 			 "`xgate -n INSTANCE attach DEV gateway`)", path, strerror(errno));
+		return -1;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.key_size != ksz ||
+	    info.value_size != vsz) {
+		snprintf(err, errlen, "%s: key/value size %u/%u, this gatewayd expects %u/%u: the "
+			 "maps are from another xgate version (`xgate -n INSTANCE reset`, attach "
+			 "again)", path, info.key_size, info.value_size, ksz, vsz);
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
+#define open_pin(root, name, type_k, type_v, err, errlen) \
+	open_map(root, name, sizeof(type_k), sizeof(type_v), err, errlen)
 
 /* After writing a map the data path caches per CPU (the gateway's
  * xg_gw_paddr and xg_gw_route, a divider's xg_subnet): the next packet on
@@ -79,13 +97,18 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 		snprintf(err, errlen, "Instance '%s' is not a valid instance name", g->conf.instance);
 		return -1;
 	}
-	if ((dp->gw = open_pin(root, XG_MAP_GW, err, errlen)) < 0 ||
-	    (dp->peers = open_pin(root, XG_MAP_GW_PEERS, err, errlen)) < 0 ||
-	    (dp->paddr = open_pin(root, XG_MAP_GW_PADDR, err, errlen)) < 0 ||
-	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, err, errlen)) < 0 ||
-	    (dp->replay = open_pin(root, XG_MAP_GW_REPLAY, err, errlen)) < 0 ||
-	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, err, errlen)) < 0 ||
-	    (dp->gen = open_pin(root, XG_MAP_GEN, err, errlen)) < 0)
+	if ((dp->gw = open_pin(root, XG_MAP_GW, __u32, struct xg_gw_conf, err, errlen)) < 0 ||
+	    (dp->peers = open_pin(root, XG_MAP_GW_PEERS, __u32, struct xg_gw_peer, err,
+				  errlen)) < 0 ||
+	    (dp->paddr = open_pin(root, XG_MAP_GW_PADDR, struct xg_gw_paddr_key, __u32, err,
+				  errlen)) < 0 ||
+	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, struct xg_subnet_key,
+				  struct xg_gw_route, err, errlen)) < 0 ||
+	    (dp->replay = open_pin(root, XG_MAP_GW_REPLAY, __u32, struct xg_gw_replay, err,
+				   errlen)) < 0 ||
+	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pstat, err,
+				   errlen)) < 0 ||
+	    (dp->gen = open_pin(root, XG_MAP_GEN, __u32, struct xg_gen, err, errlen)) < 0)
 		return -1;
 	c.pub_ip_be = g->conf.public_addr.sin_addr.s_addr;
 	c.port_be = g->conf.public_addr.sin_port;
