@@ -38,6 +38,11 @@ XG_INLINE __u32 xg_slot_of(__u32 x, unsigned int slots)
 	return (x * 0x9e3779b1u) >> (32 - __builtin_ctz(slots));
 }
 
+XG_INLINE __u32 xg_slot_of_vni_ip(__u32 vni, __u32 ip_be, unsigned int slots)
+{
+	return xg_slot_of(ip_be + vni * 0x85ebca6bu, slots);
+}
+
 XG_INLINE struct xg_iface *xg_iface_of(struct xg_pkt *p, __u32 ifindex)
 {
 	return bpf_map_lookup_elem(&xg_ifaces, &ifindex);

@@ -72,19 +72,89 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	return xg_send(p, eth, nh, reason);
 }
 
+/* Where a frame for (p->vni, p->inner_dst) goes, decided from the maps (the
+ * slow path of xg_agent_decide): 0 with *d filled, or a drop reason. */
+XG_INLINE int xg_agent_lookup(struct xg_pkt *p, struct xg_agc_slot *d, int *per_flow)
+{
+	struct xg_endpoint *ep = xg_endpoint_of(p);
+	struct xg_route rt = {};
+	int rc;
+
+	*per_flow = 0;
+	d->opt_flags = 0;
+	if (ep) {
+		if (ep->flags & XG_EP_LOCAL) {
+			d->kind = XG_AGC_LOCAL;
+			d->ifindex = ep->ifindex;
+			xg_memcpy6(d->mac, ep->mac);
+			return 0;
+		}
+		/* We hold the subnet's endpoints (bouncer host): authoritative. */
+		d->kind = XG_AGC_ENCAP;
+		d->dst_be = ep->host_be;
+		d->reason = XG_R_ENCAP_DIRECT;
+		return 0;
+	}
+	d->dst_be = xg_direct_of(p, p->vni, p->inner_dst);
+	if (d->dst_be) {
+		d->kind = XG_AGC_ENCAP;
+		d->opt_flags = XG_OPT_HOST_DIRECT;
+		d->reason = XG_R_ENCAP_DIRECT;
+		return 0;
+	}
+	rc = xg_route_miss(p, &rt, 1); /* DROP_VNI_UNKNOWN if no VPC */
+	if (rc)
+		return rc;
+	d->kind = XG_AGC_ENCAP;
+	d->dst_be = rt.dst_be;
+	d->reason = (__u16)rt.reason;
+	*per_flow = rt.per_flow;
+	return 0;
+}
+
+/* The decision for p's destination through the per-CPU decision cache
+ * (xg_agcache): one slot instead of the endpoint, direct-path and subnet
+ * slots in turn. Valid under the configuration generation and the direct
+ * path's (dgen), like the slots it replaces; a flow-dependent pick is
+ * decided again for every packet. */
+XG_INLINE int xg_agent_decide(struct xg_pkt *p, struct xg_agc_slot *d)
+{
+	__u32 i = xg_slot_of_vni_ip(p->vni, p->inner_dst, XG_AGCACHE_SLOTS);
+	struct xg_agc_slot *c = bpf_map_lookup_elem(&xg_agcache, &i);
+	int rc, per_flow;
+
+	if (likely(c && c->key.ip_be == p->inner_dst && c->key.vni == p->vni &&
+		   c->dgen == p->dgen && c->kind != XG_AGC_NONE &&
+		   xg_slot_fresh(p, c->gen, c->expires))) {
+		*d = *c;
+		return 0;
+	}
+	rc = xg_agent_lookup(p, d, &per_flow);
+	if (c) {
+		if (rc || per_flow) {
+			c->kind = XG_AGC_NONE;
+		} else {
+			*c = *d;
+			c->key.vni = p->vni;
+			c->key.ip_be = p->inner_dst;
+			c->dgen = p->dgen;
+			xg_slot_stamp(p, &c->gen, &c->expires);
+		}
+	}
+	return rc;
+}
+
 SEC("xdp")
 int xg_agent(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xg_pkt p = { .ctx = ctx };
-	__u32 host_be, dst_be, reason;
-	__u8 opt_flags = 0;
+	struct xg_agc_slot d = {};
 	struct ethhdr *eth = data;
-	struct xg_endpoint *ep;
 	struct xg_iface *ifc;
-	struct xg_route rt;
 	struct xg_arp *arp;
+	__u32 host_be;
 	int rc;
 
 	ifc = xg_pkt_begin(&p, ctx);
@@ -111,40 +181,22 @@ int xg_agent(struct xdp_md *ctx)
 		return XDP_TX;
 	}
 
-	ep = xg_endpoint_of(&p);
-	if (ep) {
-		if (ep->flags & XG_EP_LOCAL) {
-			if (ep->ifindex == p.ifindex)
-				return XG_DROP(&p, DROP_LOOP);
-			xg_memcpy6(eth->h_dest, ep->mac);
-			if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
-				return XG_DROP(&p, DROP_TX_PORT);
-			xg_count(&p, XG_R_AGENT_LOCAL);
-			return XDP_REDIRECT;
-		}
-		/* We hold the subnet's endpoints (bouncer host): authoritative. */
-		dst_be = ep->host_be;
-		reason = XG_R_ENCAP_DIRECT;
-		goto encap;
-	}
-
-	dst_be = xg_direct_of(&p, p.vni, p.inner_dst);
-	if (dst_be) {
-		opt_flags = XG_OPT_HOST_DIRECT;
-		reason = XG_R_ENCAP_DIRECT;
-		goto encap;
-	}
-
-	rc = xg_route_miss(&p, &rt, 1); /* DROP_VNI_UNKNOWN if no VPC */
+	rc = xg_agent_decide(&p, &d);
 	if (rc) {
 		/* ARP for an address of a subnet whose endpoints we all hold */
 		if (arp && rc == XG_R_DROP_NO_ENDPOINT)
 			rc = XG_R_DROP_ARP_UNKNOWN;
 		return xg_count(&p, rc), XDP_DROP;
 	}
-	dst_be = rt.dst_be;
-	reason = rt.reason;
-encap:
+	if (d.kind == XG_AGC_LOCAL) {
+		if (d.ifindex == p.ifindex)
+			return XG_DROP(&p, DROP_LOOP);
+		xg_memcpy6(eth->h_dest, d.mac);
+		if (bpf_redirect_map(&xg_txports, d.ifindex, 0) != XDP_REDIRECT)
+			return XG_DROP(&p, DROP_TX_PORT);
+		xg_count(&p, XG_R_AGENT_LOCAL);
+		return XDP_REDIRECT;
+	}
 	/* one call site: the encap path is inlined once, not once per case */
-	return xg_encap(&p, dst_be, opt_flags, reason);
+	return xg_encap(&p, d.dst_be, d.opt_flags, d.reason);
 }

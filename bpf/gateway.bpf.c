@@ -109,6 +109,7 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 		rc = xg_parse_inner(p, ieth, data_end, &arp);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
+	xg_flow_hash_from_sport(p, o->udp->source);
 	if (arp) /* answered inside each cluster; none crosses */
 		return XG_DROP(p, DROP_ARP_UNKNOWN);
 
@@ -260,6 +261,7 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	rc = xg_parse_inner(p, ieth, data_end, &arp);
 	if (rc)
 		return xg_gw_peer_drop(p, ps, rc);
+	xg_flow_hash_from_sport(p, o->udp->source);
 	if (arp)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_ARP_UNKNOWN);
 	owner = xg_gw_route_of(p, p->inner_src);

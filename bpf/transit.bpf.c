@@ -98,6 +98,7 @@ int xg_transit(struct xdp_md *ctx)
 	rc = xg_parse_geneve(&p, udp, data_end, &opt, &ieth);
 	if (rc)
 		return xg_count(&p, rc), XDP_DROP;
+	xg_flow_hash_from_sport(&p, udp->source);
 
 	/* A VNI without a VPC is dropped (DROP_VNI_UNKNOWN) before anything
 	 * about the inner frame is judged or done; the VPC itself is looked up

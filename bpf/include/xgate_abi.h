@@ -184,6 +184,7 @@ struct xg_cache_entry {
 #define XG_EPCACHE_SLOTS 1024 /* power of 2 */
 #define XG_RTCACHE_SLOTS 512  /* power of 2 */
 #define XG_DPCACHE_SLOTS 1024 /* power of 2 */
+#define XG_AGCACHE_SLOTS 256  /* power of 2 */
 #define XG_IFCACHE_SLOTS 256  /* power of 2, indexed by ifindex */
 
 /* xg_gen: ARRAY[1], the configuration generation, and the generation of
@@ -253,6 +254,32 @@ struct xg_dpc_slot {
 	__u64 expires;
 	__u32 present; /* 0: not in xg_cache */
 	__u32 host_be;
+};
+
+/* xg_agcache: PERCPU_ARRAY, slot = hash(vni, ip). The agent's whole
+ * decision for a destination (its xg_endpoint, xg_cache, xg_subnet and
+ * xg_vpc lookups in one), valid under both generations: deliver into a
+ * local pod's veth, or encapsulate toward dst_be. Decisions that depend on
+ * the flow (a pick among several bouncers or dividers) and drops are not
+ * kept. */
+enum xg_agc_kind {
+	XG_AGC_NONE = 0,
+	XG_AGC_LOCAL = 1, /* redirect into ifindex, destination MAC mac */
+	XG_AGC_ENCAP = 2, /* Geneve to dst_be, counted as reason */
+};
+struct xg_agc_slot {
+	struct xg_ep_key key;
+	__u32 gen;
+	__u32 dgen;
+	__u64 expires;
+	__u32 kind;
+	__u32 dst_be;
+	__u32 ifindex;
+	__u16 reason;
+	__u8 opt_flags;
+	__u8 pad;
+	__u8 mac[6];
+	__u16 pad2;
 };
 
 /* ---- inter-cluster tunnel (gateway to gateway), proto/xgtun.md -----------

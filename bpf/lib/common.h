@@ -36,6 +36,8 @@ struct xg_pkt {
 	__u32 slot;        /* its stats slot */
 	__u32 vni;
 	__u32 flow;        /* ports ^ protocol (or the ARP type): xg_flow_hash() */
+	__u32 hash;        /* xg_flow_hash(), once computed (has_hash) */
+	__u32 has_hash;
 	__u32 inner_src;   /* inner IPv4 source, or ARP sender address */
 	__u32 inner_dst;   /* inner IPv4 destination, or ARP target address */
 };

@@ -60,9 +60,31 @@ XG_INLINE int xg_parse_inner(struct xg_pkt *p, struct ethhdr *eth, void *data_en
 
 /* Flow hash of the inner frame: picks among bouncers/dividers and makes the
  * outer source port. Not needed to forward to a known endpoint. */
-XG_INLINE __u32 xg_flow_hash(const struct xg_pkt *p)
+/* Computed once per packet, on first use: a divider's pick and the outer
+ * source port of an encap want the same value. */
+XG_INLINE __u32 xg_flow_hash(struct xg_pkt *p)
 {
-	return xg_jhash_3words(p->inner_src, p->inner_dst, p->flow, 0);
+	if (!p->has_hash) {
+		p->hash = xg_jhash_3words(p->inner_src, p->inner_dst, p->flow, 0);
+		p->has_hash = 1;
+	}
+	return p->hash;
+}
+
+/*
+ * Forwarders take the flow hash from the outer UDP source port the sender
+ * derived from it (0xc000 | hash & 0x3fff, below), instead of hashing the
+ * inner headers again: a multiply instead of a jhash. The low 14 bits stay
+ * the sender's, so a re-encapsulation keeps the source port; the high bits,
+ * which xg_pick uses, are spread by the multiply. A sender whose source
+ * port carries no entropy gets all its flows the same pick.
+ */
+XG_INLINE void xg_flow_hash_from_sport(struct xg_pkt *p, __u16 sport_be)
+{
+	__u32 s = bpf_ntohs(sport_be) & 0x3fff;
+
+	p->hash = s | ((s * 0x9e3779b1u) & ~0x3fffu);
+	p->has_hash = 1;
 }
 
 /* Outer UDP source port from the flow hash, in the RFC 8926 recommended

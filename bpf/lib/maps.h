@@ -123,4 +123,12 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_dpcache SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_AGCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_agc_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_agcache SEC(".maps");
+
 #endif

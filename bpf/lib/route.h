@@ -17,22 +17,22 @@
 struct xg_route {
 	__u32 dst_be;
 	__u32 reason;
+	__u32 per_flow; /* dst_be was picked by flow hash among several */
 };
 
-/* One of n (1..8) next hops by flow hash: set[hash % n]. */
-XG_INLINE __u32 xg_pick(const __u32 *set, __u32 n, const struct xg_pkt *p)
+/* One of n (1..8) next hops by flow hash: set[(hash * n) >> 32], a
+ * multiply and a shift instead of a division (hash % n cost more than the
+ * rest of the pick); the hash's high bits are as good as its low ones. */
+XG_INLINE __u32 xg_pick(const __u32 *set, __u32 n, struct xg_pkt *p)
 {
-	__u32 hash, i;
+	__u32 i;
 
 	if (n == 1) /* nothing to choose: no hash */
 		return set[0];
-	hash = xg_flow_hash(p);
-	/* a division costs more than the rest of the pick; for 2, 4 or 8 the
-	 * same answer by mask */
-	i = n & (n - 1) ? hash % n : hash & (n - 1);
+	i = (__u32)(((__u64)xg_flow_hash(p) * n) >> 32);
 
 	/* clang proves i < n <= 8 and drops a plain mask; the verifier cannot
-	 * see that through the division, so keep the mask with a barrier. */
+	 * see that through the multiply, so keep the mask with a barrier. */
 	asm volatile("" : "+r"(i));
 	return set[i & (XG_MAX_BOUNCERS - 1)];
 }
@@ -63,6 +63,7 @@ XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent
 				return XG_R_DROP_NO_GATEWAY;
 			r->dst_be = p->host->gateway_be;
 			r->reason = from_agent ? XG_R_ENCAP_GATEWAY : XG_R_DIVIDER_TO_GATEWAY;
+			r->per_flow = 0;
 			return 0;
 		}
 		n = s->n_bouncers;
@@ -74,6 +75,7 @@ XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent
 				return XG_R_DROP_NO_ENDPOINT;
 		r->dst_be = xg_pick(s->bouncers_be, n, p);
 		r->reason = from_agent ? XG_R_ENCAP_BOUNCER : XG_R_DIVIDER_FWD;
+		r->per_flow = n > 1;
 		return 0;
 	}
 	vpc = xg_vpc_of(p);
@@ -86,6 +88,7 @@ XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent
 	if (r->dst_be == self)
 		return XG_R_DROP_NO_ROUTE;
 	r->reason = from_agent ? XG_R_ENCAP_DIVIDER : XG_R_BOUNCER_TO_DIVIDER;
+	r->per_flow = n > 1;
 	return 0;
 }
 
