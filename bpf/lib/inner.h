@@ -10,7 +10,7 @@
 #define XG_INNER_H
 
 #include "proto.h"
-#include "jhash.h"
+#include "flowhash.h"
 
 /* Returns 0, or a drop reason. *arp is set for ARP frames. */
 XG_INLINE int xg_parse_inner(struct xg_pkt *p, struct ethhdr *eth, void *data_end,
@@ -65,7 +65,7 @@ XG_INLINE int xg_parse_inner(struct xg_pkt *p, struct ethhdr *eth, void *data_en
 XG_INLINE __u32 xg_flow_hash(struct xg_pkt *p)
 {
 	if (!p->has_hash) {
-		p->hash = xg_jhash_3words(p->inner_src, p->inner_dst, p->flow, 0);
+		p->hash = xg_mix3(p->inner_src, p->inner_dst, p->flow);
 		p->has_hash = 1;
 	}
 	return p->hash;
@@ -74,7 +74,7 @@ XG_INLINE __u32 xg_flow_hash(struct xg_pkt *p)
 /*
  * Forwarders take the flow hash from the outer UDP source port the sender
  * derived from it (0xc000 | hash & 0x3fff, below), instead of hashing the
- * inner headers again: a multiply instead of a jhash. The low 14 bits stay
+ * inner headers again. The low 14 bits stay
  * the sender's, so a re-encapsulation keeps the source port; the high bits,
  * which xg_pick uses, are spread by the multiply. A sender whose source
  * port carries no entropy gets all its flows the same pick.
