@@ -28,6 +28,8 @@ POD_MTU=1400                 # underlay 1500 - XG_ENCAP_LEN (62)
 WAN_MTU=1512                 # underlay + 12: the tunnel header is larger than Geneve's
 CLUSTERS=(1 2 3)
 
+source "$(dirname "${BASH_SOURCE[0]}")/pod.sh"
+
 # pod -> cluster host vni ip
 declare -A POD_C=() POD_H=() POD_VNI=() POD_IP=() POD_MAC=()
 MT_PODS=()
@@ -138,17 +140,7 @@ mt_cluster_up() {
 
 mt_pod_up() {
 	local p=$1 c=${POD_C[$1]} h=${POD_H[$1]} vni=${POD_VNI[$1]} ip=${POD_IP[$1]} mac=${POD_MAC[$1]}
-	mt_ns "p$p" || return 1
-	podx "$p" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-	ip link add "v$p" netns "${P}-c$c$h" type veth peer name eth0 netns "${P}-p$p"
-	podx "$p" ip link set eth0 address "$mac" mtu $POD_MTU
-	# XDP sees no checksum-offload state: pods send complete L4 checksums
-	podx "$p" ethtool -K eth0 tx off >/dev/null
-	podx "$p" ip addr add "$ip/24" dev eth0
-	podx "$p" ip link set eth0 up
-	podx "$p" ip route add default via "10.1.$c.1"
-	mt_stub "${P}-p$p" eth0 || return 1
-	nsm "c$c$h" ip link set "v$p" mtu $POD_MTU up
+	pod_up "${P}-p$p" "${P}-c$c$h" "v$p" "$mac" "$ip/24" "10.1.$c.1" || return 1
 	xgm "c$c$h" endpoint add "$vni" "$ip" mac "$mac" dev "v$p" || return 1
 	xgm "c$c$h" attach "v$p" agent --mode "$XDP_MODE" || return 1
 	# the bouncer (h1) holds every endpoint of its subnets

@@ -28,6 +28,8 @@ declare -A POD_GW=([p1a]=10.1.1.1 [p1b]=10.1.1.1 [p2a]=10.1.2.1 [p2b]=10.1.2.1)
 HOSTS=(h1 h2 h3)
 PODS=(p1a p1b p2a p2b)
 
+source "$(dirname "${BASH_SOURCE[0]}")/pod.sh"
+
 xg() { local h=$1; shift; "$XGATE" -N "${P}$h" "$@"; }
 nsx() { local n=$1; shift; ip netns exec "${P}$n" "$@"; }
 
@@ -66,21 +68,8 @@ topo_up() {
 		nsx "$h" ip link set eth0 up
 	done
 	for p in "${PODS[@]}"; do
-		host=${POD_HOST[$p]}
-		ip netns add "${P}$p"
-		nsx "$p" ip link set lo up
-		# the overlay is IPv4 only: keep pods from chattering IPv6 into it
-		nsx "$p" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-		ip link add "v$p" netns "${P}$host" type veth peer name eth0 netns "${P}$p"
-		nsx "$p" ip link set eth0 address "${POD_MAC[$p]}" mtu $POD_MTU
-		# XDP sees no checksum-offload state: a pod must send complete L4
-		# checksums, so TX checksum offload is off on its interface.
-		nsx "$p" ethtool -K eth0 tx off >/dev/null
-		nsx "$p" ip addr add "${POD_IP[$p]}/24" dev eth0
-		nsx "$p" ip link set eth0 up
-		nsx "$p" ip route add default via "${POD_GW[$p]}"
-		peer_stub "${P}$p" eth0 || return 1
-		nsx "$host" ip link set "v$p" mtu $POD_MTU up
+		pod_up "${P}$p" "${P}${POD_HOST[$p]}" "v$p" "${POD_MAC[$p]}" "${POD_IP[$p]}/24" \
+			"${POD_GW[$p]}" || return 1
 	done
 
 	# Data plane: transit on every host NIC, agent on every pod veth.
