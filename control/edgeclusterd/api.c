@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "ecd.h"
+#include "tree.h"
 
 #define PREFIX "/apis/" EC_API_VERSION
 
@@ -221,6 +222,8 @@ static int mission_create(struct ecd *d, const struct api_req *rq, struct api_re
 	else {
 		ecd_log("mission %s created (rv %" PRIu64 ") by %s", r.name, r.rv, rq->peer);
 		respond(rs, 201, ec_object_json("Mission", &r));
+		if (d->on_mission) /* slice 3: apply it here if it matches */
+			d->on_mission(d, r.name, false);
 	}
 	ec_row_free(&r);
 	ec_mission_in_free(&in);
@@ -292,6 +295,8 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	else {
 		ecd_log("mission %s replaced (rv %" PRIu64 ") by %s", name, r.rv, rq->peer);
 		respond(rs, 200, ec_object_json("Mission", &r));
+		if (d->on_mission) /* slice 3: re-apply if what it runs changed */
+			d->on_mission(d, name, false);
 	}
 	goto out;
 conflict:
@@ -331,10 +336,12 @@ static int mission_delete(struct ecd *d, const char *name, const struct api_req 
 	ecd_log("mission %s deleted (was rv %" PRIu64 ") by %s", name, old.rv, rq->peer);
 	respond(rs, 200, ec_object_json("Mission", &old));
 	ec_row_free(&old);
+	if (d->on_mission) /* slice 3: run the reverse of what was applied */
+		d->on_mission(d, name, true);
 	return 0;
 }
 
-/* ---- edge clusters: this one (children come with the hub, slice 2) ---- */
+/* ---- edge clusters: this one and (slice 2, tree.c) its descendants ---- */
 
 static json_t *self_spec(struct ecd *d)
 {
@@ -376,63 +383,18 @@ int api_self_sync(struct ecd *d)
 	return rc ? -1 : 0;
 }
 
-struct count_ctx {
-	struct ecd *d;
-	int known, matched;
-};
-
-static int count_one(void *arg, struct ec_row *r)
-{
-	struct count_ctx *c = arg;
-	json_t *spec = json_loads(r->spec, 0, NULL);
-
-	c->known++;
-	c->matched += spec && ec_placement_match(spec, c->d->conf.name, c->d->self_labels);
-	json_decref(spec);
-	return 0;
-}
-
-static json_t *self_json(struct ecd *d)
-{
-	struct count_ctx cc = {d, 0, 0};
-	char now[EC_TS_LEN + 1];
-	struct ec_row r;
-	json_t *o, *st;
-
-	if (ec_store_get(&d->store, EC_T_CLUSTERS, d->conf.name, &r))
-		return NULL;
-	o = ec_object_json("EdgeCluster", &r);
-	ec_row_free(&r);
-	if (ec_store_list(&d->store, EC_T_MISSIONS, count_one, &cc)) {
-		json_decref(o);
-		return NULL;
-	}
-	ec_timestamp(time(NULL), now);
-	st = json_pack("{s:s,s:s,s:[],s:s,s:{s:i,s:i}}", "health", "ok", "path", d->conf.name,
-		       "children", "lastHeartbeat", now, "missions", "known", cc.known, "matched",
-		       cc.matched);
-	/* the attach state machine runs on clusters with a parent (slice 2) */
-	if (d->conf.parent[0])
-		json_object_set_new(st, "attach", json_string("inactive"));
-	json_object_set_new(o, "state", st);
-	return o;
-}
-
+/* slice 2: this cluster and its descendants come from tree.c (their paths,
+ * health and heartbeats are the tree's) */
 static int cluster_get(struct ecd *d, const char *name, struct api_resp *rs)
 {
-	uint64_t rev = 0;
-	json_t *self;
+	json_t *out;
+	int rc = tree_clusters_json(d, name, &out);
 
-	if (name && strcmp(name, d->conf.name))
+	if (rc == EC_ST_NOTFOUND)
 		return not_found(rs, "edgeclusters", name);
-	self = self_json(d);
-	if (!self || ec_store_revision(&d->store, &rev)) {
-		json_decref(self);
+	if (rc)
 		return store_failed(d, rs, "get cluster");
-	}
-	if (name)
-		return respond(rs, 200, self);
-	return respond(rs, 200, ec_list_json("EdgeCluster", rev, json_pack("[o]", self)));
+	return respond(rs, 200, out);
 }
 
 /* ---- routing ---- */
@@ -508,6 +470,10 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 		if (rq->method == EC_DELETE)
 			return mission_delete(d, name, rq, rs);
 		return not_allowed(rq, rs, "GET, PUT, DELETE");
+	}
+	if (!strcmp(rq->path, PREFIX "/attach")) { /* slice 2: the attach state machine */
+		tree_attach_api(d, rq, rs);
+		return 0;
 	}
 	if ((name = route(rq->path, "edgeclusters"))) {
 		if (rq->method != EC_GET)

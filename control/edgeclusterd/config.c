@@ -24,7 +24,7 @@ struct pstate {
 	int line;
 	char *err;
 	size_t errlen;
-	int sec_line[4]; /* where each section started, for "needs a ..." errors */
+	int sec_line[5]; /* where each section started, for "needs a ..." errors */
 	int key_line[32];
 };
 
@@ -267,8 +267,27 @@ static int token_file(struct pstate *s, struct ec_conf *c, const char *path)
 	return rc;
 }
 
-enum section { SEC_NONE = -1, SEC_CLUSTER, SEC_API, SEC_STORE, SEC_INTERVALS };
-static const char *const sections[] = {"[Cluster]", "[API]", "[Store]", "[Intervals]"};
+/* [Hub] JoinToken: what a child presents once to attach (slice 2). */
+static int add_join_token(struct pstate *s, struct ec_conf *c, const char *t)
+{
+	size_t n = strlen(t);
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i] <= ' ' || t[i] > '~')
+			return perr(s, "JoinToken: only printable characters without spaces");
+	if (n < EC_TOKEN_MIN || n > EC_TOKEN_MAX)
+		return perr(s, "JoinToken must be %d-%d characters (make one with `openssl rand "
+			       "-hex 32`)",
+			    EC_TOKEN_MIN, EC_TOKEN_MAX);
+	if (c->n_join_tokens >= EC_MAX_TOKENS)
+		return perr(s, "too many join tokens (at most %d)", EC_MAX_TOKENS);
+	ec_token_digest(t, n, c->join_tokens[c->n_join_tokens++]);
+	return 0;
+}
+
+enum section { SEC_NONE = -1, SEC_CLUSTER, SEC_API, SEC_STORE, SEC_INTERVALS, SEC_HUB };
+static const char *const sections[] = {"[Cluster]", "[API]", "[Store]", "[Intervals]", "[Hub]"};
+#define N_SECTIONS 5
 
 /* Keys of every section in one table; key_line[] is indexed by position. */
 static const struct {
@@ -297,6 +316,12 @@ static const struct {
     {SEC_INTERVALS, "HeartbeatTimeout", 0},
     {SEC_INTERVALS, "StateCheck", 0},
     {SEC_INTERVALS, "CommandTimeout", 0},
+    /* slice 2, the tree */
+    {SEC_HUB, "JoinToken", 1},
+    {SEC_HUB, "CredentialLifetime", 0},
+    {SEC_INTERVALS, "ReconnectMax", 0},
+    {SEC_CLUSTER, "InstallScript", 0},
+    {SEC_CLUSTER, "UninstallScript", 0},
 };
 enum {
 	K_NAME,
@@ -320,6 +345,11 @@ enum {
 	K_HBTO,
 	K_STATECHECK,
 	K_CMDTO,
+	K_HUB_JOIN,
+	K_CRED_LIFE,
+	K_RECONNECT_MAX,
+	K_INSTALL,
+	K_UNINSTALL,
 	K_COUNT
 };
 
@@ -411,6 +441,18 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 		return parse_seconds(s, "StateCheck", v, 1, 86400, &c->statecheck_s);
 	case K_CMDTO:
 		return parse_seconds(s, "CommandTimeout", v, 1, 86400, &c->command_timeout_s);
+	case K_HUB_JOIN:
+		return add_join_token(s, c, v);
+	case K_CRED_LIFE: /* up to a year; short ones are for tests */
+		return parse_seconds(s, "CredentialLifetime", v, 2, 366 * 86400, &c->credential_s);
+	case K_RECONNECT_MAX:
+		return parse_seconds(s, "ReconnectMax", v, 1, 3600, &c->reconnect_max_s);
+	case K_INSTALL:
+		return readable_file(s, "InstallScript", v, c->install_script,
+				     sizeof(c->install_script));
+	case K_UNINSTALL:
+		return readable_file(s, "UninstallScript", v, c->uninstall_script,
+				     sizeof(c->uninstall_script));
 	}
 	return perr(s, "unknown key '%s'", k);
 }
@@ -478,6 +520,8 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->heartbeat_timeout_s = 0;
 	c->statecheck_s = 30;
 	c->command_timeout_s = 60;
+	c->credential_s = 30 * 86400; /* slice 2: rotated at half-life while connected */
+	c->reconnect_max_s = 30;
 
 	while (*p && !rc) {
 		const char *nl = strchr(p, '\n');
@@ -500,13 +544,13 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 		if (*l == '[') {
 			int i;
 
-			for (i = 0; i < 4 && strcasecmp(l, sections[i]); i++)
+			for (i = 0; i < N_SECTIONS && strcasecmp(l, sections[i]); i++)
 				;
-			if (i == 4)
-				rc = perr(
-				    &s,
-				    "unknown section %s: [Cluster], [API], [Store] or [Intervals]",
-				    l);
+			if (i == N_SECTIONS)
+				rc = perr(&s,
+					  "unknown section %s: [Cluster], [API], [Hub], [Store] or "
+					  "[Intervals]",
+					  l);
 			else if (s.sec_line[i])
 				rc = perr(&s, "%s given twice (first on line %d)", sections[i],
 					  s.sec_line[i]);

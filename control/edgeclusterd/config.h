@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* edgeclusterd configuration: an ini file, [Cluster] [API] [Store] [Intervals]. */
+/* edgeclusterd configuration: an ini file, [Cluster] [API] [Hub] [Store] [Intervals]. */
 #ifndef ECD_CONFIG_H
 #define ECD_CONFIG_H
 
@@ -54,6 +54,15 @@ struct ec_conf {
 	char database[EC_PATH_MAX];
 
 	unsigned heartbeat_s, heartbeat_timeout_s, statecheck_s, command_timeout_s;
+
+	/* ---- slice 2, the tree ---- */
+	/* [Hub] JoinToken: digests of the tokens children may attach with */
+	unsigned char join_tokens[EC_MAX_TOKENS][EC_HASH_LEN];
+	int n_join_tokens;
+	unsigned credential_s;	  /* [Hub] CredentialLifetime */
+	unsigned reconnect_max_s; /* [Intervals] ReconnectMax: the backoff's ceiling */
+	/* [Cluster] InstallScript/UninstallScript: run by the attach state machine */
+	char install_script[EC_PATH_MAX], uninstall_script[EC_PATH_MAX];
 };
 
 /* Parse; on error returns -1 and writes "FILE:LINE: what is wrong" to err. */

@@ -16,6 +16,8 @@
 #include "store.h"
 
 struct lws_context;
+struct ec_tree;
+struct ec_run;
 
 struct ecd {
 	struct ec_conf conf;
@@ -24,6 +26,17 @@ struct ecd {
 	volatile sig_atomic_t stop;
 	json_t *self_labels; /* this cluster's labels as a JSON object */
 	uint64_t started_ms;
+
+	/* ---- hooks between slice 2 (the tree) and slice 3 (missions); each may be NULL ---- */
+	/* set by mission.c; called after a mission was written or deleted (API or tree sync) */
+	void (*on_mission)(struct ecd *d, const char *name, bool deleted);
+	/* set by uplink.c; called after this cluster's own state key of a mission changed,
+	 * so that the report goes up the tree */
+	void (*on_state)(struct ecd *d, const char *mission);
+	/* slice 2: the tree's runtime (tree.h); NULL when the links are not running (unit tests) */
+	struct ec_tree *tree;
+	/* slice 3: missions applied here (mission.c); NULL when not running (unit tests) */
+	struct ec_run *run;
 };
 
 void ecd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -62,5 +75,13 @@ int api_self_sync(struct ecd *d);
 /* ---- http.c: the lws side ---- */
 int http_start(struct ecd *d);
 void http_stop(struct ecd *d);
+
+/* ---- mission.c (slice 3): applying missions here through the driver ---- */
+/* After http_start (it needs the lws context): sets d->on_mission, kills
+ * commands a crashed run left behind, reconciles every stored mission. */
+int mission_start(struct ecd *d);
+/* Before http_stop: stops running commands (what they were applying is
+ * applied again at the next start), clears d->on_mission. */
+void mission_stop(struct ecd *d);
 
 #endif

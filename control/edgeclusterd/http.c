@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ecd.h"
+#include "links.h"
 
 #define DRAIN_MAX (16u << 20)
 #define CHUNK	  (16u << 10)
@@ -331,6 +332,9 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		return process(d, wsi, c);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return on_writeable(wsi, c);
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		/* a WebSocket upgrade without our subprotocol lands here: refused (slice 2) */
+		return 1;
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (c)
@@ -364,6 +368,7 @@ static int cb_signal(struct lws *wsi, enum lws_callback_reasons reason, void *us
 static const struct lws_protocols protocols[] = {
     {"http", cb_http, sizeof(struct conn), 0, 0, NULL, 0},
     {"ecd-signal", cb_signal, 0, 0, 0, NULL, 0},
+    HUB_PROTOCOL_ENTRY, /* slice 2: the WebSocket children attach to (hub.c) */
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "ecd.h"
+#include "links.h"
 
 static struct ecd D;
 static const char *log_name = "edgeclusterd";
@@ -97,11 +98,18 @@ static int start(struct ecd *d)
 		ecd_log("database: %s", err);
 		return -1;
 	}
-	if (api_self_sync(d) || ec_store_revision(&d->store, &rev)) {
+	/* slice 2: the attach record decides conf.parent before this cluster's row is synced */
+	if (tree_prepare(d) || api_self_sync(d) || ec_store_revision(&d->store, &rev)) {
 		ecd_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
 		return -1;
 	}
 	if (http_start(d))
+		return -1;
+	/* slice 3: after http_start, which made the lws context the commands run in */
+	if (mission_start(d))
+		return -1;
+	/* slice 2: the hub children attach to, the link to the parent */
+	if (links_start(d))
 		return -1;
 	lws_sul_schedule(d->lws, 0, &tick, on_tick, LWS_US_PER_SEC);
 	ecd_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
@@ -147,6 +155,8 @@ int main(int argc, char **argv)
 	if (!rc)
 		ecd_log("stopped");
 	lws_sul_cancel(&tick);
+	links_stop(&D);	  /* slice 2: before the context its links live in goes */
+	mission_stop(&D); /* slice 3: before the context its pipes live in goes */
 	http_stop(&D);
 	ec_store_close(&D.store);
 	json_decref(D.self_labels);

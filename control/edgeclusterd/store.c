@@ -20,6 +20,25 @@ static const char schema[] =
     " rv INTEGER NOT NULL, created TEXT NOT NULL, labels TEXT NOT NULL, spec TEXT NOT NULL,"
     " state TEXT NOT NULL DEFAULT '{}');"
     "INSERT OR IGNORE INTO meta VALUES ('revision', 0);"
+    /* slice 3: what this cluster applied (see store.h); a new table, so
+     * databases of schema 1 without it just gain it */
+    "CREATE TABLE IF NOT EXISTS applied (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
+    " digest TEXT NOT NULL, phase TEXT NOT NULL, spec TEXT NOT NULL,"
+    " pgid INTEGER NOT NULL DEFAULT 0, pstart INTEGER NOT NULL DEFAULT 0,"
+    " fails INTEGER NOT NULL DEFAULT 0);"
+    /* slice 2, the tree (tree.h, tree_store.c): the attach record, credentials this hub
+     * issued, missions received from the parent, state owed to it */
+    "CREATE TABLE IF NOT EXISTS attach (id INTEGER PRIMARY KEY CHECK (id = 1),"
+    " phase TEXT NOT NULL, parent TEXT NOT NULL, token TEXT NOT NULL, credential TEXT NOT NULL,"
+    " cred_expires INTEGER NOT NULL, since TEXT NOT NULL, last_error TEXT NOT NULL,"
+    " parent_name TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS hub_creds (name TEXT PRIMARY KEY, cur BLOB NOT NULL,"
+    " cur_expires INTEGER NOT NULL, prev BLOB NOT NULL, prev_expires INTEGER NOT NULL,"
+    " resync INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS inherited (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
+    " prv INTEGER NOT NULL, lrv INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS outbox (mission TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta VALUES ('outbox_seq', 0);"
     "PRAGMA user_version=1;";
 
 static const char *const tables[] = {"missions", "clusters"};
@@ -307,4 +326,159 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 	if (rc)
 		ec_row_free(old);
 	return rc;
+}
+
+/* ---- slice 3 (mission.c): state keys and applied records ---- */
+
+int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value)
+{
+	sqlite3_stmt *st;
+	json_t *state = NULL;
+	char *text = NULL;
+	int rc;
+
+	if (begin(s))
+		return -1;
+	st = prep(s, "SELECT state FROM %s WHERE name=?1", EC_T_MISSIONS);
+	if (!st)
+		return end(s, -1);
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		state = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return end(s, rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1);
+	if (!json_is_object(state)) { /* unreadable: start over rather than fail forever */
+		json_decref(state);
+		state = json_object();
+	}
+	/* jansson refuses invalid UTF-8: then fail rather than write nothing */
+	if (value && json_object_set_new(state, key, json_string(value))) {
+		json_decref(state);
+		return end(s, -1);
+	}
+	if (!value)
+		json_object_del(state, key);
+	text = json_dumps(state, JSON_COMPACT);
+	json_decref(state);
+	if (!text)
+		return end(s, -1);
+	st = prep(s, "UPDATE %s SET state=?2 WHERE name=?1", EC_T_MISSIONS);
+	if (st) {
+		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+	}
+	rc = end(s, step_done(st));
+	free(text);
+	return rc;
+}
+
+void ec_applied_free(struct ec_applied *a)
+{
+	free(a->spec);
+	a->spec = NULL;
+}
+
+#define APPLIED_COLS "name, uid, digest, phase, spec, pgid, pstart, fails"
+
+static int applied_from(sqlite3_stmt *st, struct ec_applied *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", sqlite3_column_text(st, 0));
+	snprintf(a->uid, sizeof(a->uid), "%s", sqlite3_column_text(st, 1));
+	snprintf(a->digest, sizeof(a->digest), "%s", sqlite3_column_text(st, 2));
+	snprintf(a->phase, sizeof(a->phase), "%s", sqlite3_column_text(st, 3));
+	a->spec = dup_col(st, 4);
+	a->pgid = sqlite3_column_int(st, 5);
+	a->pstart = (unsigned long long)sqlite3_column_int64(st, 6);
+	a->fails = (unsigned)sqlite3_column_int(st, 7);
+	return a->spec ? 0 : -1;
+}
+
+int ec_store_applied_get(struct ec_store *s, const char *name, struct ec_applied *a)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied WHERE name=?1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_ROW ? applied_from(st, a) : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ec_store_applied_put(struct ec_store *s, const struct ec_applied *a)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT OR REPLACE INTO applied (" APPLIED_COLS
+			       ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, a->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, a->uid, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, a->digest, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, a->phase, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, a->spec ? a->spec : "{}", -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 6, a->pgid);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)a->pstart);
+	sqlite3_bind_int(st, 8, (int)a->fails);
+	return step_done(st);
+}
+
+int ec_store_applied_proc(struct ec_store *s, const char *name, int pgid, unsigned long long pstart)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE applied SET pgid=?2, pstart=?3 WHERE name=?1", -1,
+			       &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, pgid);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)pstart);
+	return step_done(st);
+}
+
+int ec_store_applied_delete(struct ec_store *s, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM applied WHERE name=?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	return step_done(st);
+}
+
+int ec_store_applied_list(struct ec_store *s, ec_applied_cb cb, void *arg)
+{
+	struct ec_applied a;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied ORDER BY name", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int stop;
+
+		if (applied_from(st, &a)) {
+			ec_applied_free(&a);
+			rc = -1;
+			break;
+		}
+		stop = cb(arg, &a);
+		ec_applied_free(&a);
+		if (stop) {
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }

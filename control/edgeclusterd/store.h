@@ -49,4 +49,38 @@ int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint
 int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint64_t expect_rv,
 		    struct ec_row *old);
 
+/* ---- slice 3 (mission.c): this cluster's state key, and what it applied ---- */
+
+/* Set (value NULL: remove) one key of a mission's state map, in one
+ * transaction. It does NOT bump the revision or the mission's
+ * resourceVersion: state is a report, not a change of the object, and a
+ * client that read the mission must still be able to replace it with that
+ * resourceVersion while state checks keep reporting. EC_ST_NOTFOUND if the
+ * mission is gone. */
+int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value);
+
+/* What this cluster applied for a mission, kept apart from the mission row
+ * so that a deleted mission can still be reversed, and a restart knows what
+ * is already applied (nothing runs twice). phase: "applying" is written
+ * before the first command runs, so a crash mid-apply applies again. */
+struct ec_applied {
+	char name[EC_MISSION_NAME_MAX + 1];
+	char uid[EC_UID_LEN + 1];
+	char digest[33];	   /* of uid and spec: what "the same spec" means */
+	char phase[16];		   /* applying | applied | failed | reversing */
+	char *spec;		   /* the spec applied (JSON): the reverse runs from it */
+	int pgid;		   /* the running command's process group, 0 if none */
+	unsigned long long pstart; /* its start time, to tell a reused pid apart */
+	unsigned fails;		   /* failed applies in a row (retry backoff) */
+};
+void ec_applied_free(struct ec_applied *a);
+int ec_store_applied_get(struct ec_store *s, const char *name, struct ec_applied *a);
+/* Insert or replace the whole record (one statement, one transaction). */
+int ec_store_applied_put(struct ec_store *s, const struct ec_applied *a);
+int ec_store_applied_proc(struct ec_store *s, const char *name, int pgid,
+			  unsigned long long pstart);
+int ec_store_applied_delete(struct ec_store *s, const char *name);
+typedef int (*ec_applied_cb)(void *arg, struct ec_applied *a);
+int ec_store_applied_list(struct ec_store *s, ec_applied_cb cb, void *arg);
+
 #endif

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * `xgate cluster get [NAME] | tree`: the edge clusters an edgeclusterd knows
- * (itself first; its descendants once the tree links exist, with paths like
- * "b" and "b/c" under it).
+ * (itself first, then its descendants with paths like "b" and "b/c");
+ * `xgate cluster attach --parent URL --token T | detach`: drive its attach
+ * state machine (the Attach resource) and follow it to its end.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 #define CLUSTERS "/apis/edge.xgate.io/v1/edgeclusters"
+#define ATTACH	 "/apis/edge.xgate.io/v1/attach"
 
 static const char *str_at(json_t *o, const char *a, const char *b)
 {
@@ -99,11 +103,37 @@ static int by_path(const void *a, const void *b)
 	return strcmp(pa ? pa : "", pb ? pb : "");
 }
 
+/* One line of the tree table: the name indented by depth. */
+static json_t *tree_row(json_t *o, int depth)
+{
+	json_t *st = json_object_get(o, "state"), *m = json_object_get(st, "missions");
+	char name[160], missions[64], kind[64];
+	const char *hb = str_at(o, "state", "lastHeartbeat");
+
+	snprintf(name, sizeof(name), "%*s%s%s", depth * 2, "", depth ? "- " : "",
+		 str_at(o, "metadata", "name") ? str_at(o, "metadata", "name") : "?");
+	snprintf(missions, sizeof(missions), "%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+		 json_integer_value(json_object_get(m, "matched")),
+		 json_integer_value(json_object_get(m, "known")));
+	snprintf(kind, sizeof(kind), "%s/%s",
+		 str_at(o, "spec", "distro") ? str_at(o, "spec", "distro") : "?",
+		 str_at(o, "spec", "driver") ? str_at(o, "spec", "driver") : "?");
+	return json_pack("{s:s,s:s?,s:s,s:s,s:s,s:o}", "name", name, "health",
+			 str_at(o, "state", "health"), "missions", missions, "kind", kind,
+			 "heartbeat", hb ? hb : "-", "labels",
+			 labels_text(json_object_get(json_object_get(o, "metadata"), "labels")));
+}
+
 /* The serving cluster first, then its descendants in path order, indented
- * by depth; -o json nests them under "children". */
+ * by depth (a table; MISSIONS is matched/known); -o json nests them under
+ * "children". */
 static int cluster_tree(struct cli *c, struct ecc *e)
 {
-	json_t *res, *items, **sorted, *root = NULL, *node;
+	static const char *const cols[] = {"NAME",	     "HEALTH", "MISSIONS", "DISTRO/DRIVER",
+					   "LAST HEARTBEAT", "LABELS", NULL};
+	static const char *const keys[] = {"name",	"health", "missions", "kind",
+					   "heartbeat", "labels", NULL};
+	json_t *res, *items, **sorted, *root = NULL, *node, *table = json_array();
 	size_t n, i;
 	int rc = fetch(e, NULL, &res);
 
@@ -114,6 +144,7 @@ static int cluster_tree(struct cli *c, struct ecc *e)
 	sorted = calloc(n ? n : 1, sizeof(*sorted));
 	if (!sorted) {
 		json_decref(res);
+		json_decref(table);
 		return xg_fail(XG_EFAIL, "out of memory");
 	}
 	for (i = 0; i < n; i++)
@@ -133,17 +164,8 @@ static int cluster_tree(struct cli *c, struct ecc *e)
 				 str_at(sorted[i], "spec", "driver"), "labels",
 				 json_object_get(json_object_get(sorted[i], "metadata"), "labels"),
 				 "children");
-		if (!c->json) {
-			json_t *lt = labels_text(json_object_get(node, "labels"));
-
-			printf("%*s%s%s  %s  %s/%s%s%s\n", depth * 2, "", depth ? "- " : "",
-			       json_string_value(json_object_get(node, "name")),
-			       json_string_value(json_object_get(node, "health")),
-			       json_string_value(json_object_get(node, "distro")),
-			       json_string_value(json_object_get(node, "driver")),
-			       *json_string_value(lt) ? "  " : "", json_string_value(lt));
-			json_decref(lt);
-		}
+		if (!c->json)
+			json_array_append_new(table, tree_row(sorted[i], depth));
 		if (!root) {
 			root = node;
 			continue;
@@ -173,24 +195,162 @@ static int cluster_tree(struct cli *c, struct ecc *e)
 	}
 	if (c->json)
 		out_json(root ? root : json_object());
+	else
+		out_rows(c, json_incref(table), cols, keys);
+	json_decref(table);
 	json_decref(root);
 	free(sorted);
 	json_decref(res);
 	return XG_OK;
 }
 
+/* ---- attach / detach: the Attach resource ---- */
+
+static const char *phase_of(json_t *att)
+{
+	const char *p = str_at(att, "state", "phase");
+
+	return p ? p : "?";
+}
+
+/* Follow the state machine until it settles on want (or inactive, which
+ * ends an attach that failed); print every phase it passes. */
+static int follow(struct ecc *e, json_t *att, const char *want, int timeout_s)
+{
+	char last[64] = "";
+	time_t end = time(NULL) + timeout_s;
+	int status, rc = XG_OK;
+
+	json_incref(att);
+	for (;;) {
+		const char *p = phase_of(att);
+
+		if (strcmp(p, last)) {
+			printf("%s\n", p);
+			fflush(stdout);
+			snprintf(last, sizeof(last), "%s", p);
+		}
+		if (!strcmp(p, want))
+			break;
+		if (!strcmp(p, "inactive")) { /* an attach that ended here failed */
+			rc = xg_fail(XG_EFAIL, "attach failed: %s",
+				     str_at(att, "state", "lastError")
+					 ? str_at(att, "state", "lastError")
+					 : "see the daemon's log");
+			break;
+		}
+		if (time(NULL) >= end) {
+			rc = xg_fail(
+			    XG_EFAIL, "still %s after %ds%s%s (it carries on in the daemon)", p,
+			    timeout_s, str_at(att, "state", "lastError") ? ": " : "",
+			    str_at(att, "state", "lastError") ? str_at(att, "state", "lastError")
+							      : "");
+			break;
+		}
+		usleep(200 * 1000);
+		json_decref(att);
+		att = NULL;
+		if ((rc = ecc_call(e, "GET", ATTACH, NULL, &status, &att)))
+			return rc;
+		if (status != 200) {
+			rc = ecc_fail(status, att);
+			break;
+		}
+	}
+	json_decref(att);
+	return rc;
+}
+
+/* `attach --token T`: T is the join token (as the issue and the docs write
+ * it), so it is taken out before ecc_setup would read it as the API's bearer
+ * token; the API token then comes from --token-file or the environment. */
+static const char *take_join_token(struct args *a)
+{
+	const char *t = NULL;
+	int kept = 0;
+
+	for (int i = 0; i < a->argc; i++) {
+		if ((!strcmp(a->argv[i], "--token") || !strcmp(a->argv[i], "--join-token")) &&
+		    i + 1 < a->argc && !t) {
+			t = a->argv[++i];
+			continue;
+		}
+		a->argv[kept++] = a->argv[i];
+	}
+	a->argc = kept;
+	return t;
+}
+
+static int cluster_attach(struct cli *c, struct ecc *e, struct args *a, bool detach,
+			  const char *token)
+{
+	const char *parent = NULL, *s;
+	int status, rc, timeout_s = 60;
+	bool wait = true;
+	json_t *res, *body = NULL;
+	char *text = NULL;
+
+	while ((s = arg_next(a))) {
+		if (!detach && arg_is(s, "--parent") && !parent)
+			parent = arg_value(a, s);
+		else if (arg_is(s, "--no-wait"))
+			wait = false;
+		else if (arg_is(s, "--timeout")) {
+			const char *v = arg_value(a, s);
+
+			timeout_s = v ? atoi(v) : 0;
+			if (timeout_s < 1)
+				return usage_error("cluster", "--timeout SECONDS (at least 1)");
+		} else
+			return usage_error("cluster", "unexpected argument '%s'", s);
+		if (parent && !*parent)
+			return XG_EUSAGE;
+	}
+	if (!detach && (!parent || !token))
+		return usage_error("cluster", "attach needs --parent URL and --token JOIN-TOKEN");
+	if (!detach) {
+		body = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "edge.xgate.io/v1", "kind",
+				 "Attach", "spec", "parent", parent, "token", token);
+		text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+		json_decref(body);
+		if (!text)
+			return xg_fail(XG_EFAIL, "out of memory");
+	}
+	rc = ecc_call(e, detach ? "DELETE" : "PUT", ATTACH, text, &status, &res);
+	free(text);
+	if (rc)
+		return rc;
+	if (status != 202 && status != 200) {
+		rc = ecc_fail(status, res);
+		json_decref(res);
+		return rc;
+	}
+	if (c->json && !wait)
+		out_json(res);
+	else if (!wait)
+		printf("%s\n", phase_of(res));
+	else
+		rc = follow(e, res, detach ? "inactive" : "active", timeout_s);
+	json_decref(res);
+	return rc;
+}
+
 int cmd_cluster(struct cli *c, struct args *a)
 {
-	const char *verb = arg_next(a), *name = NULL, *s;
+	const char *verb = arg_next(a), *name = NULL, *s, *join = NULL;
 	struct ecc e;
 	int rc;
 
 	if (!verb)
-		return usage_error("cluster", "missing command: get or tree");
+		return usage_error("cluster", "missing command: get, tree, attach or detach");
 	if (arg_is(verb, "help"))
 		return object_help("cluster");
+	if (arg_is(verb, "attach"))
+		join = take_join_token(a);
 	if ((rc = ecc_setup(&e, a)))
 		return rc;
+	if (arg_is(verb, "attach") || arg_is(verb, "detach"))
+		return cluster_attach(c, &e, a, arg_is(verb, "detach"), join);
 	while ((s = arg_next(a))) {
 		if (arg_is(verb, "get") && !name && s[0] != '-')
 			name = s;
@@ -201,8 +361,5 @@ int cmd_cluster(struct cli *c, struct args *a)
 		return cluster_get(c, &e, name);
 	if (arg_is(verb, "tree"))
 		return cluster_tree(c, &e);
-	return usage_error("cluster",
-			   "unknown command '%s': get or tree (attach and detach come "
-			   "with the tree links)",
-			   verb);
+	return usage_error("cluster", "unknown command '%s': get, tree, attach or detach", verb);
 }

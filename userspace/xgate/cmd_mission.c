@@ -96,10 +96,17 @@ static int mission_get(struct cli *c, struct ecc *e, const char *name, const cha
 	return XG_OK;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* One row per path of the tree ("edge-a", "edge-a/b", ...), in path order so
+ * that a subtree's rows follow its root. */
 static int mission_state(struct cli *c, struct ecc *e, const char *name)
 {
-	static const char *const cols[] = {"CLUSTER", "STATE", NULL};
-	static const char *const keys[] = {"cluster", "state", NULL};
+	static const char *const cols[] = {"PATH", "STATE", NULL};
+	static const char *const keys[] = {"path", "state", NULL};
 	char path[1024], enc[700];
 	json_t *res, *st, *rows, *v;
 	const char *k;
@@ -119,9 +126,18 @@ static int mission_state(struct cli *c, struct ecc *e, const char *name)
 	if (c->json) {
 		out_json(st ? st : json_object());
 	} else {
+		size_t n = 0, cap = json_object_size(st);
+		const char **paths = calloc(cap ? cap : 1, sizeof(*paths));
+
 		rows = json_array();
-		json_object_foreach(st, k, v)
-		    json_array_append_new(rows, json_pack("{s:s,s:O}", "cluster", k, "state", v));
+		json_object_foreach(st, k, v) if (paths) paths[n++] = k;
+		if (paths)
+			qsort(paths, n, sizeof(*paths), cmp_str);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(rows,
+					      json_pack("{s:s,s:O}", "path", paths[i], "state",
+							json_object_get(st, paths[i])));
+		free(paths);
 		out_rows(c, rows, cols, keys);
 	}
 	json_decref(res);

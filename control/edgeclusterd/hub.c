@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The hub: the WebSocket protocol edge.xgate.io.v1 at
+ * /apis/edge.xgate.io/v1/hub on the API's own vhost, where children attach
+ * (proto/edgecluster.md "Hub protocol").
+ *
+ * Down: every mission goes to every child (each level evaluates placement
+ * for itself, so a grandchild that attaches while its parent is cut from us
+ * still gets everything from its parent). A 200 ms poll of the revision
+ * counter notices any write (API, or our own sync from our parent); the
+ * changed missions go to every child as one "missions" message, and the
+ * digest of (name, uid, rv) is recomputed. A child whose heartbeat digest
+ * differs once it has applied everything we sent gets the full list.
+ *
+ * Up: state reports replace the child's subtree keys in one transaction;
+ * heartbeats rewrite its subtree's EdgeCluster rows. A child silent for
+ * HeartbeatTimeout is closed, marked disconnected, its descendants and its
+ * subtree's mission state unreachable, and it owes us its full state when
+ * it comes back (hub_creds.resync).
+ *
+ * Bad input closes that link only, with one log line.
+ */
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "links.h"
+
+struct kid { /* a child that holds a credential from us */
+	char name[EC_NAME_MAX + 1];
+	uint64_t last_rx_ms;
+	bool marked; /* its subtree's state says unreachable */
+	struct hub_conn *conn;
+	int clashes; /* names in its heartbeats used elsewhere in the tree (last count logged) */
+};
+
+struct hub_conn {
+	struct wslink l;
+	struct hub_conn *next;
+	char peer[64];
+	char name[EC_NAME_MAX + 1]; /* once authenticated */
+	bool authed, registering, dead;
+	int64_t sent_seq; /* of the last list/missions message */
+};
+
+static struct {
+	struct ecd *d;
+	struct hub_conn *conns;
+	struct kid *kids;
+	size_t n_kids;
+	json_t *index; /* name -> [uid, rv]: what the children were last told */
+	uint64_t rev;
+	bool scanned;
+	char digest[TREE_DIGEST_HEX + 1];
+	lws_sorted_usec_list_t tick, scan;
+} H;
+
+static void hlog(struct hub_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void hlog(struct hub_conn *c, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ecd_log("hub: %s%s(%s): %s", c->name[0] ? c->name : "", c->name[0] ? " " : "", c->peer,
+		msg);
+}
+
+/* Refuse this link: one log line, an error message, the close. */
+static int refuse(struct hub_conn *c, int close_code, const char *code, const char *why)
+{
+	hlog(c, "%s; link closed", why);
+	ws_fail(&c->l, close_code, code, why);
+	c->dead = true;
+	return 0;
+}
+
+static struct kid *kid_find(const char *name)
+{
+	for (size_t i = 0; i < H.n_kids; i++)
+		if (!strcmp(H.kids[i].name, name))
+			return &H.kids[i];
+	return NULL;
+}
+
+static struct kid *kid_add(const char *name)
+{
+	struct kid *k = kid_find(name), *n;
+
+	if (k)
+		return k;
+	n = realloc(H.kids, (H.n_kids + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	H.kids = n;
+	k = &H.kids[H.n_kids++];
+	memset(k, 0, sizeof(*k));
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	k->last_rx_ms = ecd_now_ms();
+	return k;
+}
+
+static void kid_del(const char *name)
+{
+	struct kid *k = kid_find(name);
+
+	if (!k)
+		return;
+	*k = H.kids[--H.n_kids];
+}
+
+static bool owes_up(void)
+{
+	return H.d->tree && H.d->tree->reports_up;
+}
+
+static void owe_kick(void)
+{
+	if (H.d->tree && H.d->tree->owe)
+		H.d->tree->owe(H.d);
+}
+
+/* ---- down: the mission index, the digest, changes to every child ---- */
+
+static json_t *mission_msg(struct ecd *d, const char *name)
+{
+	struct ec_row r;
+	json_t *o;
+
+	if (ec_store_get(&d->store, EC_T_MISSIONS, name, &r))
+		return NULL;
+	o = ec_object_json("Mission", &r);
+	ec_row_free(&r);
+	json_object_del(o, "state"); /* ours; the child has its own */
+	return o;
+}
+
+/* Send upserts (names) and deletes ([{name, uid}]) to one child or all,
+ * cut into batches of about TREE_BATCH_BYTES. */
+static void send_missions(struct hub_conn *only, json_t *names, json_t *deletes)
+{
+	size_t i = 0, n = json_array_size(names);
+	bool first = true;
+
+	while (first || i < n) {
+		json_t *msg = json_pack("{s:s,s:[],s:o}", "type", "missions", "upsert", "delete",
+					first && deletes ? json_copy(deletes) : json_array());
+		size_t bytes = 0;
+
+		first = false;
+		for (; i < n && bytes < TREE_BATCH_BYTES; i++) {
+			json_t *o = mission_msg(H.d, json_string_value(json_array_get(names, i)));
+
+			if (!o) { /* gone since: say so */
+				json_array_append_new(
+				    json_object_get(msg, "delete"),
+				    json_pack("{s:s}", "name",
+					      json_string_value(json_array_get(names, i))));
+				continue;
+			}
+			bytes += json_dumpb(o, NULL, 0, JSON_COMPACT);
+			json_array_append_new(json_object_get(msg, "upsert"), o);
+		}
+		for (struct hub_conn *c = H.conns; c; c = c->next) {
+			if ((only && c != only) || !c->authed || c->registering || c->dead)
+				continue;
+			json_object_set_new(msg, "seq", json_integer(++c->sent_seq));
+			ws_send(&c->l, json_incref(msg));
+		}
+		json_decref(msg);
+	}
+}
+
+struct scan_ctx {
+	json_t *index;
+	struct ec_digest g;
+};
+
+static int scan_one(void *arg, const char *name, const char *uid, uint64_t rv)
+{
+	struct scan_ctx *s = arg;
+
+	json_object_set_new(s->index, name, json_pack("[s,I]", uid, (json_int_t)rv));
+	ec_digest_add(&s->g, name, uid, rv);
+	return 0;
+}
+
+/* Bring the index up to the store; tell the children what changed. */
+static void scan_now(void)
+{
+	json_t *changed = json_array(), *deletes = json_array(), *v, *old;
+	struct scan_ctx s;
+	const char *name;
+	uint64_t rev;
+
+	s.index = json_object();
+	if (ec_store_revision(&H.d->store, &rev) || (H.scanned && rev == H.rev))
+		goto out;
+	ec_digest_init(&s.g);
+	if (ec_store_mission_index(&H.d->store, scan_one, &s)) {
+		ecd_log("hub: reading the missions: %s", ec_store_errmsg(&H.d->store));
+		goto out;
+	}
+	ec_digest_final(&s.g, H.digest);
+	json_object_foreach(s.index, name, v)
+	{
+		old = json_object_get(H.index, name);
+		if (!old || !json_equal(old, v))
+			json_array_append_new(changed, json_string(name));
+	}
+	json_object_foreach(H.index, name, old) if (!json_object_get(s.index, name))
+	    json_array_append_new(
+		deletes, json_pack("{s:s,s:O}", "name", name, "uid", json_array_get(old, 0)));
+	if (H.scanned && (json_array_size(changed) || json_array_size(deletes)))
+		send_missions(NULL, changed, deletes);
+	json_decref(H.index);
+	H.index = json_incref(s.index);
+	H.rev = rev;
+	H.scanned = true;
+out:
+	json_decref(s.index);
+	json_decref(changed);
+	json_decref(deletes);
+}
+
+static void on_scan(lws_sorted_usec_list_t *sul)
+{
+	scan_now();
+	lws_sul_schedule(H.d->lws, 0, sul, on_scan, 200 * LWS_US_PER_MS);
+}
+
+static void send_list(struct hub_conn *c)
+{
+	json_t *items = json_array(), *v;
+	const char *name;
+	char rv[24];
+
+	scan_now(); /* whatever is pending goes out first: the list is not older */
+	json_object_foreach(H.index, name, v)
+	{
+		snprintf(rv, sizeof(rv), "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(json_array_get(v, 1)));
+		json_array_append_new(items, json_pack("{s:s,s:O,s:s}", "name", name, "uid",
+						       json_array_get(v, 0), "rv", rv));
+	}
+	ws_send(&c->l, json_pack("{s:s,s:I,s:s,s:o}", "type", "list", "seq",
+				 (json_int_t)++c->sent_seq, "digest", H.digest, "items", items));
+}
+
+/* ---- authentication ---- */
+
+static void issue(struct ec_cred *cr, json_t **out, bool rotate)
+{
+	char text[TREE_CRED_LEN + 1], ts[EC_TS_LEN + 1];
+	int64_t now = (int64_t)time(NULL);
+
+	tree_new_credential(text);
+	if (rotate) { /* the old one stays good until it expires: the child may not get this one */
+		memcpy(cr->prev, cr->cur, EC_HASH_LEN);
+		cr->prev_expires = cr->cur_expires;
+	} else {
+		memset(cr->prev, 0, EC_HASH_LEN);
+		cr->prev_expires = 0;
+	}
+	ec_token_digest(text, strlen(text), cr->cur);
+	cr->cur_expires = now + H.d->conf.credential_s;
+	ec_timestamp((time_t)cr->cur_expires, ts);
+	*out = json_pack("{s:s,s:s,s:I}", "value", text, "expires", ts, "expiresUnix",
+			 (json_int_t)cr->cur_expires);
+	sodium_memzero(text, sizeof(text));
+}
+
+/* 0 ok; else the refusal's code ("unauthorized", "expired") and message. */
+static const char *check_auth(struct hub_conn *c, json_t *auth, struct ec_cred *cr, bool *joined,
+			      char *why, size_t len)
+{
+	const char *join = json_string_value(json_object_get(auth, "join"));
+	const char *cred = json_string_value(json_object_get(auth, "credential"));
+	unsigned char got[EC_HASH_LEN];
+	int64_t now = (int64_t)time(NULL);
+	int have = ec_store_cred_get(&H.d->store, c->name, cr);
+	bool ok = false;
+
+	*joined = false;
+	if (have < 0) {
+		snprintf(why, len, "the store failed");
+		return "internal";
+	}
+	if (have)
+		memset(cr, 0, sizeof(*cr));
+	snprintf(cr->name, sizeof(cr->name), "%s", c->name);
+	if (!json_is_object(auth) || !!join == !!cred) {
+		snprintf(why, len, "hello.auth needs a join token or a credential");
+		return "unauthorized";
+	}
+	ec_token_digest(join ? join : cred, strlen(join ? join : cred), got);
+	if (join) {
+		for (int i = 0; i < H.d->conf.n_join_tokens; i++) /* all of them, constant time */
+			ok |= !sodium_memcmp(got, H.d->conf.join_tokens[i], EC_HASH_LEN);
+		if (!ok) {
+			snprintf(why, len, "join token refused");
+			return "unauthorized";
+		}
+		*joined = true;
+		return NULL;
+	}
+	if (have) {
+		snprintf(why, len, "no credential was issued to %s: attach with a join token",
+			 c->name);
+		return "unauthorized";
+	}
+	if (cr->cur_expires && !sodium_memcmp(got, cr->cur, EC_HASH_LEN))
+		ok = cr->cur_expires > now ? true
+					   : (snprintf(why, len, "credential expired"), false);
+	else if (cr->prev_expires && !sodium_memcmp(got, cr->prev, EC_HASH_LEN))
+		ok = cr->prev_expires > now ? true
+					    : (snprintf(why, len, "credential expired"), false);
+	else
+		snprintf(why, len, "credential refused");
+	return ok ? NULL : strstr(why, "expired") ? "expired" : "unauthorized";
+}
+
+static int on_hello(struct hub_conn *c, json_t *m)
+{
+	const char *name = json_string_value(json_object_get(m, "name"));
+	const char *digest = json_string_value(json_object_get(m, "digest"));
+	json_t *credential = NULL, *welcome;
+	char why[200], path[512], now[EC_TS_LEN + 1];
+	struct ec_cred cr;
+	const char *code;
+	struct kid *k;
+	bool joined;
+
+	if (strcmp(ws_type(m), "hello"))
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+			      "the first message must be a hello");
+	if (json_integer_value(json_object_get(m, "v")) != 1)
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "version",
+			      "hello.v: this hub speaks version 1");
+	if (!name || ec_check_dns_label(name))
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "invalid",
+			      "hello.name: must be a DNS-1123 label");
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	code = check_auth(c, json_object_get(m, "auth"), &cr, &joined, why, sizeof(why));
+	if (code)
+		return refuse(c,
+			      strcmp(code, "internal") ? LWS_CLOSE_STATUS_POLICY_VIOLATION
+						       : LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+			      code, why);
+	if (!strcmp(name, H.d->conf.name))
+		return refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "conflict",
+			      "that is this hub's own name");
+	if (ec_store_cluster_path(&H.d->store, name, path, sizeof(path)))
+		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+			      "the store failed");
+	if (path[0] && strcmp(path, name)) {
+		snprintf(why, sizeof(why), "the name %s is already in this tree at %.100s", name,
+			 path);
+		return refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "conflict", why);
+	}
+	c->registering = joined && json_is_true(json_object_get(m, "register"));
+	if (joined)
+		issue(&cr, &credential, false);
+	k = kid_add(name);
+	if (joined)
+		cr.resync = true; /* a new member: all of its state is news */
+	if (!k || (joined && ec_store_cred_put(&H.d->store, &cr))) {
+		json_decref(credential);
+		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+			      "the store failed");
+	}
+	c->authed = true;
+	lws_set_timeout(c->l.wsi, NO_PENDING_TIMEOUT, 0);
+	ec_timestamp(time(NULL), now);
+	welcome = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b}", "type", "welcome", "v", 1, "name",
+			    H.d->conf.name, "time", now, "heartbeatSeconds", H.d->conf.heartbeat_s,
+			    "heartbeatTimeoutSeconds", H.d->conf.heartbeat_timeout_s, "resync",
+			    !c->registering && (cr.resync || k->marked));
+	if (credential)
+		json_object_set_new(welcome, "credential", credential);
+	ws_send(&c->l, welcome);
+	if (c->registering) {
+		/* registration only: the child installs, then comes back with the credential */
+		hlog(c, "registered (credential issued, expires in %us)", H.d->conf.credential_s);
+		c->l.close_after = true;
+		c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
+		return 0;
+	}
+	if (k->conn && k->conn != c) {
+		hlog(k->conn, "replaced by a new link from %s", c->peer);
+		k->conn->dead = true;
+		k->conn->l.close_after = true;
+		k->conn->l.close_code = LWS_CLOSE_STATUS_GOINGAWAY;
+		lws_callback_on_writable(k->conn->l.wsi);
+	}
+	k->conn = c;
+	k->last_rx_ms = ecd_now_ms();
+	k->marked = false;
+	if (cr.resync) { /* cleared once told: the child keeps owing it in its outbox */
+		cr.resync = false;
+		ec_store_cred_put(&H.d->store, &cr);
+	}
+	ec_store_subtree_health(&H.d->store, name, "ok", NULL);
+	hlog(c, "attached%s", joined ? " with a join token (credential issued)" : "");
+	scan_now();
+	if (!digest || strcmp(digest, H.digest))
+		send_list(c);
+	return 0;
+}
+
+/* ---- up: state reports, heartbeats, leave ---- */
+
+/* Keep only keys in the child's subtree with string values; count the rest. */
+static int clean_map(struct hub_conn *c, json_t *map, int *dropped)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	if (!json_is_object(map))
+		return -1;
+	json_object_foreach_safe(map, tmp, k, v)
+	{
+		if (!tree_in_subtree(k, c->name) || !tree_path_ok(k) || !json_is_string(v) ||
+		    strlen(json_string_value(v)) > 8192) {
+			json_object_del(map, k);
+			(*dropped)++;
+		}
+	}
+	return 0;
+}
+
+static int on_state(struct hub_conn *c, json_t *m)
+{
+	json_t *items = json_object_get(m, "items"), *it;
+	json_t *seq = json_object_get(m, "seq");
+	struct ec_state_item *v;
+	int dropped = 0, rc;
+	size_t i, n = json_array_size(items);
+
+	if (!json_is_integer(seq) || !json_is_array(items))
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+			      "state: needs seq (integer) and items (array)");
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+			      "out of memory");
+	json_array_foreach(items, i, it)
+	{
+		v[i].mission = json_string_value(json_object_get(it, "mission"));
+		v[i].map = json_object_get(it, "state");
+		if (!v[i].mission || ec_check_dns_subdomain(v[i].mission) ||
+		    clean_map(c, v[i].map, &dropped)) {
+			free(v);
+			return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+				      "state.items[]: needs mission (a name) and state (object)");
+		}
+	}
+	if (dropped)
+		hlog(c, "state: %d key(s) outside its subtree or not strings dropped", dropped);
+	rc = ec_store_state_replace_batch(&H.d->store, c->name, v, n, owes_up());
+	free(v);
+	if (rc)
+		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+			      "the store failed");
+	ws_send(&c->l, json_pack("{s:s,s:O}", "type", "state-ack", "seq", seq));
+	if (owes_up())
+		owe_kick();
+	return 0;
+}
+
+static int on_heartbeat(struct hub_conn *c, json_t *m)
+{
+	json_t *self = json_object_get(m, "cluster"), *desc = json_object_get(m, "descendants");
+	json_t *objs = json_array(), *o, *ack, *cred_json = NULL;
+	const char *digest = json_string_value(json_object_get(m, "digest"));
+	char now[EC_TS_LEN + 1];
+	struct ec_cred cr;
+	struct kid *k = kid_find(c->name);
+	int bad = 0, clashes = 0;
+	size_t i;
+
+	ec_timestamp(time(NULL), now);
+	if (!json_is_object(self) || (desc && !json_is_array(desc)) ||
+	    !(o = tree_row_from(self, c->name, now))) {
+		json_decref(objs);
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+			      "heartbeat.cluster: needs this child's EdgeCluster object");
+	}
+	json_object_set_new(json_object_get(o, "state"), "health",
+			    json_string(strcmp(json_string_value(json_object_get(
+						   json_object_get(self, "state"), "health"))
+						   ?: "",
+					       "degraded")
+					    ? "ok"
+					    : "degraded"));
+	json_array_append_new(objs, o);
+	json_array_foreach(desc, i, o)
+	{
+		const char *p =
+		    json_string_value(json_object_get(json_object_get(o, "state"), "path"));
+		json_t *row =
+		    p && tree_path_ok(p) && strcmp(p, c->name) && tree_in_subtree(p, c->name)
+			? tree_row_from(o, p, NULL)
+			: NULL;
+
+		if (row)
+			json_array_append_new(objs, row);
+		else
+			bad++;
+	}
+	if (ec_store_subtree_sync(&H.d->store, H.d->conf.name, c->name, objs, &clashes)) {
+		json_decref(objs);
+		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+			      "the store failed");
+	}
+	json_decref(objs);
+	if (k && (bad || clashes) &&
+	    k->clashes != bad + clashes) /* once per change, not per beat */
+		hlog(c,
+		     "heartbeat: %d descendant(s) refused (bad path or object), %d name(s) "
+		     "already elsewhere in the tree",
+		     bad, clashes);
+	if (k)
+		k->clashes = bad + clashes;
+	/* rotate the credential at half its life; the child stores the new one */
+	if (!ec_store_cred_get(&H.d->store, c->name, &cr) &&
+	    cr.cur_expires - (int64_t)time(NULL) < (int64_t)H.d->conf.credential_s / 2) {
+		issue(&cr, &cred_json, true);
+		if (ec_store_cred_put(&H.d->store, &cr)) {
+			json_decref(cred_json);
+			cred_json = NULL;
+		}
+	}
+	ack = json_pack("{s:s,s:s}", "type", "heartbeat-ack", "time", now);
+	if (cred_json)
+		json_object_set_new(ack, "credential", cred_json);
+	ws_send(&c->l, ack);
+	/* anti-entropy: once it applied all we sent, its digest must be ours */
+	scan_now();
+	if (json_integer_value(json_object_get(m, "ack")) == c->sent_seq &&
+	    (!digest || strcmp(digest, H.digest))) {
+		hlog(c, "mission digest differs: sending the full list");
+		send_list(c);
+	}
+	return 0;
+}
+
+static int on_fetch(struct hub_conn *c, json_t *m)
+{
+	json_t *names = json_object_get(m, "names"), *v;
+	size_t i;
+
+	if (!json_is_array(names))
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+			      "fetch: needs names (array)");
+	json_array_foreach(names, i, v) if (!json_is_string(v) ||
+					    ec_check_dns_subdomain(json_string_value(
+						v))) return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR,
+								   "protocol",
+								   "fetch.names[]: mission names");
+	scan_now();
+	send_missions(c, names, NULL);
+	return 0;
+}
+
+static int on_leave(struct hub_conn *c)
+{
+	if (ec_store_subtree_drop(&H.d->store, c->name, owes_up()))
+		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+			      "the store failed");
+	hlog(c, "left the tree (credential, rows and state keys removed)");
+	kid_del(c->name);
+	ws_send(&c->l, json_pack("{s:s}", "type", "left"));
+	c->authed = false;
+	c->dead = true;
+	c->l.close_after = true;
+	c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
+	if (owes_up())
+		owe_kick();
+	return 0;
+}
+
+static int on_message(struct hub_conn *c, json_t *m)
+{
+	const char *t = ws_type(m);
+	struct kid *k;
+
+	if (!c->authed)
+		return on_hello(c, m);
+	if ((k = kid_find(c->name)) && k->conn == c)
+		k->last_rx_ms = ecd_now_ms();
+	if (c->registering)
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+			      "a registration link carries nothing after the hello");
+	if (!strcmp(t, "heartbeat"))
+		return on_heartbeat(c, m);
+	if (!strcmp(t, "state"))
+		return on_state(c, m);
+	if (!strcmp(t, "fetch"))
+		return on_fetch(c, m);
+	if (!strcmp(t, "leave"))
+		return on_leave(c);
+	if (!strcmp(t, "error")) {
+		hlog(c, "the child reports an error: %.300s; link closed",
+		     json_string_value(json_object_get(m, "message")) ?: "?");
+		c->dead = true;
+		c->l.close_after = true;
+		c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
+		lws_callback_on_writable(c->l.wsi);
+		return 0;
+	}
+	if (!strcmp(t, "hello"))
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol", "a second hello");
+	{
+		char why[128];
+
+		snprintf(why, sizeof(why), "unknown message type '%.40s'", t);
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol", why);
+	}
+}
+
+/* ---- lws ---- */
+
+static bool path_is_hub(struct lws *wsi)
+{
+	char uri[256];
+
+	return lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) > 0 &&
+	       !strcmp(uri, TREE_HUB_PATH);
+}
+
+static void conn_gone(struct hub_conn *c)
+{
+	struct kid *k = c->name[0] ? kid_find(c->name) : NULL;
+
+	if (k && k->conn == c) {
+		k->conn = NULL;
+		ec_store_subtree_health(&H.d->store, c->name, "disconnected", NULL);
+		if (!c->dead) /* else the reason was logged already */
+			hlog(c, "link closed");
+	}
+	for (struct hub_conn **p = &H.conns; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	ws_reset(&c->l);
+	free(c);
+}
+
+int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		 size_t len)
+{
+	struct hub_sess *s = user;
+	struct hub_conn *c = s ? s->c : NULL;
+	const char *why;
+	json_t *m;
+	int code, r;
+
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return H.d && path_is_hub(wsi) ? 0 : 1; /* anything else: refused upgrade */
+	case LWS_CALLBACK_ESTABLISHED:
+		c = calloc(1, sizeof(*c));
+		if (!c || !H.d)
+			return -1;
+		s->c = c;
+		c->l.wsi = wsi;
+		if (!lws_get_peer_simple(wsi, c->peer, sizeof(c->peer)))
+			snprintf(c->peer, sizeof(c->peer), "?");
+		c->next = H.conns;
+		H.conns = c;
+		/* authenticate within this time or go */
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, TREE_HELLO_SECS);
+		return 0;
+	case LWS_CALLBACK_RECEIVE:
+		if (!c || c->dead)
+			return 0; /* refused: the rest is not read */
+		r = ws_receive(&c->l, in, len, c->authed ? TREE_MSG_MAX : TREE_HELLO_MAX, &m, &why,
+			       &code);
+		if (r < 0)
+			return refuse(c, code,
+				      code == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE ? "too-big"
+										 : "protocol",
+				      why);
+		if (r > 0) {
+			on_message(c, m);
+			json_decref(m);
+		}
+		return 0;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return c ? ws_writable(&c->l) : 0;
+	case LWS_CALLBACK_CLOSED:
+		if (c)
+			conn_gone(c);
+		s->c = NULL;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- the tick: silent children ---- */
+
+static void on_tick(lws_sorted_usec_list_t *sul)
+{
+	uint64_t now = ecd_now_ms(), to = (uint64_t)H.d->conf.heartbeat_timeout_s * 1000;
+
+	for (size_t i = 0; i < H.n_kids; i++) {
+		struct kid *k = &H.kids[i];
+		struct ec_cred cr;
+
+		if (now - k->last_rx_ms <= to)
+			continue;
+		if (k->conn && !k->conn->dead) {
+			hlog(k->conn, "silent for %us; link closed", H.d->conf.heartbeat_timeout_s);
+			k->conn->dead = true;
+			lws_set_timeout(k->conn->l.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		}
+		if (k->marked)
+			continue;
+		if (ec_store_state_mark_subtree(&H.d->store, k->name, "unreachable", owes_up()) ||
+		    ec_store_subtree_health(&H.d->store, k->name, "disconnected", "unreachable") ||
+		    ec_store_cred_get(&H.d->store, k->name, &cr)) {
+			ecd_log("hub: marking %s disconnected: %s", k->name,
+				ec_store_errmsg(&H.d->store));
+			continue;
+		}
+		cr.resync = true;
+		ec_store_cred_put(&H.d->store, &cr);
+		k->marked = true;
+		ecd_log("hub: %s silent for more than %us: disconnected, its subtree's mission "
+			"state unreachable",
+			k->name, H.d->conf.heartbeat_timeout_s);
+		if (owes_up())
+			owe_kick();
+	}
+	lws_sul_schedule(H.d->lws, 0, sul, on_tick, LWS_US_PER_SEC);
+}
+
+static int load_kid(void *arg, const struct ec_cred *c)
+{
+	struct kid *k = kid_add(c->name);
+
+	(void)arg;
+	if (!k)
+		return -1;
+	k->marked = c->resync; /* marked before a restart: still unreachable */
+	/* no link yet: disconnected until it comes back (within the timeout, nothing
+	 * else changes) */
+	ec_store_subtree_health(&H.d->store, c->name, "disconnected", NULL);
+	return 0;
+}
+
+int hub_start(struct ecd *d)
+{
+	memset(&H, 0, sizeof(H));
+	H.d = d;
+	H.index = json_object();
+	if (ec_store_cred_list(&d->store, load_kid, NULL)) {
+		ecd_log("hub: reading the children: %s", ec_store_errmsg(&d->store));
+		return -1;
+	}
+	scan_now();
+	lws_sul_schedule(d->lws, 0, &H.tick, on_tick, LWS_US_PER_SEC);
+	lws_sul_schedule(d->lws, 0, &H.scan, on_scan, 200 * LWS_US_PER_MS);
+	ecd_log("hub: %s on %s (%d join token%s, %zu child%s known)", TREE_PROTOCOL, TREE_HUB_PATH,
+		d->conf.n_join_tokens, d->conf.n_join_tokens == 1 ? "" : "s", H.n_kids,
+		H.n_kids == 1 ? "" : "ren");
+	return 0;
+}
+
+void hub_stop(struct ecd *d)
+{
+	(void)d;
+	lws_sul_cancel(&H.tick);
+	lws_sul_cancel(&H.scan);
+	/* the connections go with the context (LWS_CALLBACK_CLOSED frees them) */
+	json_decref(H.index);
+	H.index = NULL;
+	free(H.kids);
+	H.kids = NULL;
+	H.n_kids = 0;
+}

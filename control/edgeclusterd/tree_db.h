@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Small SQLite helpers shared by tree_store.c and tree_sync.c (one
+ * transaction per call; see tree_store.c). */
+#ifndef ECD_TREE_DB_H
+#define ECD_TREE_DB_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "store.h"
+
+static inline int tx_begin(struct ec_store *s)
+{
+	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static inline int tx_end(struct ec_store *s, int rc)
+{
+	if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc ? rc : -1;
+}
+
+static inline sqlite3_stmt *q(struct ec_store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	return sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK ? st : NULL;
+}
+
+static inline int done(sqlite3_stmt *st)
+{
+	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static inline const char *col(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? (const char *)t : "";
+}
+
+static inline int bump(struct ec_store *s, uint64_t *rev)
+{
+	if (sqlite3_exec(s->db, "UPDATE meta SET v=v+1 WHERE k='revision'", NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	return ec_store_revision(s, rev);
+}
+
+static inline bool same_text(const char *stored, json_t *v)
+{
+	json_t *a = json_loads(stored, 0, NULL);
+	bool eq = a && json_equal(a, v);
+
+	json_decref(a);
+	return eq;
+}
+
+#endif

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The tree's SQLite tables (created with the rest of the schema in store.c):
+ * attach (the state machine's one row), hub_creds (credentials this hub
+ * issued, as digests), inherited (what the parent sent: its uid and
+ * resourceVersion per mission, and our rv when we wrote it), outbox (the
+ * missions whose state we owe the parent), plus the mission state maps and
+ * the descendants' EdgeCluster rows.
+ *
+ * (missions received from the parent and the digest: tree_sync.c.)
+ *
+ * Each function is one transaction: a sync batch, a state report or a
+ * heartbeat's rows commit as a whole (one fsync), never one per object.
+ * State writes do not bump the revision (state is a report, not a change of
+ * the object: a client that read a mission can still replace it with that
+ * resourceVersion while states stream in). Cluster rows bump it only when
+ * their labels, spec or uid change; health and heartbeats are state.
+ */
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree.h"
+#include "tree_db.h"
+
+/* ---- the attach record ---- */
+
+static const char *const phases[] = {"inactive", "registering",	  "install_in_progress",
+				     "active",	 "deregistering", "uninstall_in_progress"};
+
+const char *tree_phase_name(enum ec_phase p)
+{
+	return p <= PH_UNINSTALLING ? phases[p] : "?";
+}
+
+int ec_store_attach_get(struct ec_store *s, struct ec_attach *a)
+{
+	sqlite3_stmt *st = q(s, "SELECT phase, parent, token, credential, cred_expires, since,"
+				" last_error, parent_name FROM attach WHERE id=1");
+	int rc;
+
+	if (!st)
+		return -1;
+	memset(a, 0, sizeof(*a));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		for (int i = 0; i <= PH_UNINSTALLING; i++)
+			if (!strcmp(col(st, 0), phases[i]))
+				a->phase = (enum ec_phase)i;
+		snprintf(a->parent, sizeof(a->parent), "%s", col(st, 1));
+		snprintf(a->token, sizeof(a->token), "%s", col(st, 2));
+		snprintf(a->credential, sizeof(a->credential), "%s", col(st, 3));
+		a->cred_expires = sqlite3_column_int64(st, 4);
+		snprintf(a->since, sizeof(a->since), "%s", col(st, 5));
+		snprintf(a->last_error, sizeof(a->last_error), "%s", col(st, 6));
+		snprintf(a->parent_name, sizeof(a->parent_name), "%s", col(st, 7));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+}
+
+int ec_store_attach_put(struct ec_store *s, const struct ec_attach *a)
+{
+	sqlite3_stmt *st = q(s, "INSERT OR REPLACE INTO attach (id, phase, parent, token,"
+				" credential, cred_expires, since, last_error, parent_name)"
+				" VALUES (1,?1,?2,?3,?4,?5,?6,?7,?8)");
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, tree_phase_name(a->phase), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, a->parent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, a->token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, a->credential, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, a->cred_expires);
+	sqlite3_bind_text(st, 6, a->since, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, a->last_error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, a->parent_name, -1, SQLITE_STATIC);
+	return done(st);
+}
+
+/* ---- the outbox ---- */
+
+static int outbox_mark_tx(struct ec_store *s, const char *mission)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_exec(s->db, "UPDATE meta SET v=v+1 WHERE k='outbox_seq'", NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	st = q(s, "INSERT OR REPLACE INTO outbox (mission, seq)"
+		  " SELECT ?1, v FROM meta WHERE k='outbox_seq'");
+	if (st)
+		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	return done(st);
+}
+
+int ec_store_outbox_mark(struct ec_store *s, const char *mission)
+{
+	if (tx_begin(s))
+		return -1;
+	return tx_end(s, outbox_mark_tx(s, mission));
+}
+
+int ec_store_outbox_mark_all(struct ec_store *s)
+{
+	if (tx_begin(s))
+		return -1;
+	/* one new seq for all: the whole set is owed again */
+	return tx_end(s, sqlite3_exec(s->db,
+				      "UPDATE meta SET v=v+1 WHERE k='outbox_seq';"
+				      "INSERT OR REPLACE INTO outbox (mission, seq) SELECT name,"
+				      " (SELECT v FROM meta WHERE k='outbox_seq') FROM missions;",
+				      NULL, NULL, NULL) == SQLITE_OK
+			     ? 0
+			     : -1);
+}
+
+int ec_store_outbox_list(struct ec_store *s, int64_t after, ec_outbox_cb cb, void *arg)
+{
+	sqlite3_stmt *st = q(s, "SELECT mission, seq FROM outbox WHERE seq > ?1 ORDER BY seq");
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, after);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int stop = cb(arg, col(st, 0), sqlite3_column_int64(st, 1));
+
+		if (stop) {
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int ec_store_outbox_ack(struct ec_store *s, int64_t upto)
+{
+	sqlite3_stmt *st = q(s, "DELETE FROM outbox WHERE seq <= ?1");
+
+	if (st)
+		sqlite3_bind_int64(st, 1, upto);
+	return done(st);
+}
+
+int ec_store_outbox_clear(struct ec_store *s)
+{
+	return sqlite3_exec(s->db, "DELETE FROM outbox", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* ---- mission state maps ---- */
+
+bool tree_in_subtree(const char *k, const char *child)
+{
+	size_t n = strlen(child);
+
+	return !strncmp(k, child, n) && (k[n] == 0 || k[n] == '/');
+}
+
+/* Read a mission's state map (EC_ST_NOTFOUND if there is no such mission). */
+static int state_read(struct ec_store *s, const char *mission, json_t **map)
+{
+	sqlite3_stmt *st = q(s, "SELECT state FROM missions WHERE name=?1");
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	*map = NULL;
+	if (rc == SQLITE_ROW) {
+		*map = json_loads(col(st, 0), 0, NULL);
+		if (!json_is_object(*map)) { /* unreadable: start over rather than fail forever */
+			json_decref(*map);
+			*map = json_object();
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+}
+
+static int state_write(struct ec_store *s, const char *mission, json_t *map)
+{
+	char *text = json_dumps(map, JSON_COMPACT | JSON_SORT_KEYS);
+	sqlite3_stmt *st = text ? q(s, "UPDATE missions SET state=?2 WHERE name=?1") : NULL;
+	int rc;
+
+	if (st) {
+		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+	}
+	rc = done(st);
+	free(text);
+	return rc;
+}
+
+/* Replace the child's keys in one map; true if anything changed. */
+static bool replace_keys(json_t *state, const char *child, json_t *map)
+{
+	json_t *before = json_deep_copy(state), *v;
+	const char *k;
+	void *tmp;
+	bool changed;
+
+	json_object_foreach_safe(state, tmp, k, v) if (tree_in_subtree(k, child))
+	    json_object_del(state, k);
+	json_object_foreach(map, k, v) if (tree_in_subtree(k, child)) json_object_set(state, k, v);
+	changed = !json_equal(before, state);
+	json_decref(before);
+	return changed;
+}
+
+int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct ec_state_item *items,
+				 size_t n, bool owe)
+{
+	int rc = 0;
+
+	if (tx_begin(s))
+		return -1;
+	for (size_t i = 0; i < n && !rc; i++) {
+		json_t *state;
+		int r = state_read(s, items[i].mission, &state);
+
+		items[i].found = r == 0;
+		if (r == EC_ST_NOTFOUND)
+			continue; /* gone here: the report is moot */
+		if (r) {
+			rc = -1;
+			break;
+		}
+		if (replace_keys(state, child, items[i].map)) {
+			rc = state_write(s, items[i].mission, state);
+			if (!rc && owe)
+				rc = outbox_mark_tx(s, items[i].mission);
+		}
+		json_decref(state);
+	}
+	return tx_end(s, rc);
+}
+
+int ec_store_state_replace_subtree(struct ec_store *s, const char *mission, const char *child,
+				   json_t *map)
+{
+	struct ec_state_item it = {.mission = mission, .map = map};
+	int rc = ec_store_state_replace_batch(s, child, &it, 1, false);
+
+	return rc ? rc : it.found ? 0 : EC_ST_NOTFOUND;
+}
+
+/* For every mission: set (or remove) the child's subtree keys. */
+static int mark_tx(struct ec_store *s, const char *child, const char *value, bool owe)
+{
+	sqlite3_stmt *st = q(s, "SELECT name, state FROM missions");
+	json_t *todo = json_object();
+	const char *name;
+	json_t *map;
+	int rc;
+
+	if (!st || !todo) {
+		sqlite3_finalize(st);
+		json_decref(todo);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *state = json_loads(col(st, 1), 0, NULL), *v;
+		const char *k;
+		void *tmp;
+		bool changed = false;
+
+		json_object_foreach_safe(state, tmp, k, v)
+		{
+			if (!tree_in_subtree(k, child))
+				continue;
+			if (!value)
+				json_object_del(state, k);
+			else if (!json_is_string(v) || strcmp(json_string_value(v), value))
+				json_object_set_new(state, k, json_string(value));
+			else
+				continue;
+			changed = true;
+		}
+		if (changed)
+			json_object_set(todo, col(st, 0), state);
+		json_decref(state);
+	}
+	sqlite3_finalize(st);
+	rc = rc == SQLITE_DONE ? 0 : -1;
+	json_object_foreach(todo, name, map)
+	{
+		if (!rc)
+			rc = state_write(s, name, map);
+		if (!rc && owe)
+			rc = outbox_mark_tx(s, name);
+	}
+	json_decref(todo);
+	return rc;
+}
+
+int ec_store_state_mark_subtree(struct ec_store *s, const char *child, const char *value, bool owe)
+{
+	if (tx_begin(s))
+		return -1;
+	return tx_end(s, mark_tx(s, child, value, owe));
+}
+
+/* ---- credentials this hub issued ---- */
+
+static void blob(sqlite3_stmt *st, int i, unsigned char out[EC_HASH_LEN])
+{
+	const void *b = sqlite3_column_blob(st, i);
+
+	memset(out, 0, EC_HASH_LEN);
+	if (b && sqlite3_column_bytes(st, i) == EC_HASH_LEN)
+		memcpy(out, b, EC_HASH_LEN);
+}
+
+static void cred_from(sqlite3_stmt *st, struct ec_cred *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s", col(st, 0));
+	blob(st, 1, c->cur);
+	c->cur_expires = sqlite3_column_int64(st, 2);
+	blob(st, 3, c->prev);
+	c->prev_expires = sqlite3_column_int64(st, 4);
+	c->resync = sqlite3_column_int(st, 5) != 0;
+}
+
+#define CRED_COLS "name, cur, cur_expires, prev, prev_expires, resync"
+
+int ec_store_cred_get(struct ec_store *s, const char *name, struct ec_cred *c)
+{
+	sqlite3_stmt *st = q(s, "SELECT " CRED_COLS " FROM hub_creds WHERE name=?1");
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		cred_from(st, c);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+}
+
+int ec_store_cred_put(struct ec_store *s, const struct ec_cred *c)
+{
+	sqlite3_stmt *st =
+	    q(s, "INSERT OR REPLACE INTO hub_creds (" CRED_COLS ") VALUES (?1,?2,?3,?4,?5,?6)");
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, c->name, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 2, c->cur, EC_HASH_LEN, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, c->cur_expires);
+	sqlite3_bind_blob(st, 4, c->prev, EC_HASH_LEN, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, c->prev_expires);
+	sqlite3_bind_int(st, 6, c->resync);
+	return done(st);
+}
+
+int ec_store_cred_list(struct ec_store *s, ec_cred_cb cb, void *arg)
+{
+	sqlite3_stmt *st = q(s, "SELECT " CRED_COLS " FROM hub_creds ORDER BY name");
+	struct ec_cred c;
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int stop;
+
+		cred_from(st, &c);
+		stop = cb(arg, &c);
+		if (stop) {
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* ---- descendants' EdgeCluster rows ---- */
+
+/* name -> {path, labels, spec, uid, state} of every row but self's. */
+static int rows_by_name(struct ec_store *s, const char *self, json_t **out)
+{
+	sqlite3_stmt *st = q(s, "SELECT name, uid, labels, spec, state FROM clusters");
+	int rc;
+
+	*out = json_object();
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *state;
+
+		if (!strcmp(col(st, 0), self))
+			continue;
+		state = json_loads(col(st, 4), 0, NULL);
+		json_object_set_new(
+		    *out, col(st, 0),
+		    json_pack("{s:s,s:s,s:s,s:s,s:o}", "path",
+			      json_string_value(json_object_get(state, "path"))
+				  ? json_string_value(json_object_get(state, "path"))
+				  : "",
+			      "uid", col(st, 1), "labels", col(st, 2), "spec", col(st, 3), "state",
+			      state ? state : json_object()));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int row_write(struct ec_store *s, json_t *obj, json_t *old)
+{
+	json_t *md = json_object_get(obj, "metadata");
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *uid = json_string_value(json_object_get(md, "uid"));
+	const char *created = json_string_value(json_object_get(md, "creationTimestamp"));
+	json_t *labels = json_object_get(md, "labels"), *spec = json_object_get(obj, "spec");
+	char *tl = json_dumps(labels ? labels : json_object(), JSON_COMPACT | JSON_SORT_KEYS);
+	char *ts = json_dumps(spec ? spec : json_object(), JSON_COMPACT | JSON_SORT_KEYS);
+	char *tst = json_dumps(json_object_get(obj, "state"), JSON_COMPACT | JSON_SORT_KEYS);
+	sqlite3_stmt *st = NULL;
+	uint64_t rev = 0;
+	int rc = tl && ts && tst ? 0 : -1;
+	bool structural = !old ||
+			  strcmp(json_string_value(json_object_get(old, "uid")), uid ? uid : "") ||
+			  !same_text(json_string_value(json_object_get(old, "labels")), labels) ||
+			  !same_text(json_string_value(json_object_get(old, "spec")), spec);
+
+	if (!rc && structural)
+		rc = bump(s, &rev);
+	if (!rc && !old)
+		st = q(s, "INSERT INTO clusters (name, uid, rv, created, labels, spec, state)"
+			  " VALUES (?1,?2,?3,?4,?5,?6,?7)");
+	else if (!rc && structural)
+		st = q(s, "UPDATE clusters SET uid=?2, rv=?3, created=?4, labels=?5, spec=?6,"
+			  " state=?7 WHERE name=?1");
+	else if (!rc)
+		st = q(s, "UPDATE clusters SET state=?7 WHERE name=?1");
+	if (st) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, uid ? uid : "", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)rev);
+		sqlite3_bind_text(st, 4, created ? created : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, tl, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, ts, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 7, tst, -1, SQLITE_STATIC);
+	}
+	if (!rc)
+		rc = done(st);
+	free(tl);
+	free(ts);
+	free(tst);
+	return rc;
+}
+
+static int row_delete(struct ec_store *s, const char *name)
+{
+	sqlite3_stmt *st = q(s, "DELETE FROM clusters WHERE name=?1");
+	uint64_t rev;
+
+	if (!st || bump(s, &rev)) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	return done(st);
+}
+
+int ec_store_subtree_sync(struct ec_store *s, const char *self, const char *child, json_t *objs,
+			  int *clashes)
+{
+	json_t *rows, *seen = json_object(), *obj, *v;
+	const char *name;
+	size_t i;
+	int rc;
+
+	*clashes = 0;
+	if (tx_begin(s))
+		return -1;
+	rc = rows_by_name(s, self, &rows);
+	json_array_foreach(objs, i, obj)
+	{
+		json_t *old;
+		const char *path =
+		    json_string_value(json_object_get(json_object_get(obj, "state"), "path"));
+
+		name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+		if (rc || !name || !path)
+			break;
+		old = json_object_get(rows, name);
+		if (!strcmp(name, self) || json_object_get(seen, name) ||
+		    (old &&
+		     !tree_in_subtree(json_string_value(json_object_get(old, "path")), child))) {
+			(*clashes)++; /* this name is another cluster elsewhere in the tree */
+			continue;
+		}
+		json_object_set_new(seen, name, json_true());
+		rc = row_write(s, obj, old);
+	}
+	json_object_foreach(rows, name, v)
+	{
+		if (!rc && tree_in_subtree(json_string_value(json_object_get(v, "path")), child) &&
+		    !json_object_get(seen, name))
+			rc = row_delete(s, name);
+	}
+	json_decref(rows);
+	json_decref(seen);
+	return tx_end(s, rc);
+}
+
+int ec_store_subtree_health(struct ec_store *s, const char *child, const char *child_health,
+			    const char *desc_health)
+{
+	json_t *rows, *v;
+	const char *name;
+	int rc;
+
+	if (tx_begin(s))
+		return -1;
+	rc = rows_by_name(s, "", &rows);
+	json_object_foreach(rows, name, v)
+	{
+		const char *path = json_string_value(json_object_get(v, "path"));
+		json_t *state = json_object_get(v, "state");
+		sqlite3_stmt *st;
+		char *text;
+
+		if (rc || !tree_in_subtree(path, child) || (!desc_health && strcmp(path, child)))
+			continue;
+		json_object_set_new(state, "health",
+				    json_string(strcmp(path, child) ? desc_health : child_health));
+		text = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
+		st = text ? q(s, "UPDATE clusters SET state=?2 WHERE name=?1") : NULL;
+		if (st) {
+			sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+		}
+		rc = done(st);
+		free(text);
+	}
+	json_decref(rows);
+	return tx_end(s, rc);
+}
+
+int ec_store_subtree_drop(struct ec_store *s, const char *child, bool owe)
+{
+	json_t *rows, *v;
+	const char *name;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (tx_begin(s))
+		return -1;
+	rc = rows_by_name(s, "", &rows);
+	json_object_foreach(
+	    rows, name, v) if (!rc && tree_in_subtree(json_string_value(json_object_get(v, "path")),
+						      child)) rc = row_delete(s, name);
+	json_decref(rows);
+	if (!rc)
+		rc = mark_tx(s, child, NULL, owe);
+	if (!rc && (st = q(s, "DELETE FROM hub_creds WHERE name=?1"))) {
+		sqlite3_bind_text(st, 1, child, -1, SQLITE_STATIC);
+		rc = done(st);
+	}
+	return tx_end(s, rc);
+}
+
+int ec_store_cluster_path(struct ec_store *s, const char *name, char *path, size_t len)
+{
+	sqlite3_stmt *st = q(s, "SELECT state FROM clusters WHERE name=?1");
+	int rc;
+
+	path[0] = 0;
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		json_t *state = json_loads(col(st, 0), 0, NULL);
+		const char *p = json_string_value(json_object_get(state, "path"));
+
+		/* the serving cluster's own row has no stored path */
+		snprintf(path, len, "%s", p ? p : "");
+		json_decref(state);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * One WebSocket of the tree, either end: an outgoing queue of whole JSON
+ * messages (one per writable callback: lws buffers what the socket does not
+ * take and holds the next writable back until it is out, so a large mission
+ * batch never blocks the loop), and reassembly of incoming fragments with a
+ * hard size limit (the hub sets a small one until the peer authenticated).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "links.h"
+
+int ws_send(struct wslink *l, json_t *msg)
+{
+	char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+	struct ws_out *o;
+	size_t n;
+
+	json_decref(msg);
+	if (!text)
+		return -1;
+	n = strlen(text);
+	o = malloc(sizeof(*o) + LWS_PRE + n);
+	if (!o) {
+		free(text);
+		return -1;
+	}
+	o->next = NULL;
+	o->len = n;
+	memcpy(o->buf + LWS_PRE, text, n);
+	free(text);
+	if (l->tail)
+		l->tail->next = o;
+	else
+		l->head = o;
+	l->tail = o;
+	l->queued += n;
+	if (l->wsi)
+		lws_callback_on_writable(l->wsi);
+	return 0;
+}
+
+void ws_fail(struct wslink *l, int close_code, const char *code, const char *message)
+{
+	if (l->close_after)
+		return;
+	ws_send(l, json_pack("{s:s,s:s,s:s}", "type", "error", "code", code, "message", message));
+	l->close_after = true;
+	l->close_code = close_code;
+}
+
+int ws_writable(struct wslink *l)
+{
+	struct ws_out *o = l->head;
+
+	if (!o) {
+		if (l->close_after) {
+			lws_close_reason(l->wsi, (enum lws_close_status)l->close_code, NULL, 0);
+			return -1;
+		}
+		return 0;
+	}
+	l->head = o->next;
+	if (!l->head)
+		l->tail = NULL;
+	l->queued -= o->len;
+	if (lws_write(l->wsi, o->buf + LWS_PRE, o->len, LWS_WRITE_TEXT) < (int)o->len) {
+		free(o);
+		return -1;
+	}
+	free(o);
+	/* after the last message of a failing link: one more turn closes it */
+	if (l->head || l->close_after)
+		lws_callback_on_writable(l->wsi);
+	return 0;
+}
+
+int ws_receive(struct wslink *l, const void *in, size_t len, size_t max, json_t **msg,
+	       const char **why, int *close_code)
+{
+	json_error_t je;
+
+	*msg = NULL;
+	if (lws_frame_is_binary(l->wsi)) {
+		*why = "binary frame (the hub protocol is JSON text)";
+		*close_code = LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE;
+		return -1;
+	}
+	if (l->in_len + len > max) {
+		*why = "message over the size limit";
+		*close_code = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
+		return -1;
+	}
+	if (l->in_len + len + 1 > l->in_cap) {
+		size_t cap = l->in_cap ? l->in_cap : 4096;
+		char *n;
+
+		while (cap < l->in_len + len + 1)
+			cap *= 2;
+		n = realloc(l->in, cap);
+		if (!n) {
+			*why = "out of memory";
+			*close_code = LWS_CLOSE_STATUS_UNEXPECTED_CONDITION;
+			return -1;
+		}
+		l->in = n;
+		l->in_cap = cap;
+	}
+	memcpy(l->in + l->in_len, in, len);
+	l->in_len += len;
+	if (!lws_is_final_fragment(l->wsi) || lws_remaining_packet_payload(l->wsi))
+		return 0;
+	*msg = json_loadb(l->in, l->in_len, JSON_REJECT_DUPLICATES, &je);
+	l->in_len = 0;
+	if (l->in_cap > (1u << 20)) { /* do not keep a big buffer per link */
+		free(l->in);
+		l->in = NULL;
+		l->in_cap = 0;
+	}
+	if (!json_is_object(*msg) || !ws_type(*msg)) {
+		json_decref(*msg);
+		*msg = NULL;
+		*why = "not a JSON object with a \"type\"";
+		*close_code = LWS_CLOSE_STATUS_PROTOCOL_ERR;
+		return -1;
+	}
+	return 1;
+}
+
+void ws_reset(struct wslink *l)
+{
+	while (l->head) {
+		struct ws_out *o = l->head;
+
+		l->head = o->next;
+		free(o);
+	}
+	free(l->in);
+	memset(l, 0, sizeof(*l));
+}
+
+const char *ws_type(json_t *msg)
+{
+	return json_string_value(json_object_get(msg, "type"));
+}
