@@ -40,43 +40,26 @@
 
 set -u -o pipefail
 
-SECS=5
-RUNS=3
-WARMUP=1
-VERBOSE=0
-MODE=run
+HERE=$(cd "$(dirname "$0")" && pwd)
+PPS_SELF=cross_cluster
+# options, helpers (fail, log, run, mac_of), generator, window accounting
+# shellcheck source=lib/pps.sh
+source "$HERE/lib/pps.sh"
 DO_PPS=1
 DO_TCP=1
 VARIANT=1
-usage() { sed -n '/^#   usage:/,/^#   (cmake/p' "$0" | cut -c3- >&2; exit 2; }
+# shellcheck disable=SC2317 # (run by pps_args, as PPS_HELP)
 help() { sed -n '4,/^# Exit:/p' "$0" | cut -c3-; sed -n '/^# Exit:/,/^$/p' "$0" | sed 1d | cut -c3-; exit 0; }
-while [ $# -gt 0 ]; do
-	case $1 in
-	--secs) SECS=${2:?}; shift 2 ;;
-	--runs) RUNS=${2:?}; shift 2 ;;
-	--warmup) WARMUP=${2:?}; shift 2 ;;
-	--no-pps) DO_PPS=0; shift ;;
-	--no-tcp) DO_TCP=0; shift ;;
-	--no-variant) VARIANT=0; shift ;;
-	--verbose|-v) VERBOSE=1; shift ;;
-	--setup-only) MODE=setup; shift ;;   # build both topologies, leave them up
-	--teardown) MODE=teardown; shift ;;  # remove what --setup-only left
-	-h|--help) help ;;
-	--*) echo "cross_cluster: unknown option $1" >&2; usage ;;
-	*) break ;;
-	esac
-done
-[ $# -eq 3 ] || usage
-case "$SECS$RUNS$WARMUP" in *[!0-9]*) echo "cross_cluster: --secs/--runs/--warmup take whole numbers" >&2; exit 2 ;; esac
-[ "$SECS" -ge 1 ] && [ "$RUNS" -ge 1 ] || usage
+PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT)
+PPS_HELP=help
+pps_args 3 "$@" # and the common options
+set -- "${PPS_ARGV[@]}"
 
 XGATE=$(readlink -f "$1")
 GATEWAYD=$(readlink -f "$2")
 GEN=$(readlink -f "$3")
-HERE=$(cd "$(dirname "$0")" && pwd)
 MTOPO=$HERE/../deploy/lib/mtopo.sh
 
-fail() { echo "cross_cluster: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (namespaces, XDP, BPF_PROG_RUN)"
 for b in "$XGATE" "$GATEWAYD" "$GEN"; do [ -x "$b" ] || fail "binary '$b' not found"; done
 [ -r "$MTOPO" ] || fail "cannot read $MTOPO"
@@ -98,16 +81,12 @@ in_topo() { local P=$1 MT_RUN=/tmp/$1-run; shift; "$@"; }
 
 SRC=1b
 DST=2b
-NCPU=$(nproc)
-GEN_CPU=0
-DP_CPU=$((NCPU > 1 ? 1 : 0))
-# the hosts a frame can cross, in path order (for the counters)
-PATH_NS=(c1h2 c1h1 c1gw wan c2gw c2h1 c2h2)
+# the hosts with xgate a frame can cross, in path order (for the counters;
+# the WAN router between the gateways runs none)
+XG_NS=(c1h2 c1h1 c1gw c2gw c2h1 c2h2)
 
-GEN_PID=
 BG_PIDS=()
 GWD_PIDS=
-declare -A NAPI_PIDS=()
 topo_exists() { # topo_exists PREFIX: any namespace of that topology left?
 	local n
 	for n in $(mt_all_ns); do [ -e "/run/netns/$1-$n" ] && return 0; done
@@ -128,12 +107,9 @@ leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
 cleanup() {
 	local p pid left
 	trap - EXIT INT TERM HUP
-	for pid in $GEN_PID "${BG_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null
-	done
-	for pid in $GEN_PID "${BG_PIDS[@]}"; do
-		wait "$pid" 2>/dev/null
-	done
+	pps_gen_stop
+	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+	for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
 	for p in $PX $PK; do in_topo $p mtopo_down; done
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 	left=$(leftovers)
@@ -154,10 +130,7 @@ trap cleanup EXIT
 trap 'echo "cross_cluster: interrupted" >&2; exit 130' INT TERM HUP
 TMP=$(mktemp -d /tmp/cross_cluster.XXXXXX) || fail "mktemp"
 
-log() { [ "$VERBOSE" = 1 ] && echo "# $*" >&2; return 0; }
-run() { "$@" || fail "setup failed: $*"; }
 run_q() { "$@" >/dev/null || fail "setup failed: $*"; } # (the command's output only)
-mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
 
 # ---- leftovers of an earlier, killed run --------------------------------
 for p in $PX $PK; do
@@ -186,9 +159,7 @@ in_topo $PK kt_build || fail "kernel path setup failed"
 # an entry ages out (the pps windows send one way only).
 for p in $PX $PK; do
 	for n in $(mt_all_ns); do
-		[ -e "/run/netns/$p-$n" ] || continue
-		ip netns exec "$p-$n" sysctl -qw net.bridge.bridge-nf-call-iptables=0 \
-			net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0 >/dev/null 2>&1
+		[ -e "/run/netns/$p-$n" ] && pps_no_brnf "$p-$n"
 	done
 	for c in 1 2; do
 		for h in h1 h2 gw; do
@@ -283,13 +254,6 @@ for p in $PX $PK; do
 	log "$p: pod $SRC's gateway 10.1.1.1 is at ${GWMAC[$p]}"
 done
 
-counters() { # counters NS DEV -> "rx_packets rx_dropped tx_dropped"
-	ip netns exec "$1" sh -c "cd /sys/class/net/$2/statistics && cat rx_packets rx_dropped tx_dropped" |
-		tr '\n' ' '
-}
-delivered() { counters "$1-p$DST" eth0 | awk '{print $1}'; }
-now() { date +%s.%N; }
-
 PATHS=(xgate kernel)
 [ "$VARIANT" = 1 ] && PATHS=(xgate kernel xgate_ep)
 declare -A LABEL=(
@@ -300,16 +264,11 @@ declare -A LABEL=(
 
 # Sanity: a short burst must reach the pod on every path before timing.
 check_path() {
-	local name=$1 p a b
+	local name=$1 p n
 	p=$(prefix_of "$name")
-	a=$(delivered "$p")
-	# shellcheck disable=SC2046
-	timeout 10 "$GEN" $(gen_args "$p") -t 0.2 --repeat 64 >/dev/null ||
-		fail "generator failed on $name"
-	sleep 0.3
-	b=$(delivered "$p")
-	[ $((b - a)) -gt 0 ] || fail "no packet reached pod $DST on the $name path"
-	log "$name: $((b - a)) packets reached $DST in the check"
+	n=$(pps_burst "$p-p$DST" "$p") || fail "generator failed on $name"
+	[ "$n" -gt 0 ] || fail "no packet reached pod $DST on the $name path"
+	log "$name: $n packets reached $DST in the check"
 }
 if [ "$DO_PPS" = 1 ]; then
 	for name in "${PATHS[@]}"; do
@@ -319,48 +278,10 @@ if [ "$DO_PPS" = 1 ]; then
 		sink_off "$p"; entry_off "$p"; path_off "$name"
 	done
 fi
-if [ "$MODE" = setup ]; then
-	trap - EXIT
-	rm -rf "$TMP"
-	echo "cross_cluster: topologies $PX-* (xgate) and $PK-* (kernel) are up; remove them with: $0 --teardown $*"
-	exit 0
-fi
+[ "$MODE" = setup ] &&
+	pps_setup_done "topologies $PX-* (xgate) and $PK-* (kernel) are up; remove them with: $0 --teardown $*"
 
-# ---- xgate counters: which hops the measured path took ---------------------
-xgate_stats() { # xgate_stats TAG: snapshot of every host on the path
-	local n
-	for n in "${PATH_NS[@]}"; do
-		[ "$n" = wan ] && continue
-		"$XGATE" -N "$PX-$n" stats -o json >"$TMP/st.$n.$1" 2>/dev/null || echo '[]' >"$TMP/st.$n.$1"
-	done
-}
-xgate_delta() { # "host dev/reason +n" for every counter that grew from a to b, path order
-	local n
-	for n in "${PATH_NS[@]}"; do
-		[ "$n" = wan ] && continue
-		jq -nr --arg h "$n" --slurpfile a "$TMP/st.$n.a" --slurpfile b "$TMP/st.$n.b" '
-			def flat: [.[] | .dev as $d | .counters | to_entries[]
-			           | {key: "\($d)/\(.key)", value: .value.packets}] | from_entries;
-			($a[0] | flat) as $x | ($b[0] | flat) as $y
-			| $y | to_entries[] | select(.value > ($x[.key] // 0))
-			| "\($h) \(.key) \(.value - ($x[.key] // 0))"'
-	done
-}
-
-# ---- CPU accounting (as bench/pps_veth.sh) ---------------------------------
-#  dp:    CPU time of the threads that run the data path: the entry veth's
-#         NAPI thread (the softirqs it raises run inside it) and ksoftirqd
-#         of the data-path CPU; other work on the CPU is not counted;
-#  cpu:   busy time of the whole data-path CPU;  steal: the hypervisor's.
-CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
-KSOFTIRQD=$(ps -eo pid=,comm= | awk -v n="ksoftirqd/$DP_CPU" '$2 == n {print $1}')
-cpu_ticks() { # cpu_ticks PREFIX -> "dp cpu steal" in clock ticks
-	local pid dp=0 t
-	for pid in ${NAPI_PIDS[$1]:-} $KSOFTIRQD; do
-		t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) && dp=$((dp + t))
-	done
-	awk -v c="cpu$DP_CPU" -v dp="$dp" '$1 == c { print dp, $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
-}
+# ---- drops on the path (the CPU accounting: bench/lib/pps.sh) -------------------
 # path_drops PREFIX -> rx_dropped + tx_dropped summed over every device of
 # the namespaces after the entry (v1b's rx_dropped is the generator's
 # excess: the entry ring was full)
@@ -370,7 +291,7 @@ path_drops() {
 		for d in $(ip -n "$p-$n" -o link show | awk -F': ' '{sub(/@.*/, "", $2); print $2}'); do
 			[ "$d" = lo ] && continue
 			[ "$n/$d" = "c1h2/v$SRC" ] && continue
-			v=$(counters "$p-$n" "$d" | awk '{print $2 + $3}')
+			v=$(pps_counters "$p-$n" "$d" | awk '{print $2 + $3}')
 			sum=$((sum + v))
 		done
 	done
@@ -378,66 +299,22 @@ path_drops() {
 }
 
 # ---- one pps window ------------------------------------------------------------
-declare -A BEST WIN_LIST OFFERED NSPKT BUSY PDROPS TCP_BEST TCP_RETR TCP_LIST
-CONTENDED=0
-gen_start() { # gen_start PREFIX SECONDS
-	# shellcheck disable=SC2046
-	timeout -k 2 $(($2 + 5)) taskset -c $GEN_CPU "$GEN" $(gen_args "$1") -t "$2" \
-		>"$TMP/gen.out" 2>"$TMP/gen.err" &
-	GEN_PID=$!
-}
-pps_run() { # pps_run NAME
-	local name=$1 p c0 c1 e0 e1 t0 t1 u0 u1 d0 d1 d mpps ns busy mark
+pps_run() { # pps_run NAME: one window (bench/lib/pps.sh); which hops xgate's took
+	local name=$1 p
 	p=$(prefix_of "$name")
 	path_on "$name"; entry_on "$p"; sink_on "$p"
-	[ "$p" = $PX ] && xgate_stats a
-	gen_start "$p" $((WARMUP + SECS + 1))
-	sleep "$WARMUP"
-	d0=$(path_drops "$p")
-	e0=$(counters "$p-c1h2" "v$SRC")
-	c0=$(delivered "$p"); t0=$(now); u0=$(cpu_ticks "$p")
-	sleep "$SECS"
-	c1=$(delivered "$p"); t1=$(now); u1=$(cpu_ticks "$p")
-	e1=$(counters "$p-c1h2" "v$SRC")
-	d1=$(path_drops "$p")
-	wait "$GEN_PID" || { GEN_PID=; fail "generator failed: $(cat "$TMP/gen.err")"; }
-	GEN_PID=
+	[ "$p" = $PX ] && pps_xstats_snap a "$PX-" "${XG_NS[@]}"
+	pps_window "$p" "$p-c1h2" "v$SRC" "$p-p$DST" "$p"
 	if [ "$p" = $PX ]; then
-		xgate_stats b
-		xgate_delta | sed "s/^/$name /" >>"$TMP/xstats"
+		pps_xstats_snap b "$PX-" "${XG_NS[@]}"
+		pps_xstats_delta " " "${XG_NS[@]}" | sed "s/^/$name /" >>"$TMP/xstats"
 	fi
 	sink_off "$p"; entry_off "$p"; path_off "$name"
-	d=$((c1 - c0))
-	mpps=$(awk -v d="$d" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", d / (b - a) / 1e6 }')
-	ns=$(awk -v a="$u0" -v b="$u1" -v d="$d" -v hz="$CLK_TCK" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		if (d > 0) printf "%.0f", (y[1] - x[1]) * 1e9 / hz / d; else print "n/a" }')
-	busy=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
-		split(a, x, " "); split(b, y, " "); f = 100 / hz / (s1 - s0);
-		printf "%.0f%% (data path %.0f%%, steal %.0f%%)", (y[2] - x[2]) * f,
-			(y[1] - x[1]) * f, (y[3] - x[3]) * f }')
-	# a window where other work took the data-path CPU is marked with *
-	mark=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
-		split(a, x, " "); split(b, y, " ");
-		if ((y[1] - x[1]) * 100 / hz / (s1 - s0) < 85) print "*" }')
-	[ -n "$mark" ] && CONTENDED=1
-	WIN_LIST[$name]="${WIN_LIST[$name]:-}${WIN_LIST[$name]:+ }$mpps$mark"
-	PDROPS[$name]=$((${PDROPS[$name]:-0} + d1 - d0))
-	if [ "$ns" != n/a ] && awk -v a="$ns" -v b="${NSPKT[$name]:-0}" 'BEGIN { exit !(b == 0 || a < b) }'; then
-		NSPKT[$name]=$ns
-	fi
-	if awk -v a="$mpps" -v b="${BEST[$name]:-0}" 'BEGIN { exit !(a > b) }'; then
-		BEST[$name]=$mpps
-		BUSY[$name]=$busy
-		OFFERED[$name]=$(awk -v a="$e0" -v b="$e1" -v s0="$t0" -v s1="$t1" 'BEGIN {
-			split(a, x, " "); split(b, y, " ");
-			printf "%.2f", ((y[1] - x[1]) + (y[2] - x[2])) / (s1 - s0) / 1e6 }')
-	fi
-	echo "  run $r  pps  $name: $mpps Mpps, CPU $DP_CPU busy $busy, $ns ns/packet of CPU"
-	log "$name generator: $(cat "$TMP/gen.out")"
-	return 0
+	pps_account "$name" "$r  pps  $name"
 }
 
 # ---- one TCP window --------------------------------------------------------------
+declare -A TCP_BEST TCP_RETR TCP_LIST
 tcp_run() { # tcp_run NAME
 	local name=$1 p srv i mbps retr
 	p=$(prefix_of "$name")
@@ -483,16 +360,15 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 
 # ---- report -----------------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 W=52
 printf '\n%-*s | %9s | %10s | %10s | %6s | %s\n' $W "path (pod 1b, cluster 1 -> pod 2b, cluster 2)" \
 	"Mpps" "ns/pkt CPU" "TCP Mbit/s" "retr" "xgate/kernel"
-printf '%s\n' "$(printf '%*s' $W '' | tr ' ' -)-+-----------+------------+------------+--------+-------------------------------"
+pps_rule $W "-+-----------+------------+------------+--------+-------------------------------"
 for name in "${PATHS[@]}"; do
 	if [ "$name" = kernel ]; then
 		rat="1 (reference)"
 	else
-		rat="pps $(ratio "${BEST[$name]:-0}" "${BEST[kernel]:-0}"), CPU $(ratio "${NSPKT[$name]:-0}" "${NSPKT[kernel]:-0}"), TCP $(ratio "${TCP_BEST[$name]:-0}" "${TCP_BEST[kernel]:-0}")"
+		rat="pps $(pps_ratio "${BEST[$name]:-0}" "${BEST[kernel]:-0}"), CPU $(pps_ratio "${NSPKT[$name]:-0}" "${NSPKT[kernel]:-0}"), TCP $(pps_ratio "${TCP_BEST[$name]:-0}" "${TCP_BEST[kernel]:-0}")"
 	fi
 	printf '%-*s | %9s | %10s | %10s | %6s | %s\n' $W "${LABEL[$name]}" "${BEST[$name]:--}" \
 		"${NSPKT[$name]:--}" "${TCP_BEST[$name]:--}" "${TCP_RETR[$name]:--}" "$rat"
@@ -506,7 +382,7 @@ if [ "$DO_PPS" = 1 ]; then
 		printf '  %-9s windows (Mpps): %-40s offered %s Mpps; drops on the path %s\n' "$name" \
 			"${WIN_LIST[$name]}" "${OFFERED[$name]}" "${PDROPS[$name]}"
 	done
-	[ "$CONTENDED" = 1 ] && echo "*: other work took more than 15% of CPU $DP_CPU in that window (shared machine); its rate understates."
+	pps_contended_note
 	echo "CPU $DP_CPU in the best windows:"
 	for name in "${PATHS[@]}"; do printf '  %-9s %s\n' "$name" "${BUSY[$name]}"; done
 fi

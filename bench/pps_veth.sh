@@ -33,37 +33,20 @@
 
 set -u -o pipefail
 
-SECS=5
-RUNS=3
-WARMUP=1
-VERBOSE=0
-MODE=run
+HERE=$(cd "$(dirname "$0")" && pwd)
+PPS_SELF=pps_veth
+# options, helpers (fail, log, run, mac_of), generator, window accounting
+# shellcheck source=lib/pps.sh
+source "$HERE/lib/pps.sh"
 DIRECT=1
-usage() { sed -n '/^#   usage:/,/^#   (cmake/p' "$0" | cut -c3- >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case $1 in
-	--secs) SECS=${2:?}; shift 2 ;;
-	--runs) RUNS=${2:?}; shift 2 ;;
-	--warmup) WARMUP=${2:?}; shift 2 ;;
-	--verbose|-v) VERBOSE=1; shift ;;
-	--no-direct) DIRECT=0; shift ;;     # skip the no-hop reference paths
-	--setup-only) MODE=setup; shift ;;   # build both topologies, leave them up
-	--teardown) MODE=teardown; shift ;;  # remove what --setup-only left
-	-h|--help) usage ;;
-	--*) echo "pps_veth: unknown option $1" >&2; usage ;;
-	*) break ;;
-	esac
-done
-[ $# -eq 2 ] || usage
-case "$SECS$RUNS$WARMUP" in *[!0-9]*) echo "pps_veth: --secs/--runs/--warmup take whole numbers" >&2; exit 2 ;; esac
-[ "$SECS" -ge 1 ] && [ "$RUNS" -ge 1 ] || usage
+PPS_FLAGS=([--no-direct]=DIRECT)   # --no-direct: skip the no-hop reference paths
+pps_args 2 "$@"                     # and the common options
+set -- "${PPS_ARGV[@]}"
 
 XGATE=$(readlink -f "$1")
 GEN=$(readlink -f "$2")
-HERE=$(cd "$(dirname "$0")" && pwd)
 TOPO=$HERE/../deploy/lib/topo.sh
 
-fail() { echo "pps_veth: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (namespaces, XDP, BPF_PROG_RUN)"
 [ -x "$XGATE" ] || fail "xgate binary '$1' not found"
 [ -x "$GEN" ] || fail "pps_gen binary '$2' not found"
@@ -79,15 +62,11 @@ PK=xgk
 # shellcheck source=../deploy/lib/topo.sh
 P=$PX XGATE=$XGATE source "$TOPO"
 
-NCPU=$(nproc)
-GEN_CPU=0
-DP_CPU=$((NCPU > 1 ? 1 : 0))
 GEN_IP=10.200.0.9
 VMAC=02:00:0a:01:01:63   # the sending (virtual) pod behind the generator host
 VIP=10.1.1.99
 DST=p1b                  # destination pod, on h3; h1 is the bouncer of S1
 
-GEN_PID=
 NS_SUFFIXES=(u g "${HOSTS[@]}" "${PODS[@]}")
 # Exactly the namespaces and instances this script makes; never a glob (a
 # prefix like "xgb" also matches other benches' namespaces, e.g. xgbench-*).
@@ -107,10 +86,7 @@ teardown() {
 cleanup() {
 	local p
 	trap - EXIT INT TERM HUP
-	if [ -n "$GEN_PID" ]; then # the one generator still running, if any
-		kill "$GEN_PID" 2>/dev/null
-		wait "$GEN_PID" 2>/dev/null
-	fi
+	pps_gen_stop # the one generator still running, if any
 	for p in $PX $PK; do teardown $p; done
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 	return 0
@@ -118,10 +94,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "pps_veth: interrupted" >&2; exit 130' INT TERM HUP
 TMP=$(mktemp -d /tmp/pps_veth.XXXXXX) || fail "mktemp"
-
-log() { [ "$VERBOSE" = 1 ] && echo "# $*" >&2; return 0; }
-run() { "$@" || fail "setup failed: $*"; }
-mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
 
 if [ "$MODE" = teardown ]; then
 	exit 0 # the EXIT trap removes everything
@@ -159,11 +131,7 @@ build_common() {
 	pin_napi "$p"
 	# No bridge-netfilter on our bridges (it is global on older kernels,
 	# per-namespace on newer ones; it would tax both paths).
-	for h in u h1 h2 h3; do
-		ip netns exec "${p}$h" sysctl -qw net.bridge.bridge-nf-call-iptables=0 \
-			net.bridge.bridge-nf-call-ip6tables=0 \
-			net.bridge.bridge-nf-call-arptables=0 >/dev/null 2>&1
-	done
+	for h in u h1 h2 h3; do pps_no_brnf "${p}$h"; done
 	# Static underlay fdb: the bridge must never flood our frames.
 	for h in h1 h3; do
 		run bridge -n "${p}u" fdb replace "$(mac_of "${p}$h" eth0)" dev "${p}$h-u" master static sticky
@@ -176,7 +144,6 @@ build_common() {
 	run ip netns exec "${p}$DST" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 }
 
-declare -A NAPI_PIDS
 pin_napi() {
 	local p=$1 pid n=0
 	for pid in $(ps -eo pid=,comm= | awk -v pre="napi/${p}g-u-" 'index($2, pre) == 1 {print $1}'); do
@@ -204,8 +171,7 @@ for h in h1 h3; do
 	run ip -n "${PK}$h" link set vxlan100 master br100
 	run ip -n "${PK}$h" link set vxlan100 up
 	run ip -n "${PK}$h" link set br100 up
-	ip netns exec "${PK}$h" sysctl -qw net.bridge.bridge-nf-call-iptables=0 \
-		net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0 >/dev/null 2>&1
+	pps_no_brnf "${PK}$h"
 done
 # h1, the "bouncer": the frame comes in on vxlan100 and goes back out of it
 # (hairpin), re-encapsulated toward h3 by vxlan100's fdb.
@@ -218,13 +184,6 @@ run ip -n "${PK}h3" link set "v$DST" master br100
 run bridge -n "${PK}h3" fdb replace "$DMAC" dev "v$DST" master static sticky
 
 # ---- measurement ---------------------------------------------------------
-# counters NS DEV -> "rx_packets rx_dropped tx_dropped"
-counters() {
-	ip netns exec "$1" sh -c "cd /sys/class/net/$2/statistics && cat rx_packets rx_dropped tx_dropped" |
-		tr '\n' ' '
-}
-now() { date +%s.%N; }
-
 # gen_args PREFIX ENCAP VIA: generator arguments for frames sent to host VIA
 # (h1: through the bouncer, one transit hop; h3: straight to the pod's host)
 # shellcheck disable=SC2046
@@ -236,136 +195,42 @@ gen_args() {
 		--inner-dmac "$DMAC" --inner-smac $VMAC --inner-src $VIP --inner-dst "${POD_IP[$DST]}" \
 		$([ "$encap" = geneve ] && echo --opt-host $GEN_IP)
 }
-# gen_start PREFIX ENCAP VIA SECONDS: start the generator in the background
-gen_start() {
-	# shellcheck disable=SC2046
-	timeout -k 2 $(($4 + 5)) taskset -c $GEN_CPU "$GEN" $(gen_args "$1" "$2" "$3") -t "$4" \
-		>"$TMP/gen.out" 2>"$TMP/gen.err" &
-	GEN_PID=$!
-}
 
 # Sanity: a short burst must reach the pod on every path before timing.
 check_path() {
-	local p=$1 encap=$2 via=$3 a b
-	a=$(counters "${p}$DST" eth0 | awk '{print $1}')
-	# shellcheck disable=SC2046
-	timeout 10 "$GEN" $(gen_args "$p" "$encap" "$via") -t 0.2 --repeat 64 >/dev/null ||
-		fail "generator failed on $p ($encap via $via)"
-	sleep 0.3
-	b=$(counters "${p}$DST" eth0 | awk '{print $1}')
-	[ $((b - a)) -gt 0 ] || fail "no packet reached pod $DST on the $encap path via $via ($p)"
-	log "$encap path via $via ($p): $((b - a)) packets reached $DST in the check"
+	local p=$1 encap=$2 via=$3 n
+	n=$(pps_burst "${p}$DST" "$p" "$encap" "$via") || fail "generator failed on $p ($encap via $via)"
+	[ "$n" -gt 0 ] || fail "no packet reached pod $DST on the $encap path via $via ($p)"
+	log "$encap path via $via ($p): $n packets reached $DST in the check"
 }
 for via in h1 h3; do
 	check_path $PX geneve $via
 	check_path $PK vxlan $via
 done
-if [ "$MODE" = setup ]; then
-	trap - EXIT
-	rm -rf "$TMP"
-	echo "pps_veth: topologies ${PX}* and ${PK}* are up; remove them with: $0 --teardown $*"
-	exit 0
-fi
+[ "$MODE" = setup ] &&
+	pps_setup_done "topologies ${PX}* and ${PK}* are up; remove them with: $0 --teardown $*"
 
-# xgate_stats PREFIX TAG: snapshot the per-reason counters of h1 and h3
-xgate_stats() {
-	local h
-	for h in h1 h3; do
-		"$XGATE" -N "${1}$h" stats -o json >"$TMP/st.$h.$2" 2>/dev/null || echo '[]' >"$TMP/st.$h.$2"
-	done
-}
-# xgate_delta: "host/dev/reason +n" for every counter that grew since "a"
-xgate_delta() {
-	local h
-	for h in h1 h3; do
-		jq -nr --arg h "$h" --slurpfile a "$TMP/st.$h.a" --slurpfile b "$TMP/st.$h.b" '
-			def flat: [.[] | .dev as $d | .counters | to_entries[]
-			           | {key: "\($d)/\(.key)", value: .value.packets}] | from_entries;
-			($a[0] | flat) as $x | ($b[0] | flat) as $y
-			| $y | to_entries[] | select(.value > ($x[.key] // 0))
-			| "\($h)/\(.key) \(.value - ($x[.key] // 0))"'
-	done
-}
-
-# cpu_ticks PREFIX -> "dp cpu steal", in ticks since boot
-# cpu_ticks gives clock ticks (CLK_TCK per second):
-#  dp:    CPU time of the threads that run the data path: the entry veth's
-#         NAPI thread (every softirq it raises runs inside it) and
-#         ksoftirqd of the data-path CPU (softirqs deferred there); other
-#         work on the CPU (builds, other benches) is not counted;
-#  cpu:   busy time of the whole data-path CPU (user+nice+system+irq+softirq);
-#  steal: time the hypervisor gave the CPU's vCPU to someone else.
-CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100) # unit of /proc/stat and /proc/PID/stat
-KSOFTIRQD=$(ps -eo pid=,comm= | awk -v n="ksoftirqd/$DP_CPU" '$2 == n {print $1}')
-cpu_ticks() {
-	local pid dp=0 t
-	for pid in ${NAPI_PIDS[$1]:-} $KSOFTIRQD; do
-		t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) && dp=$((dp + t))
-	done
-	awk -v c="cpu$DP_CPU" -v dp="$dp" '$1 == c { print dp, $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
-}
 # path_drops PREFIX -> summed rx_dropped + tx_dropped of every device the
 # frames cross after the entry veth (whose drops are the generator's excess)
 path_drops() {
 	local p=$1 nd n=0 v
 	for nd in "u:${p}h1-u" "h1:eth0" "u:${p}h3-u" "h3:eth0" "h3:v$DST" "$DST:eth0"; do
-		v=$(counters "${p}${nd%%:*}" "${nd#*:}" | awk '{print $2 + $3}')
+		v=$(pps_counters "${p}${nd%%:*}" "${nd#*:}" | awk '{print $2 + $3}')
 		n=$((n + v))
 	done
 	echo "$n"
 }
 
-declare -A BEST WIN_LIST OFFERED NSPKT BUSY PDROPS
-CONTENDED=0
-# one_run NAME PREFIX ENCAP VIA
+# one_run NAME PREFIX ENCAP VIA: one window (bench/lib/pps.sh), and the
+# counters of h1 and h3 that grew during it (xgate)
 one_run() {
-	local name=$1 p=$2 encap=$3 via=$4 c0 c1 e0 e1 t0 t1 u0 u1 d0 d1 d mpps ns busy mark
-	[ "$p" = $PX ] && xgate_stats "$p" a
-	gen_start "$p" "$encap" "$via" $((WARMUP + SECS + 1))
-	sleep "$WARMUP"
-	d0=$(path_drops "$p")
-	e0=$(counters "${p}u" "${p}g-u")
-	c0=$(counters "${p}$DST" eth0); t0=$(now); u0=$(cpu_ticks "$p")
-	sleep "$SECS"
-	c1=$(counters "${p}$DST" eth0); t1=$(now); u1=$(cpu_ticks "$p")
-	e1=$(counters "${p}u" "${p}g-u")
-	d1=$(path_drops "$p")
-	wait "$GEN_PID" || { GEN_PID=; fail "generator failed: $(cat "$TMP/gen.err")"; }
-	GEN_PID=
-	d=$(( ${c1%% *} - ${c0%% *} ))
-	mpps=$(awk -v d="$d" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", d / (b - a) / 1e6 }')
-	# CPU time the data path used per delivered packet (ns), and how busy
-	# the CPU was (%)
-	ns=$(awk -v a="$u0" -v b="$u1" -v d="$d" -v hz="$CLK_TCK" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		if (d > 0) printf "%.0f", (y[1] - x[1]) * 1e9 / hz / d; else print "n/a" }')
-	busy=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
-		split(a, x, " "); split(b, y, " "); f = 100 / hz / (s1 - s0);
-		printf "%.0f%% (data path %.0f%%, steal %.0f%%)", (y[2] - x[2]) * f,
-			(y[1] - x[1]) * f, (y[3] - x[3]) * f }')
-	# a window where other work shared the data-path CPU is marked with *
-	mark=$(awk -v a="$u0" -v b="$u1" -v s0="$t0" -v s1="$t1" -v hz="$CLK_TCK" 'BEGIN {
-		split(a, x, " "); split(b, y, " ");
-		if ((y[1] - x[1]) * 100 / hz / (s1 - s0) < 85) print "*" }')
-	[ -n "$mark" ] && CONTENDED=1
-	WIN_LIST[$name]="${WIN_LIST[$name]:-}${WIN_LIST[$name]:+ }$mpps$mark"
-	PDROPS[$name]=$(( ${PDROPS[$name]:-0} + d1 - d0 ))
-	# lowest CPU cost over the windows
-	if [ "$ns" != n/a ] && awk -v a="$ns" -v b="${NSPKT[$name]:-0}" 'BEGIN { exit !(b == 0 || a < b) }'; then
-		NSPKT[$name]=$ns
-	fi
-	if awk -v a="$mpps" -v b="${BEST[$name]:-0}" 'BEGIN { exit !(a > b) }'; then
-		BEST[$name]=$mpps
-		BUSY[$name]=$busy
-		# offered at the entry: taken by the entry veth + dropped there (ring full)
-		OFFERED[$name]=$(awk -v a="$e0" -v b="$e1" -v s0="$t0" -v s1="$t1" 'BEGIN {
-			split(a, x, " "); split(b, y, " ");
-			printf "%.2f", ((y[1] - x[1]) + (y[2] - x[2])) / (s1 - s0) / 1e6 }')
-	fi
-	echo "  run $r  $name: $mpps Mpps, CPU $DP_CPU busy $busy, $ns ns/packet of CPU"
-	log "$name generator: $(cat "$TMP/gen.out")"
+	local name=$1 p=$2 encap=$3 via=$4
+	[ "$p" = $PX ] && pps_xstats_snap a "$p" h1 h3
+	pps_window "$p" "${p}u" "${p}g-u" "${p}$DST" "$p" "$encap" "$via"
+	pps_account "$name" "$r  $name"
 	if [ "$p" = $PX ]; then
-		xgate_stats "$p" b
-		xgate_delta >>"$TMP/xstats"
+		pps_xstats_snap b "$p" h1 h3
+		pps_xstats_delta / h1 h3 >>"$TMP/xstats"
 	fi
 	return 0
 }
@@ -383,15 +248,14 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 
 # ---- report --------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 W=50
 printf '\n%-*s | %11s | %9s | %-10s | %8s | %s\n' $W "path (64 B inner UDP frames, one transit hop)" \
 	"Mpps (best)" "vs kernel" "ns/pkt CPU" "offered" "windows (Mpps)"
-printf '%s\n' "$(printf '%*s' $W '' | tr ' ' -)-+-------------+-----------+------------+----------+---------------"
+pps_rule $W "-+-------------+-----------+------------+----------+---------------"
 row() {
 	local name=$1 label=$2 base=$3
 	printf '%-*s | %11s | %9s | %-10s | %8s | %s\n' $W "$label" "${BEST[$name]}" \
-		"$(ratio "${BEST[$name]}" "${BEST[$base]}")" "${NSPKT[$name]:-n/a}" "${OFFERED[$name]}" \
+		"$(pps_ratio "${BEST[$name]}" "${BEST[$base]}")" "${NSPKT[$name]:-n/a}" "${OFFERED[$name]}" \
 		"${WIN_LIST[$name]}"
 }
 row xgate "xgate: Geneve, XDP bouncer (h1), XDP decap (h3)" kernel
@@ -404,13 +268,13 @@ if [ "$DIRECT" = 1 ]; then
 	hk=$(hop kernel kernel_direct)
 	echo
 	echo "the transit hop alone (ns/pkt CPU with the hop - without it): xgate $hx ns, kernel $hk ns" \
-		"(kernel / xgate = $(ratio "$hk" "$hx"))"
+		"(kernel / xgate = $(pps_ratio "$hk" "$hx"))"
 fi
 echo
 echo "Mpps: delivered to pod $DST (rx_packets of its eth0), best window. ns/pkt CPU: CPU time of the"
 echo "data-path threads per delivered packet, lowest window (steal, idle, other work excluded); kernel / xgate:" \
-	"$(ratio "${NSPKT[kernel]:-0}" "${NSPKT[xgate]:-0}")."
-[ "$CONTENDED" = 1 ] && echo "*: other work took more than 15% of CPU $DP_CPU in that window (shared machine); its rate understates."
+	"$(pps_ratio "${NSPKT[kernel]:-0}" "${NSPKT[xgate]:-0}")."
+pps_contended_note
 echo "offered: Mpps the generator pushed at the entry veth (taken + dropped for a full ring);"
 echo "it outruns both paths, so the delivered rate is the data path's capacity on one core."
 echo "CPU $DP_CPU in the best windows: xgate ${BUSY[xgate]}, kernel ${BUSY[kernel]}."
