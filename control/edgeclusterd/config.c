@@ -4,12 +4,13 @@
  * case-insensitive, every error names the line and what is wrong with it,
  * and the whole file is checked before anything uses it. Checks that need
  * several keys (TLS on a non-loopback Listen, a token at all) name the line
- * of the key that makes them necessary, or the section's line.
+ * of the key that makes them necessary, or the section's line. The lines
+ * are read by ini.c (shared with gatewayd); the keys and their rules are
+ * here.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,44 +18,14 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ini.h"
 #include "resource.h"
 
 struct pstate {
-	const char *file;
-	int line;
-	char *err;
-	size_t errlen;
+	struct ini in;
 	int sec_line[5]; /* where each section started, for "needs a ..." errors */
 	int key_line[32];
 };
-
-static int perr(struct pstate *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int perr(struct pstate *s, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(s->err, s->errlen, "%s:%d: ", s->file, s->line);
-
-	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < s->errlen)
-		vsnprintf(s->err + n, s->errlen - n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* An error about the whole file, reported at line L (a section or key line). */
-#define PERR_AT(s, l, ...) ((s)->line = (l), perr((s), __VA_ARGS__))
-
-static char *trim(char *p)
-{
-	char *e;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	e = p + strlen(p);
-	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = 0;
-	return p;
-}
 
 void ec_token_digest(const char *token, size_t len, unsigned char out[EC_HASH_LEN])
 {
@@ -116,44 +87,6 @@ int ec_url_parse(const char *s, struct ec_url *u, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_addr(struct pstate *s, const char *key, const char *v, struct sockaddr_in *out)
-{
-	char host[64];
-	const char *colon = strrchr(v, ':');
-	char *end;
-	long port;
-
-	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(host))
-		return perr(s, "%s '%s': expected A.B.C.D:PORT", key, v);
-	memcpy(host, v, colon - v);
-	host[colon - v] = 0;
-	memset(out, 0, sizeof(*out));
-	out->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &out->sin_addr) != 1)
-		return perr(s, "%s '%s': '%s' is not an IPv4 address", key, v, host);
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || port < 1 || port > 65535)
-		return perr(s, "%s '%s': port must be 1-65535", key, v);
-	out->sin_port = htons((unsigned short)port);
-	return 0;
-}
-
-static int parse_seconds(struct pstate *s, const char *key, const char *v, unsigned min,
-			 unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long n;
-
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || end == v || (*end && strcmp(end, "s")) || n < min || n > max || *v == '-')
-		return perr(s, "%s '%s': expected seconds %u-%u (e.g. 30 or 30s)", key, v, min,
-			    max);
-	*out = (unsigned)n;
-	return 0;
-}
-
 /* Bytes with an optional K/KiB/M/MiB suffix (powers of 1024). */
 static int parse_size(struct pstate *s, const char *key, const char *v, size_t *out)
 {
@@ -171,7 +104,8 @@ static int parse_size(struct pstate *s, const char *key, const char *v, size_t *
 		end = NULL;
 	if (errno || !end || end == v || *v == '-' || n > (64ull << 20) || n * mul < 1024 ||
 	    n * mul > (64ull << 20))
-		return perr(s, "%s '%s': expected a size from 1K to 64M (e.g. 1M, 65536)", key, v);
+		return ini_err(&s->in, "%s '%s': expected a size from 1K to 64M (e.g. 1M, 65536)",
+			       key, v);
 	*out = (size_t)(n * mul);
 	return 0;
 }
@@ -179,7 +113,7 @@ static int parse_size(struct pstate *s, const char *key, const char *v, size_t *
 static int copy_str(struct pstate *s, const char *key, const char *v, char *out, size_t len)
 {
 	if (strlen(v) >= len)
-		return perr(s, "%s is longer than %zu characters", key, len - 1);
+		return ini_err(&s->in, "%s is longer than %zu characters", key, len - 1);
 	memcpy(out, v, strlen(v) + 1);
 	return 0;
 }
@@ -189,7 +123,7 @@ static int readable_file(struct pstate *s, const char *key, const char *v, char 
 	if (copy_str(s, key, v, out, len))
 		return -1;
 	if (access(v, R_OK))
-		return perr(s, "%s %s: %s", key, v, strerror(errno));
+		return ini_err(&s->in, "%s %s: %s", key, v, strerror(errno));
 	return 0;
 }
 
@@ -199,20 +133,20 @@ static int add_label(struct pstate *s, struct ec_conf *c, char *kv, int *lines)
 	const char *why;
 
 	if (!eq)
-		return perr(s, "label '%s': expected KEY=VALUE", kv);
+		return ini_err(&s->in, "label '%s': expected KEY=VALUE", kv);
 	*eq = 0;
-	k = trim(kv);
-	v = trim(eq + 1);
+	k = ini_trim(kv);
+	v = ini_trim(eq + 1);
 	if ((why = ec_check_label_key(k)))
-		return perr(s, "label key '%s': %s", k, why);
+		return ini_err(&s->in, "label key '%s': %s", k, why);
 	if ((why = ec_check_label_value(v)))
-		return perr(s, "label '%s' value '%s': %s", k, v, why);
+		return ini_err(&s->in, "label '%s' value '%s': %s", k, v, why);
 	for (int i = 0; i < c->n_labels; i++)
 		if (!strcmp(c->labels[i].key, k))
-			return perr(s, "label '%s' already set on line %d", k, lines[i]);
+			return ini_err(&s->in, "label '%s' already set on line %d", k, lines[i]);
 	if (c->n_labels >= EC_MAX_LABELS)
-		return perr(s, "too many labels (at most %d)", EC_MAX_LABELS);
-	lines[c->n_labels] = s->line;
+		return ini_err(&s->in, "too many labels (at most %d)", EC_MAX_LABELS);
+	lines[c->n_labels] = s->in.line;
 	strcpy(c->labels[c->n_labels].key, k);
 	strcpy(c->labels[c->n_labels++].value, v);
 	return 0;
@@ -224,13 +158,15 @@ static int add_token(struct pstate *s, struct ec_conf *c, const char *t, const c
 
 	for (size_t i = 0; i < n; i++)
 		if (t[i] <= ' ' || t[i] > '~')
-			return perr(s, "%stoken: only printable characters without spaces", where);
+			return ini_err(&s->in, "%stoken: only printable characters without spaces",
+				       where);
 	if (n < EC_TOKEN_MIN || n > EC_TOKEN_MAX)
-		return perr(
-		    s, "%stoken must be %d-%d characters (make one with `openssl rand -hex 32`)",
+		return ini_err(
+		    &s->in,
+		    "%stoken must be %d-%d characters (make one with `openssl rand -hex 32`)",
 		    where, EC_TOKEN_MIN, EC_TOKEN_MAX);
 	if (c->n_tokens >= EC_MAX_TOKENS)
-		return perr(s, "too many tokens (at most %d)", EC_MAX_TOKENS);
+		return ini_err(&s->in, "too many tokens (at most %d)", EC_MAX_TOKENS);
 	ec_token_digest(t, n, c->tokens[c->n_tokens++]);
 	return 0;
 }
@@ -243,27 +179,27 @@ static int token_file(struct pstate *s, struct ec_conf *c, const char *path)
 	int ln = 0, before = c->n_tokens, rc = 0;
 
 	if (!f)
-		return perr(s, "TokenFile %s: %s", path, strerror(errno));
+		return ini_err(&s->in, "TokenFile %s: %s", path, strerror(errno));
 	while (!rc && fgets(line, sizeof(line), f)) {
 		char *t;
 
 		ln++;
 		snprintf(where, sizeof(where), "TokenFile %s line %d: ", path, ln);
 		if (!strchr(line, '\n') && !feof(f)) {
-			rc = perr(s, "%sline too long", where);
+			rc = ini_err(&s->in, "%sline too long", where);
 			break;
 		}
 		if ((t = strchr(line, '#')))
 			*t = 0;
 		line[strcspn(line, "\r\n")] = 0;
-		t = trim(line);
+		t = ini_trim(line);
 		if (*t)
 			rc = add_token(s, c, t, where);
 	}
 	sodium_memzero(line, sizeof(line));
 	fclose(f);
 	if (!rc && c->n_tokens == before)
-		return perr(s, "TokenFile %s holds no token", path);
+		return ini_err(&s->in, "TokenFile %s holds no token", path);
 	return rc;
 }
 
@@ -274,13 +210,15 @@ static int add_join_token(struct pstate *s, struct ec_conf *c, const char *t)
 
 	for (size_t i = 0; i < n; i++)
 		if (t[i] <= ' ' || t[i] > '~')
-			return perr(s, "JoinToken: only printable characters without spaces");
+			return ini_err(&s->in,
+				       "JoinToken: only printable characters without spaces");
 	if (n < EC_TOKEN_MIN || n > EC_TOKEN_MAX)
-		return perr(s, "JoinToken must be %d-%d characters (make one with `openssl rand "
+		return ini_err(&s->in,
+			       "JoinToken must be %d-%d characters (make one with `openssl rand "
 			       "-hex 32`)",
-			    EC_TOKEN_MIN, EC_TOKEN_MAX);
+			       EC_TOKEN_MIN, EC_TOKEN_MAX);
 	if (c->n_join_tokens >= EC_MAX_TOKENS)
-		return perr(s, "too many join tokens (at most %d)", EC_MAX_TOKENS);
+		return ini_err(&s->in, "too many join tokens (at most %d)", EC_MAX_TOKENS);
 	ec_token_digest(t, n, c->join_tokens[c->n_join_tokens++]);
 	return 0;
 }
@@ -362,17 +300,18 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	for (i = 0; i < K_COUNT && (keys[i].sec != sec || strcasecmp(k, keys[i].name)); i++)
 		;
 	if (i == K_COUNT)
-		return perr(s, "unknown key '%s' in %s", k, sections[sec]);
+		return ini_err(&s->in, "unknown key '%s' in %s", k, sections[sec]);
 	if (!keys[i].repeat && s->key_line[i])
-		return perr(s, "%s given twice (first on line %d)", keys[i].name, s->key_line[i]);
+		return ini_err(&s->in, "%s given twice (first on line %d)", keys[i].name,
+			       s->key_line[i]);
 	if (!s->key_line[i])
-		s->key_line[i] = s->line;
+		s->key_line[i] = s->in.line;
 	switch (i) {
 	case K_NAME: {
 		const char *e = ec_check_dns_label(v);
 
 		if (e)
-			return perr(s, "Name '%s': %s", v, e);
+			return ini_err(&s->in, "Name '%s': %s", v, e);
 		strcpy(c->name, v);
 		return 0;
 	}
@@ -392,7 +331,7 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 		else if (!strcasecmp(v, "kubectl"))
 			c->driver = EC_DRIVER_KUBECTL;
 		else
-			return perr(s, "Driver '%s': local or kubectl", v);
+			return ini_err(&s->in, "Driver '%s': local or kubectl", v);
 		return 0;
 	case K_DISTRO:
 		for (int d = EC_DISTRO_NONE; d <= EC_DISTRO_ARKTOS; d++)
@@ -400,7 +339,7 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 				c->distro = d;
 				return 0;
 			}
-		return perr(s, "Distro '%s': k8s, k3s, arktos or none", v);
+		return ini_err(&s->in, "Distro '%s': k8s, k3s, arktos or none", v);
 	case K_KUBECTL:
 		return copy_str(s, "Kubectl", v, c->kubectl, sizeof(c->kubectl));
 	case K_KUBECONFIG:
@@ -409,16 +348,16 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 		if (copy_str(s, "Parent", v, c->parent, sizeof(c->parent)))
 			return -1;
 		if (ec_url_parse(v, &c->parent_url, why, sizeof(why)))
-			return perr(s, "Parent %s", why);
+			return ini_err(&s->in, "Parent %s", why);
 		return 0;
 	case K_JOIN:
 		if (strlen(v) < EC_TOKEN_MIN || strlen(v) > EC_TOKEN_MAX || strpbrk(v, " \t"))
-			return perr(s, "JoinToken must be %d-%d characters without spaces",
-				    EC_TOKEN_MIN, EC_TOKEN_MAX);
+			return ini_err(&s->in, "JoinToken must be %d-%d characters without spaces",
+				       EC_TOKEN_MIN, EC_TOKEN_MAX);
 		strcpy(c->join_token, v);
 		return 0;
 	case K_LISTEN:
-		return parse_addr(s, "Listen", v, &c->listen);
+		return ini_addr(&s->in, "Listen", v, &c->listen);
 	case K_CERT:
 		return readable_file(s, "TLSCert", v, c->tls_cert, sizeof(c->tls_cert));
 	case K_KEY:
@@ -434,19 +373,21 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	case K_DATABASE:
 		return copy_str(s, "Database", v, c->database, sizeof(c->database));
 	case K_HB:
-		return parse_seconds(s, "Heartbeat", v, 1, 3600, &c->heartbeat_s);
+		return ini_seconds(&s->in, "Heartbeat", v, 1, 3600, &c->heartbeat_s);
 	case K_HBTO:
-		return parse_seconds(s, "HeartbeatTimeout", v, 2, 86400, &c->heartbeat_timeout_s);
+		return ini_seconds(&s->in, "HeartbeatTimeout", v, 2, 86400,
+				   &c->heartbeat_timeout_s);
 	case K_STATECHECK:
-		return parse_seconds(s, "StateCheck", v, 1, 86400, &c->statecheck_s);
+		return ini_seconds(&s->in, "StateCheck", v, 1, 86400, &c->statecheck_s);
 	case K_CMDTO:
-		return parse_seconds(s, "CommandTimeout", v, 1, 86400, &c->command_timeout_s);
+		return ini_seconds(&s->in, "CommandTimeout", v, 1, 86400, &c->command_timeout_s);
 	case K_HUB_JOIN:
 		return add_join_token(s, c, v);
 	case K_CRED_LIFE: /* up to a year; short ones are for tests */
-		return parse_seconds(s, "CredentialLifetime", v, 2, 366 * 86400, &c->credential_s);
+		return ini_seconds(&s->in, "CredentialLifetime", v, 2, 366 * 86400,
+				   &c->credential_s);
 	case K_RECONNECT_MAX:
-		return parse_seconds(s, "ReconnectMax", v, 1, 3600, &c->reconnect_max_s);
+		return ini_seconds(&s->in, "ReconnectMax", v, 1, 3600, &c->reconnect_max_s);
 	case K_INSTALL:
 		return readable_file(s, "InstallScript", v, c->install_script,
 				     sizeof(c->install_script));
@@ -454,7 +395,7 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 		return readable_file(s, "UninstallScript", v, c->uninstall_script,
 				     sizeof(c->uninstall_script));
 	}
-	return perr(s, "unknown key '%s'", k);
+	return ini_err(&s->in, "unknown key '%s'", k);
 }
 
 /* Rules across keys, checked once the whole file is read. */
@@ -464,36 +405,39 @@ static int finish(struct pstate *s, struct ec_conf *c)
 	bool loopback = (ntohl(c->listen.sin_addr.s_addr) >> 24) == 127;
 
 	if (!s->sec_line[SEC_CLUSTER])
-		return PERR_AT(s, 1, "no [Cluster] section (it names this cluster)");
+		return ini_err_at(&s->in, 1, "no [Cluster] section (it names this cluster)");
 	if (!c->name[0])
-		return PERR_AT(s, s->sec_line[SEC_CLUSTER], "[Cluster] needs a Name");
+		return ini_err_at(&s->in, s->sec_line[SEC_CLUSTER], "[Cluster] needs a Name");
 	if (!kl[K_DRIVER] && c->distro != EC_DISTRO_NONE)
 		c->driver = EC_DRIVER_KUBECTL; /* a Kubernetes flavour is driven by kubectl */
 	if (c->driver == EC_DRIVER_KUBECTL && c->distro == EC_DISTRO_NONE)
-		return PERR_AT(s, kl[K_DRIVER], "Driver kubectl needs Distro = k8s, k3s or arktos");
+		return ini_err_at(&s->in, kl[K_DRIVER],
+				  "Driver kubectl needs Distro = k8s, k3s or arktos");
 	if (c->driver == EC_DRIVER_LOCAL && (kl[K_KUBECTL] || kl[K_KUBECONFIG]))
-		return PERR_AT(s, kl[K_KUBECTL] ? kl[K_KUBECTL] : kl[K_KUBECONFIG],
-			       "%s is only used with Driver = kubectl",
-			       kl[K_KUBECTL] ? "Kubectl" : "Kubeconfig");
+		return ini_err_at(&s->in, kl[K_KUBECTL] ? kl[K_KUBECTL] : kl[K_KUBECONFIG],
+				  "%s is only used with Driver = kubectl",
+				  kl[K_KUBECTL] ? "Kubectl" : "Kubeconfig");
 	if (kl[K_JOIN] && !kl[K_PARENT])
-		return PERR_AT(s, kl[K_JOIN], "JoinToken without Parent: there is nothing to join");
+		return ini_err_at(&s->in, kl[K_JOIN],
+				  "JoinToken without Parent: there is nothing to join");
 	if (kl[K_CERT] && !kl[K_KEY])
-		return PERR_AT(s, kl[K_CERT], "TLSCert without TLSKey");
+		return ini_err_at(&s->in, kl[K_CERT], "TLSCert without TLSKey");
 	if (kl[K_KEY] && !kl[K_CERT])
-		return PERR_AT(s, kl[K_KEY], "TLSKey without TLSCert");
+		return ini_err_at(&s->in, kl[K_KEY], "TLSKey without TLSCert");
 	if (!c->n_tokens)
-		return PERR_AT(
-		    s, s->sec_line[SEC_API] ? s->sec_line[SEC_API] : s->sec_line[SEC_CLUSTER],
+		return ini_err_at(
+		    &s->in, s->sec_line[SEC_API] ? s->sec_line[SEC_API] : s->sec_line[SEC_CLUSTER],
 		    "[API] needs a Token or TokenFile: every request must carry one");
 	if (!loopback && !kl[K_CERT])
-		return PERR_AT(s, kl[K_LISTEN],
-			       "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
-			       "(tokens must not cross a network in clear)",
-			       inet_ntoa(c->listen.sin_addr));
+		return ini_err_at(
+		    &s->in, kl[K_LISTEN],
+		    "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
+		    "(tokens must not cross a network in clear)",
+		    inet_ntoa(c->listen.sin_addr));
 	if (c->heartbeat_timeout_s <= c->heartbeat_s)
-		return PERR_AT(s, kl[K_HBTO] ? kl[K_HBTO] : kl[K_HB],
-			       "HeartbeatTimeout (%us) must exceed Heartbeat (%us)",
-			       c->heartbeat_timeout_s, c->heartbeat_s);
+		return ini_err_at(&s->in, kl[K_HBTO] ? kl[K_HBTO] : kl[K_HB],
+				  "HeartbeatTimeout (%us) must exceed Heartbeat (%us)",
+				  c->heartbeat_timeout_s, c->heartbeat_s);
 	if (!c->kubectl[0])
 		strcpy(c->kubectl, "kubectl");
 	if (!c->database[0])
@@ -504,11 +448,11 @@ static int finish(struct pstate *s, struct ec_conf *c)
 
 int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *err, size_t errlen)
 {
-	struct pstate s = {.file = file, .err = err, .errlen = errlen};
+	struct pstate s = {0};
 	enum section sec = SEC_NONE;
 	int label_lines[EC_MAX_LABELS];
-	const char *p = text;
-	char line[1024];
+	enum ini_item item;
+	char *k, *v;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -523,99 +467,48 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->credential_s = 30 * 86400; /* slice 2: rotated at half-life while connected */
 	c->reconnect_max_s = 30;
 
-	while (*p && !rc) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char *l, *eq, *k, *v;
-
-		s.line++;
-		if (len >= sizeof(line)) {
-			rc = perr(&s, "line longer than %zu characters", sizeof(line) - 1);
-			break;
-		}
-		memcpy(line, p, len);
-		line[len] = 0;
-		p += len + (nl ? 1 : 0);
-		if ((l = strchr(line, '#')))
-			*l = 0;
-		l = trim(line);
-		if (!*l)
-			continue;
-		if (*l == '[') {
+	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
+	while (!rc && (item = ini_next(&s.in, &k, &v)) != INI_END) {
+		if (item == INI_ERROR) {
+			rc = -1;
+		} else if (item == INI_SECTION) {
 			int i;
 
-			for (i = 0; i < N_SECTIONS && strcasecmp(l, sections[i]); i++)
+			for (i = 0; i < N_SECTIONS && strcasecmp(k, sections[i]); i++)
 				;
 			if (i == N_SECTIONS)
-				rc = perr(&s,
-					  "unknown section %s: [Cluster], [API], [Hub], [Store] or "
-					  "[Intervals]",
-					  l);
+				rc = ini_err(
+				    &s.in,
+				    "unknown section %s: [Cluster], [API], [Hub], [Store] or "
+				    "[Intervals]",
+				    k);
 			else if (s.sec_line[i])
-				rc = perr(&s, "%s given twice (first on line %d)", sections[i],
-					  s.sec_line[i]);
+				rc = ini_err(&s.in, "%s given twice (first on line %d)",
+					     sections[i], s.sec_line[i]);
+			else
+				s.sec_line[i] = s.in.line;
 			sec = (enum section)i;
-			if (!rc)
-				s.sec_line[i] = s.line;
-			continue;
-		}
-		if (sec == SEC_NONE) {
-			rc = perr(&s, "'%s' outside a section: start with [Cluster]", l);
-			break;
-		}
-		eq = strchr(l, '=');
-		if (!eq) {
-			rc = perr(&s, "expected Key = Value");
-			break;
-		}
-		*eq = 0;
-		k = trim(l);
-		v = trim(eq + 1);
-		if (!*k)
-			rc = perr(&s, "expected Key = Value");
-		else if (!*v)
-			rc = perr(&s, "%s has no value", k);
-		else
+		} else if (!*k) {
+			rc = ini_err(&s.in, "expected Key = Value");
+		} else if (!*v) {
+			rc = ini_err(&s.in, "%s has no value", k);
+		} else {
 			rc = key_value(&s, c, sec, k, v, label_lines);
+		}
 	}
-	sodium_memzero(line, sizeof(line));
+	ini_wipe(&s.in); /* ini_next wipes at the end only, not when a line is refused */
 	if (!rc && !c->heartbeat_timeout_s)
 		c->heartbeat_timeout_s = 3 * c->heartbeat_s;
 	return rc ? rc : finish(&s, c);
 }
 
+/* ini_load passes the config as void *: this gives it its type back. */
+static int parse_text(const char *file, const char *text, void *c, char *err, size_t errlen)
+{
+	return ec_conf_parse(file, text, c, err, errlen);
+}
+
 int ec_conf_load(const char *path, struct ec_conf *c, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char *text;
-	long n;
-	int rc;
-
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (1 << 20) || fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		snprintf(err, errlen, "%s: unreadable or larger than 1 MiB", path);
-		return -1;
-	}
-	text = calloc(1, (size_t)n + 1);
-	if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) {
-		free(text);
-		fclose(f);
-		snprintf(err, errlen, "%s: read error", path);
-		return -1;
-	}
-	fclose(f);
-	if (memchr(text, 0, (size_t)n)) {
-		free(text);
-		snprintf(err, errlen, "%s: binary data in a text file", path);
-		return -1;
-	}
-	rc = ec_conf_parse(path, text, c, err, errlen);
-	/* the file holds tokens: do not leave them in freed memory */
-	sodium_memzero(text, (size_t)n);
-	free(text);
-	return rc;
+	return ini_load(path, parse_text, c, err, errlen);
 }

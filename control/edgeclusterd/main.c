@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dlog.h"
 #include "ecd.h"
 #include "links.h"
 
@@ -26,21 +27,16 @@ static const char *log_name = "edgeclusterd";
 
 uint64_t ecd_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return dlog_now_ms();
 }
 
 void ecd_log(const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	dlog_v("edgeclusterd", log_name, 1024, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "edgeclusterd[%s]: %s\n", log_name, buf);
 }
 
 /* mkdir -p of the database's directory (the default is /var/lib/xgate). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "store.h"
 
 /* user_version 1: the schema below. A later schema migrates from it. */
@@ -45,19 +46,12 @@ static const char *const tables[] = {"missions", "clusters"};
 
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen)
 {
-	char *msg = NULL;
 	sqlite3_stmt *st;
 	int ver = -1;
 
 	memset(s, 0, sizeof(*s));
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path,
-			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		ec_store_close(s);
+	if (db_open(&s->db, path, err, errlen))
 		return -1;
-	}
-	sqlite3_busy_timeout(s->db, 2000);
 	/* Refuse a database written by a newer schema rather than corrupt it. */
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
 		if (sqlite3_step(st) == SQLITE_ROW)
@@ -71,9 +65,7 @@ int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen
 		ec_store_close(s);
 		return -1;
 	}
-	if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(s->db));
-		sqlite3_free(msg);
+	if (db_exec(s->db, path, schema, err, errlen)) {
 		ec_store_close(s);
 		return -1;
 	}
@@ -90,6 +82,37 @@ void ec_store_close(struct ec_store *s)
 const char *ec_store_errmsg(struct ec_store *s)
 {
 	return s->db ? sqlite3_errmsg(s->db) : "no database";
+}
+
+int ec_store_one(sqlite3_stmt *st, const char *name, ec_from_fn from, void *out)
+{
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_ROW ? from(st, out) : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ec_store_each(sqlite3_stmt *st, ec_each_fn row, void *arg)
+{
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int stop = row(arg, st);
+
+		if (stop) {
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 static sqlite3_stmt *prep(struct ec_store *s, const char *fmt, enum ec_table t)
@@ -112,9 +135,11 @@ static char *dup_col(sqlite3_stmt *st, int i)
 
 #define ROW_COLS "name, uid, rv, created, labels, spec, state"
 
-static int row_from(sqlite3_stmt *st, struct ec_row *r)
+/* An ec_from_fn: *out is a struct ec_row. */
+static int row_from(sqlite3_stmt *st, void *out)
 {
-	memset(r, 0, sizeof(*r));
+	struct ec_row *r = memset(out, 0, sizeof(struct ec_row));
+
 	snprintf(r->name, sizeof(r->name), "%s", sqlite3_column_text(st, 0));
 	snprintf(r->uid, sizeof(r->uid), "%s", sqlite3_column_text(st, 1));
 	r->rv = (uint64_t)sqlite3_column_int64(st, 2);
@@ -147,45 +172,34 @@ int ec_store_revision(struct ec_store *s, uint64_t *rev)
 
 int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct ec_row *r)
 {
-	sqlite3_stmt *st = prep(s, "SELECT " ROW_COLS " FROM %s WHERE name=?1", t);
-	int rc;
+	return ec_store_one(prep(s, "SELECT " ROW_COLS " FROM %s WHERE name=?1", t), name, row_from,
+			    r);
+}
 
-	if (!st)
+/* The callback of a list and its argument, for the ec_each_fn below. */
+struct row_list {
+	ec_row_cb cb;
+	void *arg;
+};
+
+static int list_row(void *p, sqlite3_stmt *st)
+{
+	struct row_list *l = p;
+	struct ec_row r;
+	int stop;
+
+	if (row_from(st, &r))
 		return -1;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		rc = row_from(st, r);
-	else
-		rc = rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
-	sqlite3_finalize(st);
-	return rc;
+	stop = l->cb(l->arg, &r);
+	ec_row_free(&r);
+	return stop;
 }
 
 int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg)
 {
-	sqlite3_stmt *st = prep(s, "SELECT " ROW_COLS " FROM %s ORDER BY name", t);
-	struct ec_row r;
-	int rc;
+	struct row_list l = {cb, arg};
 
-	if (!st)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int stop;
-
-		if (row_from(st, &r)) {
-			rc = -1;
-			break;
-		}
-		stop = cb(arg, &r);
-		ec_row_free(&r);
-		if (stop) {
-			sqlite3_finalize(st);
-			return stop;
-		}
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return ec_store_each(prep(s, "SELECT " ROW_COLS " FROM %s ORDER BY name", t), list_row, &l);
 }
 
 /* ---- writes: one transaction each, the revision bumped inside it ---- */
@@ -236,19 +250,38 @@ static int step_done(sqlite3_stmt *st)
 	return rc;
 }
 
-int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
+/*
+ * Open the transaction of a write of NAME's row and bump the revision into
+ * *rev, if the row is as the write needs: absent (expect_rv NULL: else
+ * EC_ST_EXISTS) or at *expect_rv (else EC_ST_NOTFOUND or EC_ST_CONFLICT).
+ * 0 with the transaction open; otherwise the result, the transaction ended.
+ */
+static int begin_write(struct ec_store *s, enum ec_table t, const char *name,
+		       const uint64_t *expect_rv, uint64_t *rev)
 {
-	sqlite3_stmt *st;
-	uint64_t rv, rev;
+	uint64_t rv;
 	int rc;
 
 	if (begin(s))
 		return -1;
-	rc = current_rv(s, t, r->name, &rv);
-	if (rc != EC_ST_NOTFOUND)
+	rc = current_rv(s, t, name, &rv);
+	if (!expect_rv && rc != EC_ST_NOTFOUND)
 		return end(s, rc ? rc : EC_ST_EXISTS);
-	if (bump(s, &rev))
+	if (expect_rv && (rc || rv != *expect_rv))
+		return end(s, rc ? rc : EC_ST_CONFLICT);
+	if (bump(s, rev))
 		return end(s, -1);
+	return 0;
+}
+
+int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
+{
+	sqlite3_stmt *st;
+	uint64_t rev;
+	int rc = begin_write(s, t, r->name, NULL, &rev);
+
+	if (rc)
+		return rc;
 	st = prep(s, "INSERT INTO %s (" ROW_COLS ") VALUES (?1,?2,?3,?4,?5,?6,?7)", t);
 	if (st) {
 		sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC);
@@ -268,16 +301,11 @@ int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint64_t expect_rv)
 {
 	sqlite3_stmt *st;
-	uint64_t rv, rev;
-	int rc;
+	uint64_t rev;
+	int rc = begin_write(s, t, r->name, &expect_rv, &rev);
 
-	if (begin(s))
-		return -1;
-	rc = current_rv(s, t, r->name, &rv);
-	if (rc || rv != expect_rv)
-		return end(s, rc ? rc : EC_ST_CONFLICT);
-	if (bump(s, &rev))
-		return end(s, -1);
+	if (rc)
+		return rc;
 	st = prep(s, "UPDATE %s SET rv=?2, labels=?3, spec=?4 WHERE name=?1", t);
 	if (st) {
 		sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC);
@@ -382,9 +410,11 @@ void ec_applied_free(struct ec_applied *a)
 
 #define APPLIED_COLS "name, uid, digest, phase, spec, pgid, pstart, fails"
 
-static int applied_from(sqlite3_stmt *st, struct ec_applied *a)
+/* An ec_from_fn: *out is a struct ec_applied. */
+static int applied_from(sqlite3_stmt *st, void *out)
 {
-	memset(a, 0, sizeof(*a));
+	struct ec_applied *a = memset(out, 0, sizeof(struct ec_applied));
+
 	snprintf(a->name, sizeof(a->name), "%s", sqlite3_column_text(st, 0));
 	snprintf(a->uid, sizeof(a->uid), "%s", sqlite3_column_text(st, 1));
 	snprintf(a->digest, sizeof(a->digest), "%s", sqlite3_column_text(st, 2));
@@ -398,17 +428,11 @@ static int applied_from(sqlite3_stmt *st, struct ec_applied *a)
 
 int ec_store_applied_get(struct ec_store *s, const char *name, struct ec_applied *a)
 {
-	sqlite3_stmt *st;
-	int rc;
+	sqlite3_stmt *st = NULL; /* stays NULL if the prepare fails: then -1 */
 
-	if (sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied WHERE name=?1", -1, &st,
-			       NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	rc = rc == SQLITE_ROW ? applied_from(st, a) : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
-	sqlite3_finalize(st);
-	return rc;
+	sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied WHERE name=?1", -1, &st,
+			   NULL);
+	return ec_store_one(st, name, applied_from, a);
 }
 
 int ec_store_applied_put(struct ec_store *s, const struct ec_applied *a)
@@ -455,30 +479,29 @@ int ec_store_applied_delete(struct ec_store *s, const char *name)
 	return step_done(st);
 }
 
+struct applied_list {
+	ec_applied_cb cb;
+	void *arg;
+};
+
+static int applied_row(void *p, sqlite3_stmt *st)
+{
+	struct applied_list *l = p;
+	struct ec_applied a;
+	int rc = applied_from(st, &a);
+
+	if (!rc)
+		rc = l->cb(l->arg, &a);
+	ec_applied_free(&a);
+	return rc;
+}
+
 int ec_store_applied_list(struct ec_store *s, ec_applied_cb cb, void *arg)
 {
-	struct ec_applied a;
-	sqlite3_stmt *st;
-	int rc;
+	struct applied_list l = {cb, arg};
+	sqlite3_stmt *st = NULL; /* stays NULL if the prepare fails: then -1 */
 
-	if (sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied ORDER BY name", -1, &st,
-			       NULL) != SQLITE_OK)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int stop;
-
-		if (applied_from(st, &a)) {
-			ec_applied_free(&a);
-			rc = -1;
-			break;
-		}
-		stop = cb(arg, &a);
-		ec_applied_free(&a);
-		if (stop) {
-			sqlite3_finalize(st);
-			return stop;
-		}
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied ORDER BY name", -1, &st,
+			   NULL);
+	return ec_store_each(st, applied_row, &l);
 }

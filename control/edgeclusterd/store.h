@@ -34,6 +34,19 @@ const char *ec_store_errmsg(struct ec_store *s);
 /* The current revision (0 for a new database). */
 int ec_store_revision(struct ec_store *s, uint64_t *rev);
 
+/* ---- one statement's rows, for the stores of the other parts (tree_store.c) ---- */
+/* Fill out (a struct of the caller's) from the row st is on; 0 or -1. */
+typedef int (*ec_from_fn)(sqlite3_stmt *st, void *out);
+/* Bind name to ?1 and step st once: from()'s result on a row, else
+ * EC_ST_NOTFOUND or -1 (also when st is NULL: its prepare failed).
+ * Finalizes st. */
+int ec_store_one(sqlite3_stmt *st, const char *name, ec_from_fn from, void *out);
+/* Step st through its rows, row(arg, st) for each; the first nonzero result
+ * stops it and is the result. 0 at the end, -1 on an error (also when st is
+ * NULL). Finalizes st. */
+typedef int (*ec_each_fn)(void *arg, sqlite3_stmt *st);
+int ec_store_each(sqlite3_stmt *st, ec_each_fn row, void *arg);
+
 /* Read one row; the row owns its strings (ec_row_free). */
 int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct ec_row *r);
 /* Every row in name order; cb returns nonzero to stop (then that is the result). */

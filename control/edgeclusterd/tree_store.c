@@ -117,24 +117,27 @@ int ec_store_outbox_mark_all(struct ec_store *s)
 			     : -1);
 }
 
+/* The callback of a list and its argument, for the ec_each_fn below. */
+struct outbox_list {
+	ec_outbox_cb cb;
+	void *arg;
+};
+
+static int outbox_row(void *p, sqlite3_stmt *st)
+{
+	struct outbox_list *l = p;
+
+	return l->cb(l->arg, col(st, 0), sqlite3_column_int64(st, 1));
+}
+
 int ec_store_outbox_list(struct ec_store *s, int64_t after, ec_outbox_cb cb, void *arg)
 {
 	sqlite3_stmt *st = q(s, "SELECT mission, seq FROM outbox WHERE seq > ?1 ORDER BY seq");
-	int rc;
+	struct outbox_list l = {cb, arg};
 
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, after);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int stop = cb(arg, col(st, 0), sqlite3_column_int64(st, 1));
-
-		if (stop) {
-			sqlite3_finalize(st);
-			return stop;
-		}
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	if (st)
+		sqlite3_bind_int64(st, 1, after);
+	return ec_store_each(st, outbox_row, &l);
 }
 
 int ec_store_outbox_ack(struct ec_store *s, int64_t upto)
@@ -317,32 +320,26 @@ static void blob(sqlite3_stmt *st, int i, unsigned char out[EC_HASH_LEN])
 		memcpy(out, b, EC_HASH_LEN);
 }
 
-static void cred_from(sqlite3_stmt *st, struct ec_cred *c)
+/* An ec_from_fn: *out is a struct ec_cred. */
+static int cred_from(sqlite3_stmt *st, void *out)
 {
-	memset(c, 0, sizeof(*c));
+	struct ec_cred *c = memset(out, 0, sizeof(struct ec_cred));
+
 	snprintf(c->name, sizeof(c->name), "%s", col(st, 0));
 	blob(st, 1, c->cur);
 	c->cur_expires = sqlite3_column_int64(st, 2);
 	blob(st, 3, c->prev);
 	c->prev_expires = sqlite3_column_int64(st, 4);
 	c->resync = sqlite3_column_int(st, 5) != 0;
+	return 0;
 }
 
 #define CRED_COLS "name, cur, cur_expires, prev, prev_expires, resync"
 
 int ec_store_cred_get(struct ec_store *s, const char *name, struct ec_cred *c)
 {
-	sqlite3_stmt *st = q(s, "SELECT " CRED_COLS " FROM hub_creds WHERE name=?1");
-	int rc;
-
-	if (!st)
-		return -1;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		cred_from(st, c);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
+	return ec_store_one(q(s, "SELECT " CRED_COLS " FROM hub_creds WHERE name=?1"), name,
+			    cred_from, c);
 }
 
 int ec_store_cred_put(struct ec_store *s, const struct ec_cred *c)
@@ -361,26 +358,26 @@ int ec_store_cred_put(struct ec_store *s, const struct ec_cred *c)
 	return done(st);
 }
 
+struct cred_list {
+	ec_cred_cb cb;
+	void *arg;
+};
+
+static int cred_row(void *p, sqlite3_stmt *st)
+{
+	struct cred_list *l = p;
+	struct ec_cred c;
+
+	cred_from(st, &c);
+	return l->cb(l->arg, &c);
+}
+
 int ec_store_cred_list(struct ec_store *s, ec_cred_cb cb, void *arg)
 {
-	sqlite3_stmt *st = q(s, "SELECT " CRED_COLS " FROM hub_creds ORDER BY name");
-	struct ec_cred c;
-	int rc;
+	struct cred_list l = {cb, arg};
 
-	if (!st)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int stop;
-
-		cred_from(st, &c);
-		stop = cb(arg, &c);
-		if (stop) {
-			sqlite3_finalize(st);
-			return stop;
-		}
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return ec_store_each(q(s, "SELECT " CRED_COLS " FROM hub_creds ORDER BY name"), cred_row,
+			     &l);
 }
 
 /* ---- descendants' EdgeCluster rows ---- */

@@ -2,115 +2,48 @@
 /*
  * One parser for gatewayd's file. Keys are case-insensitive as in
  * wg-quick; every error names the line and what is wrong with it; the
- * whole file is checked before anything uses it.
+ * whole file is checked before anything uses it. The lines are read by
+ * ini.c (shared with edgeclusterd); the keys and their rules are here.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config.h"
+#include "ini.h"
 
-struct pstate {
-	const char *file;
-	int line;
-	char *err;
-	size_t errlen;
-};
-
-static int perr(struct pstate *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int perr(struct pstate *s, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(s->err, s->errlen, "%s:%d: ", s->file, s->line);
-
-	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < s->errlen)
-		vsnprintf(s->err + n, s->errlen - n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static char *trim(char *p)
-{
-	char *e;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	e = p + strlen(p);
-	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = 0;
-	return p;
-}
-
-static int parse_name(struct pstate *s, const char *key, const char *v, char *out)
+static int parse_name(struct ini *s, const char *key, const char *v, char *out)
 {
 	size_t n = strlen(v);
 
 	if (!n || n > GW_NAME_MAX)
-		return perr(s, "%s must be 1-%d characters", key, GW_NAME_MAX);
+		return ini_err(s, "%s must be 1-%d characters", key, GW_NAME_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '-' ||
 		      v[i] == '_' || v[i] == '.'))
-			return perr(s, "%s '%s': only a-z, 0-9, '-', '_' and '.' are allowed", key, v);
+			return ini_err(s, "%s '%s': only a-z, 0-9, '-', '_' and '.' are allowed",
+				       key, v);
 	memcpy(out, v, n + 1);
 	return 0;
 }
 
-static int parse_key(struct pstate *s, const char *key, const char *v, unsigned char *out)
+static int parse_key(struct ini *s, const char *key, const char *v, unsigned char *out)
 {
 	size_t len = 0;
 
 	if (sodium_base642bin(out, GW_KEY_LEN, v, strlen(v), NULL, &len, NULL,
 			      sodium_base64_VARIANT_ORIGINAL) || len != GW_KEY_LEN)
-		return perr(s, "%s is not a base64 32-byte key (make one with `xgate gw genkey`)",
-			    key);
-	return 0;
-}
-
-static int parse_addr(struct pstate *s, const char *key, const char *v, struct sockaddr_in *out)
-{
-	char host[64];
-	const char *colon = strrchr(v, ':');
-	char *end;
-	long port;
-
-	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(host))
-		return perr(s, "%s '%s': expected A.B.C.D:PORT", key, v);
-	memcpy(host, v, colon - v);
-	host[colon - v] = 0;
-	memset(out, 0, sizeof(*out));
-	out->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &out->sin_addr) != 1)
-		return perr(s, "%s '%s': '%s' is not an IPv4 address", key, v, host);
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || port < 1 || port > 65535)
-		return perr(s, "%s '%s': port must be 1-65535", key, v);
-	out->sin_port = htons((unsigned short)port);
-	return 0;
-}
-
-static int parse_seconds(struct pstate *s, const char *key, const char *v, unsigned min,
-			 unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long n;
-
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || end == v || (*end && strcmp(end, "s")) || n < min || n > max || *v == '-')
-		return perr(s, "%s '%s': expected seconds %u-%u (e.g. 30 or 30s)", key, v, min, max);
-	*out = (unsigned)n;
+		return ini_err(
+		    s, "%s is not a base64 32-byte key (make one with `xgate gw genkey`)", key);
 	return 0;
 }
 
 /* "[VNI] A.B.C.D/LEN"; VNI required when need_vni. */
-static int parse_prefix(struct pstate *s, const char *key, char *v, bool need_vni,
+static int parse_prefix(struct ini *s, const char *key, char *v, bool need_vni,
 			struct gw_prefix *out)
 {
 	char *sp = strpbrk(v, " \t"), *cidr = v, *slash, *end;
@@ -124,25 +57,25 @@ static int parse_prefix(struct pstate *s, const char *key, char *v, bool need_vn
 		errno = 0;
 		n = strtoul(v, &end, 10);
 		if (errno || *end || !n || n > 0xffffff)
-			return perr(s, "%s: VNI '%s' must be 1-16777215", key, v);
+			return ini_err(s, "%s: VNI '%s' must be 1-16777215", key, v);
 		out->vni = (__u32)n;
-		cidr = trim(sp + 1);
+		cidr = ini_trim(sp + 1);
 	} else if (need_vni) {
-		return perr(s, "%s '%s': expected VNI A.B.C.D/LEN", key, v);
+		return ini_err(s, "%s '%s': expected VNI A.B.C.D/LEN", key, v);
 	}
 	slash = strchr(cidr, '/');
 	if (!slash)
-		return perr(s, "%s '%s': expected A.B.C.D/LEN", key, cidr);
+		return ini_err(s, "%s '%s': expected A.B.C.D/LEN", key, cidr);
 	*slash = 0;
 	if (inet_pton(AF_INET, cidr, &a) != 1)
-		return perr(s, "%s: '%s' is not an IPv4 address", key, cidr);
+		return ini_err(s, "%s: '%s' is not an IPv4 address", key, cidr);
 	errno = 0;
 	n = strtoul(slash + 1, &end, 10);
 	if (errno || *end || end == slash + 1 || n > 32)
-		return perr(s, "%s: prefix length '%s' must be 0-32", key, slash + 1);
+		return ini_err(s, "%s: prefix length '%s' must be 0-32", key, slash + 1);
 	mask = n ? htonl(~0u << (32 - n)) : 0;
 	if (a.s_addr & ~mask)
-		return perr(s, "%s: %s/%lu has host bits set", key, cidr, n);
+		return ini_err(s, "%s: %s/%lu has host bits set", key, cidr, n);
 	out->ip_be = a.s_addr;
 	out->plen = (__u8)n;
 	return 0;
@@ -150,8 +83,7 @@ static int parse_prefix(struct pstate *s, const char *key, char *v, bool need_vn
 
 enum section { SEC_NONE, SEC_GATEWAY, SEC_PEER };
 
-static int gateway_kv(struct pstate *s, struct gw_conf *c, const char *k, char *v,
-		      unsigned *seen)
+static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, unsigned *seen)
 {
 	static const char *const keys[] = { "Name", "Cluster", "PrivateKey", "ListenAddress",
 					    "PublicAddress", "Database", "Instance", "GraceTime",
@@ -162,46 +94,47 @@ static int gateway_kv(struct pstate *s, struct gw_conf *c, const char *k, char *
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
 		;
 	if (i == n)
-		return perr(s, "unknown key '%s' in [Gateway]", k);
+		return ini_err(s, "unknown key '%s' in [Gateway]", k);
 	if (i != 11 && i != 13 && (*seen & (1u << i)))
-		return perr(s, "%s given twice", keys[i]);
+		return ini_err(s, "%s given twice", keys[i]);
 	*seen |= 1u << i;
 	switch (i) {
 	case 0: return parse_name(s, "Name", v, c->name);
 	case 1: return parse_name(s, "Cluster", v, c->cluster);
 	case 2: return parse_key(s, "PrivateKey", v, c->private_key);
-	case 3: return parse_addr(s, "ListenAddress", v, &c->listen);
-	case 4: return parse_addr(s, "PublicAddress", v, &c->public_addr);
+	case 3: return ini_addr(s, "ListenAddress", v, &c->listen);
+	case 4: return ini_addr(s, "PublicAddress", v, &c->public_addr);
 	case 5:
 		if (!*v || strlen(v) >= sizeof(c->database))
-			return perr(s, "Database path must be 1-%zu characters", sizeof(c->database) - 1);
+			return ini_err(s, "Database path must be 1-%zu characters",
+				       sizeof(c->database) - 1);
 		strcpy(c->database, v);
 		return 0;
 	case 6: return parse_name(s, "Instance", v, c->instance);
-	case 7: return parse_seconds(s, "GraceTime", v, 0, 86400, &c->grace_s);
-	case 8: return parse_seconds(s, "Keepalive", v, 1, 3600, &c->keepalive_s);
-	case 9: return parse_seconds(s, "HoldTime", v, 2, 3600, &c->hold_s);
-	case 10: return parse_seconds(s, "RekeyInterval", v, 10, 86400, &c->rekey_s);
+	case 7: return ini_seconds(s, "GraceTime", v, 0, 86400, &c->grace_s);
+	case 8: return ini_seconds(s, "Keepalive", v, 1, 3600, &c->keepalive_s);
+	case 9: return ini_seconds(s, "HoldTime", v, 2, 3600, &c->hold_s);
+	case 10: return ini_seconds(s, "RekeyInterval", v, 10, 86400, &c->rekey_s);
 	case 12:
 		if (!*v || strlen(v) >= sizeof(c->public_if))
-			return perr(s, "PublicInterface must be a device name of 1-%zu characters",
-				    sizeof(c->public_if) - 1);
+			return ini_err(s,
+				       "PublicInterface must be a device name of 1-%zu characters",
+				       sizeof(c->public_if) - 1);
 		strcpy(c->public_if, v);
 		return 0;
 	case 13:
 		if (c->n_dividers >= 8)
-			return perr(s, "too many Divider lines (at most 8)");
+			return ini_err(s, "too many Divider lines (at most 8)");
 		return parse_name(s, "Divider", v, c->dividers[c->n_dividers++]);
 	case 11:
 		if (c->n_subnets >= GW_MAX_SUBNETS)
-			return perr(s, "too many Subnet lines (at most %d)", GW_MAX_SUBNETS);
+			return ini_err(s, "too many Subnet lines (at most %d)", GW_MAX_SUBNETS);
 		return parse_prefix(s, "Subnet", v, true, &c->subnets[c->n_subnets++]);
 	}
-	return perr(s, "unknown key '%s' in [Gateway]", k);
+	return ini_err(s, "unknown key '%s' in [Gateway]", k);
 }
 
-static int peer_kv(struct pstate *s, struct gw_peer_conf *p, const char *k, char *v,
-		   unsigned *seen)
+static int peer_kv(struct ini *s, struct gw_peer_conf *p, const char *k, char *v, unsigned *seen)
 {
 	static const char *const keys[] = { "Name", "PublicKey", "Endpoint", "AllowedSubnets" };
 	int i, n = sizeof(keys) / sizeof(keys[0]);
@@ -209,21 +142,22 @@ static int peer_kv(struct pstate *s, struct gw_peer_conf *p, const char *k, char
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
 		;
 	if (i == n)
-		return perr(s, "unknown key '%s' in [Peer]", k);
+		return ini_err(s, "unknown key '%s' in [Peer]", k);
 	if (i != 3 && (*seen & (1u << i)))
-		return perr(s, "%s given twice in this [Peer]", keys[i]);
+		return ini_err(s, "%s given twice in this [Peer]", keys[i]);
 	*seen |= 1u << i;
 	switch (i) {
 	case 0: return parse_name(s, "Name", v, p->name);
 	case 1: return parse_key(s, "PublicKey", v, p->public_key);
-	case 2: return parse_addr(s, "Endpoint", v, &p->endpoint);
+	case 2: return ini_addr(s, "Endpoint", v, &p->endpoint);
 	default: {
 		char *save = NULL, *tok;
 
 		for (tok = strtok_r(v, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (p->n_allowed >= GW_MAX_ALLOWED)
-				return perr(s, "too many AllowedSubnets (at most %d)", GW_MAX_ALLOWED);
-			if (parse_prefix(s, "AllowedSubnets", trim(tok), false,
+				return ini_err(s, "too many AllowedSubnets (at most %d)",
+					       GW_MAX_ALLOWED);
+			if (parse_prefix(s, "AllowedSubnets", ini_trim(tok), false,
 					 &p->allowed[p->n_allowed++]))
 				return -1;
 		}
@@ -232,23 +166,23 @@ static int peer_kv(struct pstate *s, struct gw_peer_conf *p, const char *k, char
 	}
 }
 
-static int finish_peer(struct pstate *st, struct gw_conf *c, unsigned seen)
+/* The checks of a [Peer] that need all its keys; errors name its [Peer] line. */
+static int finish_peer(struct ini *s, struct gw_conf *c, unsigned seen)
 {
 	struct gw_peer_conf *p = &c->peers[c->n_peers - 1];
-	struct pstate at = *st, *s = &at; /* errors point at the [Peer] line */
 
-	at.line = p->line;
 	if (!(seen & 1))
-		return perr(s, "[Peer] needs a Name");
+		return ini_err_at(s, p->line, "[Peer] needs a Name");
 	if (!(seen & 2))
-		return perr(s, "[Peer] %s needs a PublicKey", p->name);
+		return ini_err_at(s, p->line, "[Peer] %s needs a PublicKey", p->name);
 	for (int i = 0; i < c->n_peers - 1; i++) {
 		if (!strcmp(c->peers[i].name, p->name))
-			return perr(s, "peer name '%s' already used on line %d", p->name,
-				    c->peers[i].line);
+			return ini_err_at(s, p->line, "peer name '%s' already used on line %d",
+					  p->name, c->peers[i].line);
 		if (!memcmp(c->peers[i].public_key, p->public_key, GW_KEY_LEN))
-			return perr(s, "peer %s has the same PublicKey as %s (line %d)", p->name,
-				    c->peers[i].name, c->peers[i].line);
+			return ini_err_at(s, p->line,
+					  "peer %s has the same PublicKey as %s (line %d)", p->name,
+					  c->peers[i].name, c->peers[i].line);
 	}
 	return 0;
 }
@@ -256,11 +190,11 @@ static int finish_peer(struct pstate *st, struct gw_conf *c, unsigned seen)
 int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *err,
 		  size_t errlen)
 {
-	struct pstate s = { .file = file, .err = err, .errlen = errlen };
+	struct ini s;
 	enum section sec = SEC_NONE;
 	unsigned gw_seen = 0, peer_seen = 0;
-	const char *p = text;
-	char line[1024];
+	enum ini_item item;
+	char *k, *v;
 
 	memset(c, 0, sizeof(*c));
 	c->grace_s = 60;
@@ -271,109 +205,67 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 	c->listen.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->listen.sin_port = htons(7100);
 
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char *l, *eq, *k, *v;
-
-		s.line++;
-		if (len >= sizeof(line))
-			return perr(&s, "line longer than %zu characters", sizeof(line) - 1);
-		memcpy(line, p, len);
-		line[len] = 0;
-		p += len + (nl ? 1 : 0);
-		if ((l = strchr(line, '#')))
-			*l = 0;
-		l = trim(line);
-		if (!*l)
-			continue;
-		if (*l == '[') {
+	ini_init(&s, file, text, "[Gateway]", err, errlen);
+	while ((item = ini_next(&s, &k, &v)) != INI_END) {
+		if (item == INI_ERROR)
+			return -1;
+		if (item == INI_SECTION) {
 			if (sec == SEC_PEER && finish_peer(&s, c, peer_seen))
 				return -1;
-			if (!strcasecmp(l, "[Gateway]")) {
+			if (!strcasecmp(k, "[Gateway]")) {
 				if (gw_seen || sec != SEC_NONE)
-					return perr(&s, "[Gateway] must come once, first");
+					return ini_err(&s, "[Gateway] must come once, first");
 				sec = SEC_GATEWAY;
 				gw_seen = 1u << 31;
-			} else if (!strcasecmp(l, "[Peer]")) {
+			} else if (!strcasecmp(k, "[Peer]")) {
 				if (sec == SEC_NONE)
-					return perr(&s, "[Peer] before [Gateway]");
+					return ini_err(&s, "[Peer] before [Gateway]");
 				if (c->n_peers >= GW_MAX_PEERS)
-					return perr(&s, "too many peers (at most %d)", GW_MAX_PEERS);
+					return ini_err(&s, "too many peers (at most %d)",
+						       GW_MAX_PEERS);
 				sec = SEC_PEER;
 				peer_seen = 0;
 				c->peers[c->n_peers++].line = s.line;
 			} else {
-				return perr(&s, "unknown section %s: [Gateway] or [Peer]", l);
+				return ini_err(&s, "unknown section %s: [Gateway] or [Peer]", k);
 			}
 			continue;
 		}
-		if (sec == SEC_NONE)
-			return perr(&s, "'%s' outside a section: start with [Gateway]", l);
-		eq = strchr(l, '=');
-		if (!eq)
-			return perr(&s, "expected Key = Value");
-		*eq = 0;
-		k = trim(l);
-		v = trim(eq + 1);
 		if (!*v)
-			return perr(&s, "%s has no value", k);
+			return ini_err(&s, "%s has no value", k);
 		if (sec == SEC_GATEWAY ? gateway_kv(&s, c, k, v, &gw_seen) :
 					 peer_kv(&s, &c->peers[c->n_peers - 1], k, v, &peer_seen))
 			return -1;
 	}
 	if (sec == SEC_PEER && finish_peer(&s, c, peer_seen))
 		return -1;
-	s.line = 0;
+	/* what is missing from the whole file is told at line 0 */
 	if (!gw_seen)
-		return perr(&s, "no [Gateway] section");
+		return ini_err_at(&s, 0, "no [Gateway] section");
 	if (!c->name[0])
-		return perr(&s, "[Gateway] needs a Name");
+		return ini_err_at(&s, 0, "[Gateway] needs a Name");
 	if (!c->cluster[0])
-		return perr(&s, "[Gateway] needs a Cluster");
+		return ini_err_at(&s, 0, "[Gateway] needs a Cluster");
 	if (!(gw_seen & (1u << 2)))
-		return perr(&s, "[Gateway] needs a PrivateKey");
+		return ini_err_at(&s, 0, "[Gateway] needs a PrivateKey");
 	if (!c->public_addr.sin_port)
-		return perr(&s, "[Gateway] needs a PublicAddress (where peers send tunnel packets)");
+		return ini_err_at(
+		    &s, 0, "[Gateway] needs a PublicAddress (where peers send tunnel packets)");
 	if (c->hold_s <= c->keepalive_s)
-		return perr(&s, "HoldTime (%us) must exceed Keepalive (%us)", c->hold_s,
-			    c->keepalive_s);
+		return ini_err_at(&s, 0, "HoldTime (%us) must exceed Keepalive (%us)", c->hold_s,
+				  c->keepalive_s);
 	if (!c->database[0])
 		snprintf(c->database, sizeof(c->database), "/var/lib/xgate/gatewayd-%s.db", c->name);
 	return 0;
 }
 
+/* ini_load passes the config as void *: this gives it its type back. */
+static int parse_text(const char *file, const char *text, void *c, char *err, size_t errlen)
+{
+	return gw_conf_parse(file, text, c, err, errlen);
+}
+
 int gw_conf_load(const char *path, struct gw_conf *c, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char *text;
-	long n;
-	int rc;
-
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (1 << 20) || fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		snprintf(err, errlen, "%s: unreadable or larger than 1 MiB", path);
-		return -1;
-	}
-	text = calloc(1, (size_t)n + 1);
-	if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) {
-		free(text);
-		fclose(f);
-		snprintf(err, errlen, "%s: read error", path);
-		return -1;
-	}
-	fclose(f);
-	if (memchr(text, 0, (size_t)n)) {
-		free(text);
-		snprintf(err, errlen, "%s: binary data in a text file", path);
-		return -1;
-	}
-	rc = gw_conf_parse(path, text, c, err, errlen);
-	sodium_memzero(text, (size_t)n);
-	free(text);
-	return rc;
+	return ini_load(path, parse_text, c, err, errlen);
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlog.h"
 #include "gwd.h"
 #include "xg.h"
 
@@ -28,21 +29,16 @@ static const char *log_name = "gatewayd";
 
 uint64_t gwd_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return dlog_now_ms();
 }
 
 void gwd_log(const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	dlog_v("gatewayd", log_name, 512, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "gatewayd[%s]: %s\n", log_name, buf);
 }
 
 static void on_signal(int sig)

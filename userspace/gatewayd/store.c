@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "store.h"
 
 static const char schema[] =
@@ -20,18 +21,14 @@ static const char schema[] =
 
 int gw_store_open(struct gw_store *s, const char *path, char *err, size_t errlen)
 {
-	char *msg = NULL;
-
 	memset(s, 0, sizeof(*s));
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	if (db_open(&s->db, path, err, errlen))
+		return -1;
+	if (db_exec(s->db, path, schema, err, errlen)) {
 		gw_store_close(s);
 		return -1;
 	}
-	sqlite3_busy_timeout(s->db, 2000);
-	if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db,
+	if (sqlite3_prepare_v2(s->db,
 			       "INSERT OR REPLACE INTO routes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)", -1,
 			       &s->put, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
@@ -45,8 +42,7 @@ int gw_store_open(struct gw_store *s, const char *path, char *err, size_t errlen
 		    SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO kv VALUES (?1,?2)", -1, &s->kv_put,
 			       NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(s->db));
-		sqlite3_free(msg);
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
 		gw_store_close(s);
 		return -1;
 	}
