@@ -34,7 +34,7 @@ bench: build
 	cmake --build $(BUILD) --target bench_cross_cluster
 
 format:
-	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] tests/fixtures/*.[ch] bench/*.[ch]
+	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] control/*/*.[ch] tests/fixtures/*.[ch] tests/unit/*.[ch] bench/*.[ch]
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD)
