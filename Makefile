@@ -32,6 +32,7 @@ bench: build
 	cmake --build $(BUILD) --target bench_pps_veth
 	cmake --build $(BUILD) --target bench_mesh_converge
 	cmake --build $(BUILD) --target bench_cross_cluster
+	cmake --build $(BUILD) --target bench_mission_tree
 
 format:
 	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] control/*/*.[ch] tests/fixtures/*.[ch] tests/unit/*.[ch] bench/*.[ch]

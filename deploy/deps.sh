@@ -12,7 +12,7 @@ PKGS=(
   iproute2 iputils-ping ethtool iperf3 tshark python3 python3-scapy
   python3-websockets
   procps psmisc netcat-openbsd wireguard-tools
-  curl jq openssl
+  curl jq openssl libssl-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then
