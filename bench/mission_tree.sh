@@ -261,7 +261,7 @@ cpu_ticks() { # cpu_ticks NAME...: user + system time, clock ticks
 		awk '{ sub(/.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
 }
 col() { # col PATTERN FIELD FILE: a field of the first table row that contains PATTERN
-	awk -F' [|] ' -v p="$1" -v f="$2" 'index($0, p) { gsub(/^[|] | [|]$/, "", $0); print $f; exit }' "$3"
+	awk -v p="$1" -v f="$2" 'index($0, p) { n = split($0, a, "|"); v = a[f + 1]; gsub(/^ +| +$/, "", v); print v; exit }' "$3"
 }
 
 SUMMARY=()
@@ -395,8 +395,21 @@ run_scale() {
 		"$PROBE" scale "${v[@]}" --no-create --missions "$MISSIONS" --kind "$KIND" --timeout "$TIMEOUT" \
 			--raw "$CUR/raw.txt" "$CUR/clusters" > "$CUR/probe.out" &
 		PROBE_PID=$!
-		for ((i = 1; i < CLUSTERS; i++)); do start "$CUR" "${names[i]}"; done
-		echo "   ($((CLUSTERS - 1)) daemons started in $((($(date +%s%N) - t0) / 1000000)) ms)"
+		# level by level, each once its parents listen (a child that finds its
+		# parent not listening yet may stay stuck: see docs/bench.md)
+		for ((i = 1; i < CLUSTERS; i++)); do
+			if [ "${dep[i]}" -gt "${dep[i - 1]}" ] && [ "${dep[i]}" -gt 1 ]; then
+				for ((j = 0; j < i; j++)); do
+					[ "${dep[j]}" = $((dep[i] - 1)) ] || continue
+					for ((k = 0; k < 100; k++)); do
+						curl -sf -m 1 -o /dev/null "http://127.0.0.1:$((base + j))/healthz" && break
+						sleep 0.05
+					done
+				done
+			fi
+			start "$CUR" "${names[i]}"
+		done
+		echo "   ($((CLUSTERS - 1)) daemons started, level by level, in $((($(date +%s%N) - t0) / 1000000)) ms)"
 		wait "$PROBE_PID" || echo "mission_tree: the scale run did not complete (see above)" >&2
 		PROBE_PID=
 		cat "$CUR/probe.out" >> "$CUR/scale.md"

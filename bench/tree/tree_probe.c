@@ -407,6 +407,7 @@ static void read_clusters(const char *file)
 		cls = xrealloc(cls, (size_t)(n_cls + 1) * sizeof(*cls));
 		c = &cls[n_cls++];
 		memset(c, 0, sizeof(*c));
+		c->last_known = c->last_active = -1; /* not asked */
 		snprintf(c->path, sizeof(c->path), "%s", path);
 		slash = strrchr(path, '/');
 		snprintf(c->name, sizeof(c->name), "%.63s", slash ? slash + 1 : path);
@@ -1070,6 +1071,14 @@ static int cmd_scale(int argc, char **argv)
 		fprintf(stderr,
 			"tree_probe: %u GETs of a mission at the root; it holds %ld/%ld states\n",
 			root_polls, root_have, total);
+		for (int i = 0; i < n_cls; i++)
+			if (!cls[i].active)
+				fprintf(
+				    stderr,
+				    "tree_probe: %s (%s) did not get there (its last counts: %ld "
+				    "missions, %ld active; -1: the last one never arrived)\n",
+				    cls[i].path, cls[i].hc.url, cls[i].last_known,
+				    cls[i].last_active);
 		return nk == n_cls && na == n_cls && root_hi >= 0 ? 0 : 3;
 	}
 }
