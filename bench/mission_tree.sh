@@ -104,7 +104,7 @@ PROBE=$(readlink -f "$2")
 fail() { echo "mission_tree: $*" >&2; exit 1; }
 [ -x "$ECD" ] || fail "edgeclusterd binary '$1' not found"
 [ -x "$PROBE" ] || fail "tree_probe binary '$2' not found"
-for c in openssl ss; do command -v $c > /dev/null || fail "$c is missing (deploy/deps.sh)"; done
+for c in openssl ss curl; do command -v $c > /dev/null || fail "$c is missing (deploy/deps.sh)"; done
 [ -d "$DIR" ] || fail "--dir $DIR: no such directory"
 
 T=$(mktemp -d "$DIR/xgb-tree-XXXXXX") || fail "mktemp failed"
@@ -352,7 +352,7 @@ run_scale() {
 	head -1 "$CUR/clusters" > "$CUR/root-only"
 	local shape
 	shape=$(for ((k = 1; k <= depth; k++)); do
-		awk -v k=$k '{ n = split($1, a, "/"); if (n == k) c++ } END { printf "%d at depth %d, ", c, k }' "$CUR/clusters"
+		awk -v k=$k 'NR > 1 { n = split($1, a, "/"); if (n == k) c++ } END { printf "%d at depth %d, ", c, k }' "$CUR/clusters"
 	done)
 	echo "== scale: $CLUSTERS daemons (root; ${shape%, }), fan-out $FANOUT, ws://127.0.0.1:$base-$((base + CLUSTERS - 1))"
 	local v=() rss_idle= rss_root_idle= hwm_idle=- wall hz
