@@ -355,7 +355,7 @@ run_scale() {
 		awk -v k=$k 'NR > 1 { n = split($1, a, "/"); if (n == k) c++ } END { printf "%d at depth %d, ", c, k }' "$CUR/clusters"
 	done)
 	echo "== scale: $CLUSTERS daemons (root; ${shape%, }), fan-out $FANOUT, ws://127.0.0.1:$base-$((base + CLUSTERS - 1))"
-	local v=() rss_idle= rss_root_idle= hwm_idle=- wall hz
+	local v=() rss_idle='' rss_root_idle='' hwm_idle=- wall hz
 	[ "$VERBOSE" = 1 ] && v=(-v)
 	hz=$(getconf CLK_TCK)
 	if [ "$PRELOAD" = 0 ]; then
