@@ -21,6 +21,7 @@
 #ifndef ECD_DRIVER_H
 #define ECD_DRIVER_H
 
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -81,6 +82,9 @@ struct ec_job *ec_exec_run(struct ec_exec *x, const struct ec_job_spec *s);
  * once the child is gone, so the caller knows when it is safe to go on. */
 void ec_job_cancel(struct ec_job *j);
 unsigned ec_exec_running(const struct ec_exec *x);
+/* Spawn attributes every child of the daemon gets: no blocked signals,
+ * default dispositions, its own process group (see exec.c). */
+void ec_spawnattr_child(posix_spawnattr_t *at);
 unsigned ec_exec_queued(const struct ec_exec *x);
 
 /* "exited 3: <last line of stderr, else stdout>", "timed out after 5s",

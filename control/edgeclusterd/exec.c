@@ -489,7 +489,6 @@ static int spawn(struct ec_job *j)
 	int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	sigset_t none, all;
 	int rc = 0;
 
 	for (int i = 0; i < 3; i++) {
@@ -516,18 +515,7 @@ static int spawn(struct ec_job *j)
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	if (j->cwd)
 		posix_spawn_file_actions_addchdir_np(&fa, j->cwd);
-	/* the daemon blocks SIGCHLD/SIGTERM/SIGINT (signalfds) and ignores SIGPIPE:
-	 * neither may leak into commands (a blocked SIGTERM would defeat timeouts) */
-	sigemptyset(&none);
-	sigfillset(&all);
-	sigdelset(&all, SIGKILL);
-	sigdelset(&all, SIGSTOP);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	/* its own process group: a timeout stops the command and what it started */
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-					  POSIX_SPAWN_SETPGROUP);
+	ec_spawnattr_child(&at);
 	rc = posix_spawnp(&j->pid, j->argv[0], &fa, &at, j->argv, j->envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -765,4 +753,22 @@ unsigned ec_exec_running(const struct ec_exec *x)
 unsigned ec_exec_queued(const struct ec_exec *x)
 {
 	return x->queue.n;
+}
+
+void ec_spawnattr_child(posix_spawnattr_t *at)
+{
+	sigset_t none, all;
+
+	/* the daemon blocks SIGCHLD/SIGTERM/SIGINT (signalfds) and ignores SIGPIPE:
+	 * neither may leak into commands (a blocked SIGTERM would defeat timeouts) */
+	sigemptyset(&none);
+	sigfillset(&all);
+	sigdelset(&all, SIGKILL);
+	sigdelset(&all, SIGSTOP);
+	posix_spawnattr_setsigmask(at, &none);
+	posix_spawnattr_setsigdefault(at, &all);
+	/* its own process group: a timeout stops the command and what it started */
+	posix_spawnattr_setpgroup(at, 0);
+	posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+					 POSIX_SPAWN_SETPGROUP);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "driver.h"
 #include "links.h"
 
 extern char **environ;
@@ -56,7 +57,6 @@ int script_run(struct ecd *d, char *const argv[], script_done_fn done)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	sigset_t none, all;
 	int rc;
 
 	if (S.pid)
@@ -68,15 +68,7 @@ int script_run(struct ecd *d, char *const argv[], script_done_fn done)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, 2, 1); /* its output goes to our log */
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	sigemptyset(&none);
-	sigfillset(&all);
-	sigdelset(&all, SIGKILL);
-	sigdelset(&all, SIGSTOP);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-					  POSIX_SPAWN_SETPGROUP);
+	ec_spawnattr_child(&at);
 	rc = posix_spawn(&S.pid, argv[0], &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
