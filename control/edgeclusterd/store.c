@@ -202,21 +202,81 @@ int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg)
 	return ec_store_each(prep(s, "SELECT " ROW_COLS " FROM %s ORDER BY name", t), list_row, &l);
 }
 
-/* ---- writes: one transaction each, the revision bumped inside it ---- */
+/* ---- transactions: one per write, or one per group of writes ---- */
+
+/*
+ * The outermost begin opens a transaction; a nested one a savepoint, so a
+ * write that fails inside a group (a name that exists, a conflict) undoes
+ * only itself. A group opened with EC_TX_REPAIRABLE commits with
+ * synchronous=NORMAL: in WAL mode that survives a crash of the process and
+ * loses at most the last commits on a power loss; it is for what the
+ * parent sends again or what is re-derived (inherited missions, state
+ * reports, applied records), never for what the API acknowledged.
+ */
+int ec_store_tx_begin(struct ec_store *s, unsigned flags)
+{
+	char sql[32];
+
+	if (s->tx_depth == 0) {
+		if ((flags & EC_TX_REPAIRABLE) &&
+		    sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) == SQLITE_OK)
+			s->tx_normal = true;
+		if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+			ec_store_tx_sync_restore(s);
+			return -1;
+		}
+	} else {
+		snprintf(sql, sizeof(sql), "SAVEPOINT s%d", s->tx_depth);
+		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+	}
+	s->tx_depth++;
+	return 0;
+}
+
+int ec_store_tx_end(struct ec_store *s, int rc)
+{
+	char sql[64];
+	int d = --s->tx_depth;
+
+	if (d > 0) {
+		if (rc == 0) {
+			snprintf(sql, sizeof(sql), "RELEASE s%d", d);
+			if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK)
+				return 0;
+		}
+		snprintf(sql, sizeof(sql), "ROLLBACK TO s%d; RELEASE s%d", d, d);
+		sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		return rc ? rc : -1;
+	}
+	if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+		ec_store_tx_sync_restore(s);
+		return 0;
+	}
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	ec_store_tx_sync_restore(s);
+	return rc ? rc : -1;
+}
+
+void ec_store_tx_sync_restore(struct ec_store *s)
+{
+	if (s->tx_normal && sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) ==
+				SQLITE_OK)
+		s->tx_normal = false;
+}
 
 static int begin(struct ec_store *s)
 {
-	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	return ec_store_tx_begin(s, 0);
 }
 
-/* COMMIT, or roll back; rc passes through when it is not a success. */
+/* Commit, or roll back; rc passes through when it is not a success. */
 static int end(struct ec_store *s, int rc)
 {
-	if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
-		return 0;
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc ? rc : -1;
+	return ec_store_tx_end(s, rc);
 }
+
+/* ---- writes: the revision bumped inside each ---- */
 
 static int bump(struct ec_store *s, uint64_t *rev)
 {

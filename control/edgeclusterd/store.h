@@ -17,6 +17,7 @@
 #define ECD_STORE_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "resource.h"
@@ -26,6 +27,8 @@ enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
 
 struct ec_store {
 	sqlite3 *db;
+	int tx_depth;	/* open ec_store_tx_begin()s */
+	bool tx_normal; /* the open group commits with synchronous=NORMAL */
 };
 
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen);
@@ -33,6 +36,21 @@ void ec_store_close(struct ec_store *s);
 const char *ec_store_errmsg(struct ec_store *s);
 /* The current revision (0 for a new database). */
 int ec_store_revision(struct ec_store *s, uint64_t *rev);
+
+/* ---- groups of writes ----
+ * Every write function below may also run between ec_store_tx_begin() and
+ * ec_store_tx_end(): then all of them commit together (one fsync instead of
+ * one each) and a failing one undoes only itself (a savepoint). Pairs nest.
+ * Flags of the outermost begin count: EC_TX_REPAIRABLE commits with
+ * synchronous=NORMAL (survives a crash of the process, not always a power
+ * loss) -- only for what the parent sends again or what is re-derived. */
+enum { EC_TX_REPAIRABLE = 1 };
+int ec_store_tx_begin(struct ec_store *s, unsigned flags);
+/* rc 0 commits (the outermost pair) or releases (a nested one); nonzero rolls
+ * back to the matching begin. Returns rc, or -1 when a commit failed. */
+int ec_store_tx_end(struct ec_store *s, int rc);
+/* Internal: back to synchronous=FULL after a repairable group. */
+void ec_store_tx_sync_restore(struct ec_store *s);
 
 /* ---- one statement's rows, for the stores of the other parts (tree_store.c) ---- */
 /* Fill out (a struct of the caller's) from the row st is on; 0 or -1. */

@@ -10,17 +10,15 @@
 
 #include "store.h"
 
+/* One transaction, or a savepoint inside a caller's group (store.h). */
 static inline int tx_begin(struct ec_store *s)
 {
-	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	return ec_store_tx_begin(s, 0);
 }
 
 static inline int tx_end(struct ec_store *s, int rc)
 {
-	if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
-		return 0;
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc ? rc : -1;
+	return ec_store_tx_end(s, rc);
 }
 
 static inline sqlite3_stmt *q(struct ec_store *s, const char *sql)

@@ -100,6 +100,48 @@ int main(void)
 	      "after reopen: same uid, rv and spec");
 	ec_row_free(&got);
 	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 5, "after reopen: revision 5");
+
+	/* a group: two creates and a refused one commit as one transaction */
+	{
+		struct ec_row g1 = mk("g1", "{}"), g2 = mk("g2", "{}");
+		sqlite3 *peek;
+		int seen = -1;
+
+		CHECK(ec_store_tx_begin(&s, EC_TX_REPAIRABLE) == 0, "open a group");
+		CHECK(ec_store_create(&s, EC_T_MISSIONS, &g1) == 0, "create g1 in the group");
+		CHECK(ec_store_create(&s, EC_T_MISSIONS, &a) == EC_ST_EXISTS,
+		      "a refused create inside the group");
+		CHECK(ec_store_create(&s, EC_T_MISSIONS, &g2) == 0 && g2.rv == 7,
+		      "create g2 after it (rv 7: the refused one bumped nothing)");
+		/* another connection sees nothing before the commit */
+		if (sqlite3_open(path, &peek) == SQLITE_OK) {
+			sqlite3_stmt *st;
+
+			if (sqlite3_prepare_v2(peek, "SELECT count(*) FROM missions", -1, &st,
+					       NULL) == SQLITE_OK &&
+			    sqlite3_step(st) == SQLITE_ROW)
+				seen = sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+			sqlite3_close(peek);
+		}
+		CHECK(seen == 1, "uncommitted: another reader sees 1 mission, not %d", seen);
+		CHECK(ec_store_tx_end(&s, 0) == 0 && s.tx_depth == 0 && !s.tx_normal,
+		      "commit the group; synchronous back to FULL");
+		n = 0;
+		CHECK(ec_store_list(&s, EC_T_MISSIONS, count_cb, &n) == 0 && n == 3,
+		      "both creates committed (3 missions)");
+
+		CHECK(ec_store_tx_begin(&s, 0) == 0 &&
+			  ec_store_delete(&s, EC_T_MISSIONS, "g1", 0, &old) == 0,
+		      "a group deleting g1");
+		ec_row_free(&old);
+		CHECK(ec_store_tx_end(&s, -1) == -1, "rolled back as a whole");
+		CHECK(ec_store_get(&s, EC_T_MISSIONS, "g1", &got) == 0, "g1 is still there");
+		ec_row_free(&got);
+		CHECK(ec_store_revision(&s, &rev) == 0 && rev == 7, "revision still 7");
+		ec_row_free(&g1);
+		ec_row_free(&g2);
+	}
 	ec_store_close(&s);
 
 	{
