@@ -249,6 +249,7 @@ static const struct {
     {SEC_API, "Token", 1},
     {SEC_API, "TokenFile", 1},
     {SEC_API, "MaxBody", 0},
+    {SEC_API, "MaxListBody", 0},
     {SEC_STORE, "Database", 0},
     {SEC_INTERVALS, "Heartbeat", 0},
     {SEC_INTERVALS, "HeartbeatTimeout", 0},
@@ -258,6 +259,7 @@ static const struct {
     {SEC_HUB, "JoinToken", 1},
     {SEC_HUB, "CredentialLifetime", 0},
     {SEC_INTERVALS, "ReconnectMax", 0},
+    {SEC_INTERVALS, "ConnectTimeout", 0},
     {SEC_CLUSTER, "InstallScript", 0},
     {SEC_CLUSTER, "UninstallScript", 0},
 };
@@ -278,6 +280,7 @@ enum {
 	K_TOKEN,
 	K_TOKENFILE,
 	K_MAXBODY,
+	K_MAXLISTBODY,
 	K_DATABASE,
 	K_HB,
 	K_HBTO,
@@ -286,6 +289,7 @@ enum {
 	K_HUB_JOIN,
 	K_CRED_LIFE,
 	K_RECONNECT_MAX,
+	K_CONNECT_TO,
 	K_INSTALL,
 	K_UNINSTALL,
 	K_COUNT
@@ -370,6 +374,8 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 		return token_file(s, c, v);
 	case K_MAXBODY:
 		return parse_size(s, "MaxBody", v, &c->max_body);
+	case K_MAXLISTBODY: /* a MissionList POST; MaxBody if that is larger */
+		return parse_size(s, "MaxListBody", v, &c->max_list_body);
 	case K_DATABASE:
 		return copy_str(s, "Database", v, c->database, sizeof(c->database));
 	case K_HB:
@@ -388,6 +394,8 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 				   &c->credential_s);
 	case K_RECONNECT_MAX:
 		return ini_seconds(&s->in, "ReconnectMax", v, 1, 3600, &c->reconnect_max_s);
+	case K_CONNECT_TO:
+		return ini_seconds(&s->in, "ConnectTimeout", v, 1, 600, &c->connect_timeout_s);
 	case K_INSTALL:
 		return readable_file(s, "InstallScript", v, c->install_script,
 				     sizeof(c->install_script));
@@ -460,12 +468,14 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->listen.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->listen.sin_port = htons(7443);
 	c->max_body = 1 << 20;
+	c->max_list_body = 8 << 20;
 	c->heartbeat_s = 10;
 	c->heartbeat_timeout_s = 0;
 	c->statecheck_s = 30;
 	c->command_timeout_s = 60;
 	c->credential_s = 30 * 86400; /* slice 2: rotated at half-life while connected */
 	c->reconnect_max_s = 30;
+	c->connect_timeout_s = 10;
 
 	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
 	while (!rc && (item = ini_next(&s.in, &k, &v)) != INI_END) {

@@ -50,6 +50,7 @@ struct ec_conf {
 	unsigned char tokens[EC_MAX_TOKENS][EC_HASH_LEN];
 	int n_tokens;
 	size_t max_body;
+	size_t max_list_body; /* [API] MaxListBody: a MissionList POST (max_body if larger) */
 
 	char database[EC_PATH_MAX];
 
@@ -61,6 +62,8 @@ struct ec_conf {
 	int n_join_tokens;
 	unsigned credential_s;	  /* [Hub] CredentialLifetime */
 	unsigned reconnect_max_s; /* [Intervals] ReconnectMax: the backoff's ceiling */
+	/* [Intervals] ConnectTimeout: a link not up (welcome received) by then is dropped */
+	unsigned connect_timeout_s;
 	/* [Cluster] InstallScript/UninstallScript: run by the attach state machine */
 	char install_script[EC_PATH_MAX], uninstall_script[EC_PATH_MAX];
 };

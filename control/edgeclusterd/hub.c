@@ -6,10 +6,11 @@
  *
  * Down: every mission goes to every child (each level evaluates placement
  * for itself, so a grandchild that attaches while its parent is cut from us
- * still gets everything from its parent). A 200 ms poll of the revision
- * counter notices any write (API, or our own sync from our parent); the
- * changed missions go to every child as one "missions" message, and the
- * digest of (name, uid, rv) is recomputed. A child whose heartbeat digest
+ * still gets everything from its parent). Any write that bumps the
+ * revision counter (API, or our own sync from our parent) schedules a scan
+ * at once (SQLite's update hook; a 1 s poll as a backstop for writers from
+ * outside); the changed missions go to every child as one "missions"
+ * message, and the digest of (name, uid, rv) is recomputed. A child whose heartbeat digest
  * differs once it has applied everything we sent gets the full list.
  *
  * Up: state reports replace the child's subtree keys in one transaction;
@@ -28,6 +29,8 @@
 #include <time.h>
 
 #include "links.h"
+
+#define SCAN_BACKSTOP_MS 1000 /* a write we were not told of (another process) */
 
 struct kid { /* a child that holds a credential from us */
 	char name[EC_NAME_MAX + 1];
@@ -231,7 +234,25 @@ out:
 static void on_scan(lws_sorted_usec_list_t *sul)
 {
 	scan_now();
-	lws_sul_schedule(H.d->lws, 0, sul, on_scan, 200 * LWS_US_PER_MS);
+	lws_sul_schedule(H.d->lws, 0, sul, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
+}
+
+/*
+ * SQLite's update hook: every write that changes a mission bumps the
+ * revision (a row of meta), whoever made it (the API, our sync from our
+ * parent). The scan runs from a zero-delay timer, after the callback that
+ * wrote (and its transaction) has ended, so the writes of one callback go
+ * down in one message. Called inside the write: nothing here may touch the
+ * database.
+ */
+static void on_db_write(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
+{
+	(void)arg;
+	(void)op;
+	(void)db;
+	(void)rowid;
+	if (!strcmp(table, "meta"))
+		lws_sul_schedule(H.d->lws, 0, &H.scan, on_scan, 0);
 }
 
 static void send_list(struct hub_conn *c)
@@ -769,7 +790,8 @@ int hub_start(struct ecd *d)
 	}
 	scan_now();
 	lws_sul_schedule(d->lws, 0, &H.tick, on_tick, LWS_US_PER_SEC);
-	lws_sul_schedule(d->lws, 0, &H.scan, on_scan, 200 * LWS_US_PER_MS);
+	lws_sul_schedule(d->lws, 0, &H.scan, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
+	sqlite3_update_hook(d->store.db, on_db_write, NULL);
 	ecd_log("hub: %s on %s (%d join token%s, %zu child%s known)", TREE_PROTOCOL, TREE_HUB_PATH,
 		d->conf.n_join_tokens, d->conf.n_join_tokens == 1 ? "" : "s", H.n_kids,
 		H.n_kids == 1 ? "" : "ren");
@@ -778,7 +800,7 @@ int hub_start(struct ecd *d)
 
 void hub_stop(struct ecd *d)
 {
-	(void)d;
+	sqlite3_update_hook(d->store.db, NULL, NULL);
 	lws_sul_cancel(&H.tick);
 	lws_sul_cancel(&H.scan);
 	/* the connections go with the context (LWS_CALLBACK_CLOSED frees them) */

@@ -31,6 +31,17 @@ void hub_stop(struct ecd *d);
 int uplink_start(struct ecd *d);
 void uplink_stop(struct ecd *d);
 
+/* ---- uplink_down.c: missions from the parent (uplink.c's messages) ---- */
+struct wslink;
+/* "missions": store the batch, tell mission.c; *ack = its seq. 0, or -1 if
+ * the store failed (not acknowledged: the digest brings them again). */
+int uplink_on_missions(struct ecd *d, const char *parent, json_t *m, int64_t *ack);
+/* Tell mission.c what a sync wrote or deleted (o->changed is released). */
+void uplink_notify(struct ecd *d, const char *parent, struct ec_sync_out *o);
+/* "list": drop what the parent no longer has, ask (on l) for what differs. */
+int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *m,
+		   int64_t *ack);
+
 /* ---- script.c: the attach install/uninstall script (one at a time) ---- */
 typedef void (*script_done_fn)(int status, const char *what);
 /* Spawn argv (argv[0] a path); done(status, what) comes from the loop later,

@@ -24,9 +24,11 @@ T=$(mktemp -d /tmp/xgt-tree-XXXXXX)
 HC="$HC $T/ca.pem"
 declare -A PID PORT
 PYPID=
+BHPID=
 cleanup() {
 	for n in "${!PID[@]}"; do [ -n "${PID[$n]}" ] && kill -9 "${PID[$n]}" 2>/dev/null; done
 	[ -n "$PYPID" ] && kill -9 "$PYPID" 2>/dev/null
+	[ -n "$BHPID" ] && kill -9 "$BHPID" 2>/dev/null
 	# install scripts run in their own process group (their pid)
 	[ -f "$T/h.runs" ] && for p in $(awk '{print $1}' "$T/h.runs"); do kill -9 -- "-$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -45,7 +47,7 @@ free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0));
 TOK=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 JOIN=join-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export XGATE_TOKEN=$TOK
-for n in a b c d e f g h; do PORT[$n]=$(free_port); done
+for n in a b c d e f g h i; do PORT[$n]=$(free_port); done
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=xgate tree test CA" \
 	-keyout "$T/ca.key" -out "$T/ca.pem" 2>/dev/null
@@ -287,8 +289,28 @@ for m in m-all m-name m-new; do xg a mission delete $m > /dev/null || not_ok "de
 expect 20 "deleted at the root: gone everywhere" "a: b: c: d: e: f: g: " missions_all a b c d e f g
 expect 10 "and at the foreign child" "" py_missions
 
+# ---- a parent that accepts the connection and never answers ----
+BH=$(free_port)
+$PY -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)
+    open(sys.argv[2], "a").write("conn\n")
+' "$BH" "$T/bh.conns" & BHPID=$!
+conf i "zone=north" "" "Cluster:Parent = ws://127.0.0.1:$BH" "Cluster:JoinToken = $JOIN"
+sed -i 's/^ReconnectMax = 2$/ReconnectMax = 1\nConnectTimeout = 1/' "$T/i.conf"
+start i || not_ok "i did not start: $(tail -3 "$T/i.log")"
+expect 20 "a parent that never answers the upgrade: the attempt is given up and retried" yes \
+	sh -c "[ \$(wc -l < $T/bh.conns 2>/dev/null || echo 0) -ge 3 ] && echo yes"
+grep -q "not linked within 1s" "$T/i.log" && ok "the log says why: $(grep -m1 'not linked within' "$T/i.log" | cut -c1-100)" ||
+	not_ok "no timeout in i's log: $(tail -3 "$T/i.log")"
+[ "$(phase_at i)" = registering ] && ok "i stays registering, its API serving" || not_ok "i: $(phase_at i)"
+
 # ---- stop cleanly ----
-for n in a b c d e f g h; do
+for n in a b c d e f g h i; do
 	kill -TERM "${PID[$n]}"
 	wait "${PID[$n]}" || not_ok "$n: exit $? on SIGTERM"
 	PID[$n]=
