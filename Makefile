@@ -35,7 +35,7 @@ bench: build
 	cmake --build $(BUILD) --target bench_mission_tree
 
 format:
-	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] control/*/*.[ch] tests/fixtures/*.[ch] tests/unit/*.[ch] bench/*.[ch]
+	clang-format -i bpf/*.c bpf/lib/*.h bpf/include/*.h userspace/*/*.[ch] control/*/*.[ch] tests/fixtures/*.[ch] tests/unit/*.[ch] bench/*.[ch] bench/tree/*.[ch]
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD)

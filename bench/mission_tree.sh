@@ -12,8 +12,9 @@
 #     the way is watched too (per-hop breakdown).
 #  2. scale: a tree of N daemons (fan-out F per level, e.g. root -> 10 -> 89),
 #     M missions created at the root with no placement (every cluster applies
-#     every one); until every cluster applied all M (each one's own API), and
-#     until the root holds every (mission, path) state (N x M keys).
+#     every one), one POST each or (--bulk) in MissionLists; until every
+#     cluster applied all M (each one's own API), and until the root holds
+#     every (mission, path) state (N x M keys).
 #  3. RSS (VmRSS, VmHWM, RssAnon of /proc/PID/status) of every daemon of the
 #     scale tree, idle and after the missions: min / median / max.
 # Targets (issue 4): <= 100 ms to depth 4; 1000 missions x 100 clusters in
@@ -29,6 +30,8 @@
 #   --clusters N     daemons in the scale tree, the root included (default 100)
 #   --fanout F       children per cluster in the scale tree (default 10)
 #   --missions M     missions created at the root in the scale run (default 1000)
+#   --bulk N         scale: create them N per POST, as a MissionList (default 0:
+#                    one Mission per POST)
 #   --kind K         scale missions: content (default: a file), command (and
 #                    /bin/true), check (and a stateCheck printing "ok")
 #   --preload        scale: create the missions at the root before the other
@@ -65,6 +68,7 @@ TIMEOUT=900
 KEEP=0
 VERBOSE=0
 PRELOAD=0
+BULK=0
 usage() { sed -n '/^#   usage:/,/^#   --verbose/p' "$0" | cut -c3-; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -73,6 +77,7 @@ while [ $# -gt 0 ]; do
 	--clusters) CLUSTERS=${2:?}; shift 2 ;;
 	--fanout) FANOUT=${2:?}; shift 2 ;;
 	--missions) MISSIONS=${2:?}; shift 2 ;;
+	--bulk) BULK=${2:?}; shift 2 ;;
 	--kind) KIND=${2:?}; shift 2 ;;
 	--no-wss) WSS=0; shift ;;
 	--preload) PRELOAD=1; shift ;;
@@ -89,15 +94,29 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -eq 2 ] || usage >&2
-case "$DEPTH$REPEAT$CLUSTERS$FANOUT$MISSIONS$HB$SC$TIMEOUT" in
-*[!0-9]*) echo "mission_tree: options take whole numbers" >&2; exit 2 ;;
-esac
-case $KIND in content|command|check) ;; *) echo "mission_tree: --kind content|command|check" >&2; exit 2 ;; esac
-case $ONLY in ""|latency|scale) ;; *) echo "mission_tree: --only latency|scale" >&2; exit 2 ;; esac
-[ "$DEPTH" -ge 1 ] && [ "$DEPTH" -le 20 ] || { echo "mission_tree: --depth 1-20" >&2; exit 2; }
-[ "$CLUSTERS" -ge 2 ] && [ "$CLUSTERS" -le 1000 ] || { echo "mission_tree: --clusters 2-1000" >&2; exit 2; }
-[ "$FANOUT" -ge 1 ] && [ "$FANOUT" -le 99 ] || { echo "mission_tree: --fanout 1-99" >&2; exit 2; }
-[ "$REPEAT" -ge 1 ] && [ "$MISSIONS" -ge 1 ] && [ "$HB" -ge 1 ] && [ "$SC" -ge 1 ] || usage >&2
+bad() { echo "mission_tree: $*" >&2; exit 2; }
+range() { # range OPTION VALUE MIN [MAX]: a whole number in [MIN, MAX], or exit 2
+	case $2 in '' | *[!0-9]*) bad "$1 takes a whole number, not '$2'" ;; esac
+	[ "$2" -ge "$3" ] || bad "$1 is at least $3"
+	[ -z "${4:-}" ] || [ "$2" -le "$4" ] || bad "$1 is at most $4"
+}
+range --depth "$DEPTH" 1 20
+range --repeat "$REPEAT" 1
+range --clusters "$CLUSTERS" 2 1000
+range --fanout "$FANOUT" 1 99
+range --missions "$MISSIONS" 1
+range --bulk "$BULK" 0 "$MISSIONS"
+range --heartbeat "$HB" 1
+range --statecheck "$SC" 1
+range --timeout "$TIMEOUT" 0
+case $KIND in content|command|check) ;; *) bad "--kind content|command|check" ;; esac
+case $ONLY in ""|latency|scale) ;; *) bad "--only latency|scale" ;; esac
+V=() # tree_probe's -v
+[ "$VERBOSE" = 1 ] && V=(-v)
+# the scale run's missions: what tree_probe scale creates, and how the rows name them
+SCALE_ARGS=(--missions "$MISSIONS" --bulk "$BULK" --kind "$KIND")
+HOW=$KIND MLABEL="$MISSIONS missions"
+[ "$BULK" -gt 0 ] && HOW+=", $BULK per POST" MLABEL+=" ($BULK per POST)"
 
 ECD=$(readlink -f "$1")
 PROBE=$(readlink -f "$2")
@@ -156,8 +175,9 @@ avail=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
 free_mb=$(df -Pm "$T" | awk 'NR == 2 {print $4}')
 [ "$free_mb" -gt $((N_MAX * 20 + 200)) ] || fail "$T: ${free_mb} MB free, too little for $N_MAX databases"
 
-TOK=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-JOIN=join-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+rand_hex() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+TOK=tok-$(rand_hex)
+JOIN=join-$(rand_hex)
 export XGATE_TOKEN=$TOK
 
 # ports: a block of free listening ports below the ephemeral range
@@ -223,22 +243,33 @@ tls_files() {
 }
 
 # probe ARGS...: run tree_probe in the background (a signal to this script is
-# then handled at once), its stdout in $CUR/probe.out, stderr shown
-probe() {
-	local rc
+# then handled at once), its stdout in $CUR/probe.out, stderr shown; its exit
+# status. probe_start and probe_wait: the same in two halves.
+probe_start() {
 	"$PROBE" "$@" > "$CUR/probe.out" &
 	PROBE_PID=$!
+}
+probe_wait() {
+	local rc
 	wait "$PROBE_PID"
 	rc=$?
 	PROBE_PID=
 	return $rc
 }
+probe() { probe_start "$@"; probe_wait; }
+field() { # field KEY: the value of KEY=VALUE in the probe's output
+	sed -n "s/.*\<$1=\([0-9]*\).*/\1/p" "$CUR/probe.out"
+}
 
 # ---- /proc figures ----
+proc() { # proc FILE NAME...: /proc/PID/FILE of each daemon NAME (those still there)
+	local f=$1 n; shift
+	for n in "$@"; do cat "/proc/${PID[$n]}/$f" 2>/dev/null; done
+}
 # rss_row WHAT NAME...: | daemons | VmRSS | VmHWM | RssAnon (min / median / max, MB) | target | met? |
 rss_row() {
-	local what=$1 n; shift
-	for n in "$@"; do cat "/proc/${PID[$n]}/status" 2>/dev/null; done | awk -v what="$what" -v n=$# '
+	local what=$1; shift
+	proc status "$@" | awk -v what="$what" '
 		function mm(a, k,   i, j, t) { # sort a[1..k]
 			for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
 		}
@@ -251,17 +282,17 @@ rss_row() {
 		}'
 }
 hwm_max() { # hwm_max NAME...: the largest VmHWM, MB
-	local n
-	for n in "$@"; do cat "/proc/${PID[$n]}/status" 2>/dev/null; done |
-		awk '/^VmHWM:/ && $2 > m { m = $2 } END { printf "%.1f", m / 1024 }'
+	proc status "$@" | awk '/^VmHWM:/ && $2 > m { m = $2 } END { printf "%.1f", m / 1024 }'
 }
 cpu_ticks() { # cpu_ticks NAME...: user + system time, clock ticks
-	local n
-	for n in "$@"; do cat "/proc/${PID[$n]}/stat" 2>/dev/null; done |
-		awk '{ sub(/.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
+	proc stat "$@" | awk '{ sub(/.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
 }
+ratio() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { printf f, a / b }'; } # ratio A B FORMAT
 col() { # col PATTERN FIELD FILE: a field of the first table row that contains PATTERN
 	awk -v p="$1" -v f="$2" 'index($0, p) { n = split($0, a, "|"); v = a[f + 1]; gsub(/^ +| +$/, "", v); print v; exit }' "$3"
+}
+stats() { # stats PATTERN FILE: "median / p90 / max" of a latency row
+	echo "$(col "$1" 2 "$2") / $(col "$1" 3 "$2") / $(col "$1" 4 "$2")"
 }
 
 SUMMARY=()
@@ -269,7 +300,7 @@ srow() { SUMMARY+=("$(printf '| %s | %s | %s | %s |' "$@")"); }
 
 # ---- 1. latency to depth D ----
 run_chain() { # run_chain ws|wss
-	local mode=$1 tls=0 base k n p scheme host names=() lat
+	local mode=$1 tls=0 base k n p scheme host names=()
 	[ "$mode" = wss ] && { tls=1; tls_files || fail "openssl could not make the test certificates"; }
 	CUR=$T/chain-$mode
 	mkdir -p "$CUR"
@@ -291,12 +322,10 @@ run_chain() { # run_chain ws|wss
 	done
 	echo "== latency, $mode: a chain of $((DEPTH + 1)) daemons, root -> ${names[*]:1} (127.0.0.1:$base-$((base + DEPTH)))"
 	probe ready --timeout 60 --ca "$T/ca.pem" "$CUR/clusters" || { died; fail "the $mode chain did not link up"; }
-	echo "   linked in $(sed 's/.*linked_ms=\([0-9]*\).*/\1/' "$CUR/probe.out") ms (every child attached, link up)"
+	echo "   linked in $(field linked_ms) ms (every child attached, link up)"
 	died && fail "a daemon of the $mode chain died"
 	sleep 2
-	local v=()
-	[ "$VERBOSE" = 1 ] && v=(-v)
-	probe latency "${v[@]}" --repeat "$REPEAT" --ca "$T/ca.pem" --raw "$CUR/raw.txt" --prefix "lat-$mode" \
+	probe latency "${V[@]}" --repeat "$REPEAT" --ca "$T/ca.pem" --raw "$CUR/raw.txt" --prefix "lat-$mode" \
 		"$CUR/clusters" || echo "mission_tree: some $mode missions did not get there (see above)" >&2
 	died && fail "a daemon of the $mode chain died"
 	echo
@@ -306,151 +335,167 @@ run_chain() { # run_chain ws|wss
 	cp "$CUR/probe.out" "$T/latency-$mode.md"
 	[ "$VERBOSE" = 1 ] && { echo; echo "raw ($CUR/raw.txt):"; cat "$CUR/raw.txt"; }
 	echo
-	lat="state at the root"
 	srow "create at the root -> the root shows the depth-$DEPTH leaf's state ($mode), median / p90 / max" \
-		"$(col "$lat" 2 "$CUR/probe.out") / $(col "$lat" 3 "$CUR/probe.out") / $(col "$lat" 4 "$CUR/probe.out")" \
-		"<= 100 ms" "$(col "$lat" 6 "$CUR/probe.out")"
-	lat="applied at the leaf"
+		"$(stats "state at the root" "$CUR/probe.out")" "<= 100 ms" "$(col "state at the root" 6 "$CUR/probe.out")"
 	srow "create at the root -> applied at the leaf, its own API ($mode), median / p90 / max" \
-		"$(col "$lat" 2 "$CUR/probe.out") / $(col "$lat" 3 "$CUR/probe.out") / $(col "$lat" 4 "$CUR/probe.out")" "" ""
+		"$(stats "applied at the leaf" "$CUR/probe.out")" "" ""
 	stop_all
 }
 
 # ---- 2. scale: N daemons, M missions; 3. RSS ----
-run_scale() {
-	local base i j k n p lvl_s lvl_e nprev add names=() paths=() par=() dep=() kids=() depth=0
-	local t0 c0 c1 r0 r1
-	CUR=$T/scale
-	mkdir -p "$CUR"
-	# the tree, level by level: each level takes up to F children per node of
-	# the one above, spread round-robin (100, F 10: root -> 10 -> 9 or 8 each)
-	names=(root) paths=(root) par=(-1) dep=(0) kids=(0)
-	lvl_s=0 lvl_e=1
-	while [ ${#names[@]} -lt "$CLUSTERS" ]; do
+# scale_tree: the tree, index 0 the root, in NAMES, PATHS (root-relative),
+# PAR (the parent's index; -1) and DEP (depth), its depth in TREE_DEPTH.
+# Level by level, each level takes up to F children per node of the one
+# above, spread round-robin (100, F 10: root -> 10 -> 9 or 8 each).
+scale_tree() {
+	local lvl_s=0 lvl_e=1 nprev add j p n kids=(0)
+	NAMES=(root) PATHS=(root) PAR=(-1) DEP=(0) TREE_DEPTH=0
+	while [ ${#NAMES[@]} -lt "$CLUSTERS" ]; do
 		nprev=$((lvl_e - lvl_s))
 		add=$((nprev * FANOUT))
-		[ $add -gt $((CLUSTERS - ${#names[@]})) ] && add=$((CLUSTERS - ${#names[@]}))
+		[ $add -gt $((CLUSTERS - ${#NAMES[@]})) ] && add=$((CLUSTERS - ${#NAMES[@]}))
 		for ((j = 0; j < add; j++)); do
 			p=$((lvl_s + j % nprev))
 			kids[p]=$((kids[p] + 1))
-			if [ "$p" = 0 ]; then printf -v n 'c%02d' "${kids[p]}"; else printf -v n '%s-%02d' "${names[p]}" "${kids[p]}"; fi
-			names+=("$n")
-			if [ "$p" = 0 ]; then paths+=("$n"); else paths+=("${paths[p]}/$n"); fi
-			par+=("$p") dep+=($((dep[p] + 1))) kids+=(0)
+			if [ "$p" = 0 ]; then printf -v n 'c%02d' "${kids[p]}"; else printf -v n '%s-%02d' "${NAMES[p]}" "${kids[p]}"; fi
+			NAMES+=("$n")
+			if [ "$p" = 0 ]; then PATHS+=("$n"); else PATHS+=("${PATHS[p]}/$n"); fi
+			PAR+=("$p") DEP+=($((DEP[p] + 1))) kids+=(0)
 		done
-		lvl_s=$lvl_e lvl_e=${#names[@]}
-		depth=$((depth + 1))
+		lvl_s=$lvl_e lvl_e=${#NAMES[@]}
+		TREE_DEPTH=$((TREE_DEPTH + 1))
 	done
-	base=$(port_block "$CLUSTERS") || fail "no free block of $CLUSTERS ports"
+}
+
+# The two ways to run it set run_scale's t0 (time 0, ns), c0 and r0 (CPU
+# ticks of all daemons and of the root then) and start the probe that
+# watches (scale_probe [--no-create]), whose rows run_scale adds to
+# $CUR/scale.md.
+scale_probe() {
+	probe_start scale "${V[@]}" "$@" "${SCALE_ARGS[@]}" --timeout "$TIMEOUT" --raw "$CUR/raw.txt" \
+		"$CUR/clusters"
+}
+# scale_live: the tree forms (idle figures: rss_idle, hwm_idle), then the
+# probe creates the missions (time 0: before its first POST) and watches.
+scale_live() {
+	local i
+	for ((i = 0; i < CLUSTERS; i++)); do start "$CUR" "${NAMES[i]}"; done
+	probe ready --tree --timeout $((TREE_DEPTH * HB * 2 + 120)) "$CUR/clusters" ||
+		{ died; fail "the tree did not form (see $CUR/*.log with --keep)"; }
+	echo "   every child attached after $(field linked_ms) ms;" \
+		"the root lists all $CLUSTERS, ok, after $(field tree_ms) ms" \
+		"(rows travel up with heartbeats: Heartbeat $HB s per level)"
+	died && fail "a daemon died while the tree formed"
+	sleep 3
+	rss_idle=$(rss_row "all daemons, idle" "${NAMES[@]}")
+	rss_idle+=$'\n'$(rss_row "the root, idle" root)
+	hwm_idle=$(hwm_max "${NAMES[@]}")
+	c0=$(cpu_ticks "${NAMES[@]}")
+	r0=$(cpu_ticks root)
+	t0=$(date +%s%N)
+	echo "   creating $MISSIONS missions ($HOW) at the root, no placement: $((CLUSTERS * MISSIONS)) applies ..."
+	scale_probe
+}
+# scale_preload: the missions are at the root before any other cluster
+# starts; then the others start, level by level (time 0: before the first):
+# attach, the full list, fetch, apply, report.
+scale_preload() {
+	local i j k
+	start "$CUR" root
+	probe ready --timeout 30 "$CUR/root-only" || { died; fail "the root did not start"; }
+	echo "   preload: creating $MISSIONS missions ($HOW) at the root alone ..."
+	probe scale --create-only "${SCALE_ARGS[@]}" "$CUR/root-only" ||
+		fail "could not create the missions at the root"
+	cat "$CUR/probe.out" >> "$CUR/scale.md"
+	sleep 3
+	c0=$(cpu_ticks root)
+	r0=$c0
+	echo "   starting the other $((CLUSTERS - 1)) daemons: $((CLUSTERS * MISSIONS)) applies ..."
+	t0=$(date +%s%N)
+	# the probe first (time 0), it takes "not listening" for "not yet"
+	scale_probe --no-create
+	# level by level, each once its parents listen (a child that finds its
+	# parent not listening yet may stay stuck: see docs/bench.md)
+	for ((i = 1; i < CLUSTERS; i++)); do
+		if [ "${DEP[i]}" -gt "${DEP[i - 1]}" ] && [ "${DEP[i]}" -gt 1 ]; then
+			for ((j = 0; j < i; j++)); do
+				[ "${DEP[j]}" = $((DEP[i] - 1)) ] || continue
+				for ((k = 0; k < 100; k++)); do
+					curl -sf -m 1 -o /dev/null "http://127.0.0.1:$((BASE + j))/healthz" && break
+					sleep 0.05
+				done
+			done
+		fi
+		start "$CUR" "${NAMES[i]}"
+	done
+	echo "   ($((CLUSTERS - 1)) daemons started, level by level, in $((($(date +%s%N) - t0) / 1000000)) ms)"
+}
+
+# scale_srow WHAT PATTERN: a summary row from the scale table's row PATTERN
+scale_srow() {
+	local v
+	v=$(col "$2" 2 "$CUR/scale.md")
+	[ "$PRELOAD" = 0 ] && v+=" ($(col "$2" 3 "$CUR/scale.md"))"
+	srow "$MLABEL x $CLUSTERS clusters: $1" "$v" "<= 5 s" "$(col "$2" 5 "$CUR/scale.md")"
+}
+
+run_scale() {
+	local i p k shape t0 c0 c1 r0 r1 wall hz rss_idle='' hwm_idle=- first how
+	local rss_after rss_root_after hwm_after list_t
+	CUR=$T/scale
+	mkdir -p "$CUR"
+	scale_tree
+	BASE=$(port_block "$CLUSTERS") || fail "no free block of $CLUSTERS ports"
 	: > "$CUR/clusters"
 	for ((i = 0; i < CLUSTERS; i++)); do
 		p=
-		[ "${par[i]}" -ge 0 ] && p=$((base + par[i]))
-		conf "$CUR" "${names[i]}" $((base + i)) "$p" 0 "${dep[i]}"
-		echo "${paths[i]} http://127.0.0.1:$((base + i))" >> "$CUR/clusters"
+		[ "${PAR[i]}" -ge 0 ] && p=$((BASE + PAR[i]))
+		conf "$CUR" "${NAMES[i]}" $((BASE + i)) "$p" 0 "${DEP[i]}"
+		echo "${PATHS[i]} http://127.0.0.1:$((BASE + i))" >> "$CUR/clusters"
 	done
 	head -1 "$CUR/clusters" > "$CUR/root-only"
-	local shape
-	shape=$(for ((k = 1; k <= depth; k++)); do
+	shape=$(for ((k = 1; k <= TREE_DEPTH; k++)); do
 		awk -v k=$k 'NR > 1 { n = split($1, a, "/"); if (n == k) c++ } END { printf "%d at depth %d, ", c, k }' "$CUR/clusters"
 	done)
-	echo "== scale: $CLUSTERS daemons (root; ${shape%, }), fan-out $FANOUT, ws://127.0.0.1:$base-$((base + CLUSTERS - 1))"
-	local v=() rss_idle='' rss_root_idle='' hwm_idle=- wall hz
-	[ "$VERBOSE" = 1 ] && v=(-v)
+	echo "== scale: $CLUSTERS daemons (root; ${shape%, }), fan-out $FANOUT, ws://127.0.0.1:$BASE-$((BASE + CLUSTERS - 1))"
 	hz=$(getconf CLK_TCK)
-	if [ "$PRELOAD" = 0 ]; then
-		for ((i = 0; i < CLUSTERS; i++)); do start "$CUR" "${names[i]}"; done
-		probe ready --tree --timeout $((depth * HB * 2 + 120)) "$CUR/clusters" ||
-			{ died; fail "the tree did not form (see $CUR/*.log with --keep)"; }
-		echo "   every child attached after $(sed 's/.*linked_ms=\([0-9]*\).*/\1/' "$CUR/probe.out") ms;" \
-			"the root lists all $CLUSTERS, ok, after $(sed 's/.*tree_ms=\([0-9]*\).*/\1/' "$CUR/probe.out") ms" \
-			"(rows travel up with heartbeats: Heartbeat $HB s per level)"
-		died && fail "a daemon died while the tree formed"
-		sleep 3
-		rss_idle=$(rss_row "all daemons, idle" "${names[@]}")
-		rss_root_idle=$(rss_row "the root, idle" root)
-		hwm_idle=$(hwm_max "${names[@]}")
-		c0=$(cpu_ticks "${names[@]}")
-		r0=$(cpu_ticks root)
-		t0=$(date +%s%N)
-		echo "   creating $MISSIONS missions ($KIND) at the root, no placement: $((CLUSTERS * MISSIONS)) applies ..."
-		probe scale "${v[@]}" --missions "$MISSIONS" --kind "$KIND" --timeout "$TIMEOUT" \
-			--raw "$CUR/raw.txt" "$CUR/clusters" || echo "mission_tree: the scale run did not complete (see above)" >&2
-		cp "$CUR/probe.out" "$CUR/scale.md"
-	else
-		# preload: the missions are at the root before any other cluster starts;
-		# then all start at once: attach, the full list, fetch, apply, report
-		start "$CUR" root
-		probe ready --timeout 30 "$CUR/root-only" || { died; fail "the root did not start"; }
-		echo "   preload: creating $MISSIONS missions ($KIND) at the root alone ..."
-		probe scale --create-only --missions "$MISSIONS" --kind "$KIND" "$CUR/root-only" ||
-			fail "could not create the missions at the root"
-		cp "$CUR/probe.out" "$CUR/scale.md"
-		sleep 3
-		c0=$(cpu_ticks root)
-		r0=$c0
-		echo "   starting the other $((CLUSTERS - 1)) daemons: $((CLUSTERS * MISSIONS)) applies ..."
-		t0=$(date +%s%N)
-		# the probe first (time 0), it takes "not listening" for "not yet"
-		"$PROBE" scale "${v[@]}" --no-create --missions "$MISSIONS" --kind "$KIND" --timeout "$TIMEOUT" \
-			--raw "$CUR/raw.txt" "$CUR/clusters" > "$CUR/probe.out" &
-		PROBE_PID=$!
-		# level by level, each once its parents listen (a child that finds its
-		# parent not listening yet may stay stuck: see docs/bench.md)
-		for ((i = 1; i < CLUSTERS; i++)); do
-			if [ "${dep[i]}" -gt "${dep[i - 1]}" ] && [ "${dep[i]}" -gt 1 ]; then
-				for ((j = 0; j < i; j++)); do
-					[ "${dep[j]}" = $((dep[i] - 1)) ] || continue
-					for ((k = 0; k < 100; k++)); do
-						curl -sf -m 1 -o /dev/null "http://127.0.0.1:$((base + j))/healthz" && break
-						sleep 0.05
-					done
-				done
-			fi
-			start "$CUR" "${names[i]}"
-		done
-		echo "   ($((CLUSTERS - 1)) daemons started, level by level, in $((($(date +%s%N) - t0) / 1000000)) ms)"
-		wait "$PROBE_PID" || echo "mission_tree: the scale run did not complete (see above)" >&2
-		PROBE_PID=
-		cat "$CUR/probe.out" >> "$CUR/scale.md"
-	fi
+	: > "$CUR/scale.md"
+	if [ "$PRELOAD" = 0 ]; then scale_live; else scale_preload; fi
+	probe_wait || echo "mission_tree: the scale run did not complete (see above)" >&2
+	cat "$CUR/probe.out" >> "$CUR/scale.md"
 	wall=$((($(date +%s%N) - t0) / 1000000))
-	c1=$(cpu_ticks "${names[@]}")
+	c1=$(cpu_ticks "${NAMES[@]}")
 	r1=$(cpu_ticks root)
 	died && fail "a daemon died during the scale run"
 	sleep 3
-	local rss_after rss_root_after hwm_after list_t
-	rss_after=$(rss_row "all daemons, after the missions" "${names[@]}")
+	rss_after=$(rss_row "all daemons, after the missions" "${NAMES[@]}")
 	rss_root_after=$(rss_row "the root, after the missions" root)
-	hwm_after=$(hwm_max "${names[@]}")
+	hwm_after=$(hwm_max "${NAMES[@]}")
 	# what an operator's `xgate mission get` at the root costs it now
 	list_t=$(curl -s -o "$CUR/list.json" -w '%{time_total} %{size_download}' -H "Authorization: Bearer $TOK" \
 		"$(awk 'NR == 1 {print $2}' "$CUR/clusters")/apis/edge.xgate.io/v1/missions")
+	first="after the first POST" how="after the first POST (after the last)"
+	[ "$PRELOAD" = 1 ] && first+=" (preload: after the start)" how="preloaded, after the daemons' start"
 	echo
-	echo "| $MISSIONS missions x $CLUSTERS clusters ($KIND$([ "$PRELOAD" = 1 ] && echo ", preloaded at the root")) | after the first POST$([ "$PRELOAD" = 1 ] && echo " (preload: after the start)") | after the last POST | target | met? | resolution |"
+	echo "| $MISSIONS missions x $CLUSTERS clusters ($HOW$([ "$PRELOAD" = 1 ] && echo ", preloaded at the root")) | $first | after the last POST | target | met? | resolution |"
 	echo "|---|---|---|---|---|---|"
 	cat "$CUR/scale.md"
 	cp "$CUR/scale.md" "$T/scale.md"
 	echo
-	echo "   daemons' CPU time during the run: $(awk -v t=$((c1 - c0)) -v hz="$hz" 'BEGIN { printf "%.1f", t / hz }') s" \
-		"(the root $(awk -v t=$((r1 - r0)) -v hz="$hz" 'BEGIN { printf "%.1f", t / hz }') s) in" \
-		"$(awk -v w=$wall 'BEGIN { printf "%.1f", w / 1000 }') s of wall clock:" \
-		"$(awk -v t=$((c1 - c0)) -v hz="$hz" -v w=$wall 'BEGIN { printf "%.2f", t / hz / (w / 1000) }') CPUs on average"
+	echo "   daemons' CPU time during the run: $(ratio $((c1 - c0)) "$hz" %.1f) s" \
+		"(the root $(ratio $((r1 - r0)) "$hz" %.1f) s) in $(ratio "$wall" 1000 %.1f) s of wall clock:" \
+		"$(ratio $(((c1 - c0) * 1000)) $((hz * wall)) %.2f) CPUs on average"
 	echo "   database and WAL files: $(du -sm --apparent-size "$CUR" | cut -f1) MB in all"
 	echo
 	echo "| RSS, MB: min / median / max | VmRSS | VmHWM (peak) | RssAnon (private) | target | met? (max VmHWM) |"
 	echo "|---|---|---|---|---|---|"
-	[ -n "$rss_idle" ] && echo "$rss_idle" && echo "$rss_root_idle"
+	[ -n "$rss_idle" ] && echo "$rss_idle"
 	echo "$rss_after"
 	echo "$rss_root_after"
-	rss_row "the root, after one GET of the mission list ($(awk -v s="${list_t#* }" 'BEGIN { printf "%.1f MB", s / 1e6 }') in $(awk -v t="${list_t% *}" 'BEGIN { printf "%.0f ms", t * 1000 }'))" root
+	rss_row "the root, after one GET of the mission list ($(ratio "${list_t#* }" 1e6 "%.1f MB") in $(ratio "${list_t% *}" 0.001 "%.0f ms"))" root
 	echo
-	local a="every cluster has applied all" r="the root has every" how="after the first POST (after the last)"
-	[ "$PRELOAD" = 1 ] && how="preloaded, after the daemons' start"
-	srow "$MISSIONS missions x $CLUSTERS clusters: every cluster applied all, $how" \
-		"$(col "$a" 2 "$CUR/scale.md")$([ "$PRELOAD" = 0 ] && echo " ($(col "$a" 3 "$CUR/scale.md"))")" "<= 5 s" "$(col "$a" 5 "$CUR/scale.md")"
-	srow "$MISSIONS missions x $CLUSTERS clusters: the root has all $((MISSIONS * CLUSTERS)) states, $how" \
-		"$(col "$r" 2 "$CUR/scale.md")$([ "$PRELOAD" = 0 ] && echo " ($(col "$r" 3 "$CUR/scale.md"))")" "<= 5 s" "$(col "$r" 5 "$CUR/scale.md")"
+	scale_srow "every cluster applied all, $how" "every cluster has applied all"
+	scale_srow "the root has all $((MISSIONS * CLUSTERS)) states, $how" "the root has every"
 	srow "RSS per daemon, max VmHWM over $CLUSTERS: idle / after the missions (before the list GET)" "$hwm_idle / $hwm_after MB" "<= 20 MB" \
 		"$(awk -v a="$hwm_after" -v b="$hwm_idle" 'BEGIN { print (a <= 20 && (b == "-" || b <= 20)) ? "yes" : "NO" }')"
 	stop_all

@@ -5,7 +5,10 @@
 # needed: daemons on 127.0.0.1 only.
 pkg_check_modules(OPENSSL REQUIRED IMPORTED_TARGET libssl libcrypto)
 find_package(Threads REQUIRED)
-add_executable(tree_probe ${CMAKE_CURRENT_LIST_DIR}/tree/tree_probe.c)
+add_executable(tree_probe
+  ${CMAKE_CURRENT_LIST_DIR}/tree/tree_probe.c ${CMAKE_CURRENT_LIST_DIR}/tree/http.c
+  ${CMAKE_CURRENT_LIST_DIR}/tree/util.c ${CMAKE_CURRENT_LIST_DIR}/tree/latency.c
+  ${CMAKE_CURRENT_LIST_DIR}/tree/scale.c)
 target_link_libraries(tree_probe PRIVATE PkgConfig::JANSSON PkgConfig::OPENSSL m Threads::Threads)
 
 # Options for the script: TREE_ARGS, e.g. cmake -DTREE_ARGS="--clusters 50 --wss".
