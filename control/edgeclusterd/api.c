@@ -3,7 +3,8 @@
  * The HTTP/JSON API's routing and handlers: a request (method, path, query,
  * body) in, a status and a JSON body out. The transport (http.c) has already
  * checked the token and the body size; nothing here knows about lws, so the
- * unit tests drive it directly. URLs and codes: docs/edgecluster.md.
+ * unit tests drive it directly. URLs and codes: docs/edgecluster.md. The
+ * mission list (streamed) and MissionList creates are in api_list.c.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -18,7 +19,7 @@
 
 #define PREFIX "/apis/" EC_API_VERSION
 
-static int respond(struct api_resp *rs, int code, json_t *v)
+int api_respond(struct api_resp *rs, int code, json_t *v)
 {
 	rs->code = code;
 	rs->content_type = "application/json";
@@ -37,13 +38,11 @@ static int respond(struct api_resp *rs, int code, json_t *v)
 void api_error(struct api_resp *rs, int code, const char *reason, const char *msg,
 	       const char *field)
 {
-	(void)respond(rs, code, ec_status(code, reason, msg, field));
+	(void)api_respond(rs, code, ec_status(code, reason, msg, field));
 }
 
-static int errorf(struct api_resp *rs, int code, const char *reason, const char *field,
-		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int errorf(struct api_resp *rs, int code, const char *reason, const char *field,
-		  const char *fmt, ...)
+int api_errorf(struct api_resp *rs, int code, const char *reason, const char *field,
+	       const char *fmt, ...)
 {
 	char msg[700];
 	va_list ap;
@@ -51,17 +50,17 @@ static int errorf(struct api_resp *rs, int code, const char *reason, const char 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return respond(rs, code, ec_status(code, reason, msg, field));
+	return api_respond(rs, code, ec_status(code, reason, msg, field));
 }
 
-static int store_failed(struct ecd *d, struct api_resp *rs, const char *what)
+int api_store_failed(struct ecd *d, struct api_resp *rs, const char *what)
 {
 	ecd_log("store: %s: %s", what, ec_store_errmsg(&d->store));
-	return errorf(rs, 500, NULL, NULL, "the store failed (%s); nothing was written", what);
+	return api_errorf(rs, 500, NULL, NULL, "the store failed (%s); nothing was written", what);
 }
 
 /* "k=v&k2=v2" -> the value of key, or NULL. */
-static const char *query_get(const char *q, const char *key, char *buf, size_t len)
+const char *api_query(const char *q, const char *key, char *buf, size_t len)
 {
 	size_t kl = strlen(key);
 
@@ -86,33 +85,34 @@ static json_t *json_body(const struct api_req *rq, struct api_resp *rs)
 	json_t *v;
 
 	if (strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
-		errorf(rs, 415, NULL, NULL, "Content-Type must be application/json, not '%.64s'",
-		       *ct ? ct : "(none)");
+		api_errorf(rs, 415, NULL, NULL,
+			   "Content-Type must be application/json, not '%.64s'",
+			   *ct ? ct : "(none)");
 		return NULL;
 	}
 	if (!rq->body || !rq->body_len) {
-		errorf(rs, 400, NULL, NULL, "the request needs a JSON body");
+		api_errorf(rs, 400, NULL, NULL, "the request needs a JSON body");
 		return NULL;
 	}
 	v = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
 	if (!v)
-		errorf(rs, 400, NULL, NULL, "invalid JSON at line %d column %d: %s", je.line,
-		       je.column, je.text);
+		api_errorf(rs, 400, NULL, NULL, "invalid JSON at line %d column %d: %s", je.line,
+			   je.column, je.text);
 	return v;
 }
 
 static int rv_param(const struct api_req *rq, struct api_resp *rs, uint64_t *rv)
 {
 	char buf[32], *end;
-	const char *v = query_get(rq->query, "resourceVersion", buf, sizeof(buf));
+	const char *v = api_query(rq->query, "resourceVersion", buf, sizeof(buf));
 
 	*rv = 0;
 	if (!v)
 		return 0;
 	*rv = strtoull(v, &end, 10);
 	if (!*v || *end || *v == '-' || !*rv) {
-		errorf(rs, 400, NULL, "resourceVersion",
-		       "resourceVersion: '%s' is not a resourceVersion", v);
+		api_errorf(rs, 400, NULL, "resourceVersion",
+			   "resourceVersion: '%s' is not a resourceVersion", v);
 		return -1;
 	}
 	return 0;
@@ -120,47 +120,10 @@ static int rv_param(const struct api_req *rq, struct api_resp *rs, uint64_t *rv)
 
 static int not_found(struct api_resp *rs, const char *res, const char *name)
 {
-	return errorf(rs, 404, NULL, NULL, "%s \"%.253s\" not found", res, name);
+	return api_errorf(rs, 404, NULL, NULL, "%s \"%.253s\" not found", res, name);
 }
 
 /* ---- missions ---- */
-
-struct list_ctx {
-	json_t *items;
-	struct ec_selector sel;
-};
-
-static int list_one(void *arg, struct ec_row *r)
-{
-	struct list_ctx *lc = arg;
-	json_t *o = ec_object_json("Mission", r);
-
-	if (!o)
-		return -1;
-	if (ec_selector_match(&lc->sel, json_object_get(json_object_get(o, "metadata"), "labels")))
-		json_array_append(lc->items, o);
-	json_decref(o);
-	return 0;
-}
-
-static int mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
-{
-	struct list_ctx lc = {0};
-	char buf[4096], why[256];
-	const char *sel = query_get(rq->query, "labelSelector", buf, sizeof(buf));
-	uint64_t rev;
-
-	if (sel && ec_selector_parse(sel, &lc.sel, why, sizeof(why)))
-		return errorf(rs, 400, NULL, "labelSelector", "labelSelector: %s", why);
-	lc.items = json_array();
-	/* revision first: the list is at least that new */
-	if (ec_store_revision(&d->store, &rev) ||
-	    ec_store_list(&d->store, EC_T_MISSIONS, list_one, &lc)) {
-		json_decref(lc.items);
-		return store_failed(d, rs, "list missions");
-	}
-	return respond(rs, 200, ec_list_json("Mission", rev, lc.items));
-}
 
 static int mission_get(struct ecd *d, const char *name, struct api_resp *rs)
 {
@@ -171,8 +134,8 @@ static int mission_get(struct ecd *d, const char *name, struct api_resp *rs)
 	if (rc == EC_ST_NOTFOUND)
 		return not_found(rs, "missions", name);
 	if (rc)
-		return store_failed(d, rs, "get mission");
-	respond(rs, 200, ec_object_json("Mission", &r));
+		return api_store_failed(d, rs, "get mission");
+	api_respond(rs, 200, ec_object_json("Mission", &r));
 	ec_row_free(&r);
 	return 0;
 }
@@ -187,7 +150,7 @@ static int validate(json_t *body, enum ec_op op, struct ec_mission_in *in, struc
 	return -1;
 }
 
-static int row_from_in(struct ec_row *r, const struct ec_mission_in *in)
+int api_row_from_in(struct ec_row *r, const struct ec_mission_in *in)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", in->name);
@@ -203,25 +166,46 @@ static int mission_create(struct ecd *d, const struct api_req *rq, struct api_re
 	struct ec_row r;
 	int rc;
 
-	if (!body)
+	if (!body) {
+		/* the transport let it in under the MissionList limit; over
+		 * MaxBody, a body that is not a list is too large, not malformed */
+		if (rs->code == 400 && rq->body_len > d->conf.max_body) {
+			free(rs->body);
+			api_errorf(rs, 413, NULL, NULL,
+				   "request body of %zu bytes is over the limit of %zu bytes",
+				   rq->body_len, d->conf.max_body);
+		}
 		return 0;
+	}
+	if (ec_is_list(body, "MissionList")) {
+		api_mission_create_list(d, rq, body, rs);
+		json_decref(body);
+		return 0;
+	}
+	if (rq->body_len > d->conf.max_body) {
+		json_decref(body);
+		return api_errorf(rs, 413, NULL, NULL,
+				  "request body of %zu bytes is over the limit of %zu bytes "
+				  "(larger bodies only for a MissionList)",
+				  rq->body_len, d->conf.max_body);
+	}
 	if (validate(body, EC_OP_CREATE, &in, rs)) {
 		json_decref(body);
 		return 0;
 	}
-	rc = row_from_in(&r, &in);
+	rc = api_row_from_in(&r, &in);
 	ec_uuid4(r.uid);
 	ec_timestamp(time(NULL), r.created);
 	if (!rc)
 		rc = ec_store_create(&d->store, EC_T_MISSIONS, &r);
 	if (rc == EC_ST_EXISTS)
-		errorf(rs, 409, "AlreadyExists", "metadata.name", "missions \"%s\" already exists",
-		       r.name);
+		api_errorf(rs, 409, "AlreadyExists", "metadata.name",
+			   "missions \"%s\" already exists", r.name);
 	else if (rc)
-		store_failed(d, rs, "create mission");
+		api_store_failed(d, rs, "create mission");
 	else {
 		ecd_log("mission %s created (rv %" PRIu64 ") by %s", r.name, r.rv, rq->peer);
-		respond(rs, 201, ec_object_json("Mission", &r));
+		api_respond(rs, 201, ec_object_json("Mission", &r));
 		if (d->on_mission) /* slice 3: apply it here if it matches */
 			d->on_mission(d, r.name, false);
 	}
@@ -253,9 +237,9 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	if (validate(body, EC_OP_REPLACE, &in, rs))
 		goto out;
 	if (strcmp(in.name, name)) {
-		errorf(rs, 400, NULL, "metadata.name",
-		       "metadata.name: \"%s\" does not match the name in the URL (\"%.253s\")",
-		       in.name, name);
+		api_errorf(rs, 400, NULL, "metadata.name",
+			   "metadata.name: \"%s\" does not match the name in the URL (\"%.253s\")",
+			   in.name, name);
 		goto out;
 	}
 	rc = ec_store_get(&d->store, EC_T_MISSIONS, name, &cur);
@@ -263,11 +247,11 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 		if (rc == EC_ST_NOTFOUND)
 			not_found(rs, "missions", name);
 		else
-			store_failed(d, rs, "get mission");
+			api_store_failed(d, rs, "get mission");
 		goto out;
 	}
 	if (in.uid && *in.uid && strcmp(in.uid, cur.uid)) {
-		errorf(
+		api_errorf(
 		    rs, 409, NULL, "metadata.uid",
 		    "metadata.uid: %s is not the uid of missions \"%s\" (%s): it was deleted and "
 		    "created again",
@@ -278,11 +262,11 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 		goto conflict;
 	if (same_json_text(cur.spec, in.spec) && same_json_text(cur.labels, in.labels)) {
 		/* nothing changes: no write, no new resourceVersion */
-		respond(rs, 200, ec_object_json("Mission", &cur));
+		api_respond(rs, 200, ec_object_json("Mission", &cur));
 		goto out;
 	}
-	if (row_from_in(&r, &in)) {
-		store_failed(d, rs, "out of memory");
+	if (api_row_from_in(&r, &in)) {
+		api_store_failed(d, rs, "out of memory");
 		goto out;
 	}
 	rc = ec_store_replace(&d->store, EC_T_MISSIONS, &r, in.rv);
@@ -291,19 +275,19 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	if (rc == EC_ST_NOTFOUND)
 		not_found(rs, "missions", name);
 	else if (rc)
-		store_failed(d, rs, "replace mission");
+		api_store_failed(d, rs, "replace mission");
 	else {
 		ecd_log("mission %s replaced (rv %" PRIu64 ") by %s", name, r.rv, rq->peer);
-		respond(rs, 200, ec_object_json("Mission", &r));
+		api_respond(rs, 200, ec_object_json("Mission", &r));
 		if (d->on_mission) /* slice 3: re-apply if what it runs changed */
 			d->on_mission(d, name, false);
 	}
 	goto out;
 conflict:
-	errorf(rs, 409, NULL, "metadata.resourceVersion",
-	       "missions \"%s\": resourceVersion %" PRIu64 " is not the current one (%" PRIu64
-	       "): the mission was modified; get it again and retry",
-	       name, in.rv, cur.rv);
+	api_errorf(rs, 409, NULL, "metadata.resourceVersion",
+		   "missions \"%s\": resourceVersion %" PRIu64 " is not the current one (%" PRIu64
+		   "): the mission was modified; get it again and retry",
+		   name, in.rv, cur.rv);
 out:
 	ec_row_free(&cur);
 	ec_row_free(&r);
@@ -327,14 +311,14 @@ static int mission_delete(struct ecd *d, const char *name, const struct api_req 
 	if (rc == EC_ST_NOTFOUND)
 		return not_found(rs, "missions", name);
 	if (rc == EC_ST_CONFLICT)
-		return errorf(rs, 409, NULL, "resourceVersion",
-			      "missions \"%s\": resourceVersion %" PRIu64
-			      " is not the current one: the mission was modified",
-			      name, rv);
+		return api_errorf(rs, 409, NULL, "resourceVersion",
+				  "missions \"%s\": resourceVersion %" PRIu64
+				  " is not the current one: the mission was modified",
+				  name, rv);
 	if (rc)
-		return store_failed(d, rs, "delete mission");
+		return api_store_failed(d, rs, "delete mission");
 	ecd_log("mission %s deleted (was rv %" PRIu64 ") by %s", name, old.rv, rq->peer);
-	respond(rs, 200, ec_object_json("Mission", &old));
+	api_respond(rs, 200, ec_object_json("Mission", &old));
 	ec_row_free(&old);
 	if (d->on_mission) /* slice 3: run the reverse of what was applied */
 		d->on_mission(d, name, true);
@@ -393,27 +377,27 @@ static int cluster_get(struct ecd *d, const char *name, struct api_resp *rs)
 	if (rc == EC_ST_NOTFOUND)
 		return not_found(rs, "edgeclusters", name);
 	if (rc)
-		return store_failed(d, rs, "get cluster");
-	return respond(rs, 200, out);
+		return api_store_failed(d, rs, "get cluster");
+	return api_respond(rs, 200, out);
 }
 
 /* ---- routing ---- */
 
 static int discovery(struct api_resp *rs)
 {
-	return respond(rs, 200,
-		       json_pack("{s:s,s:s,s:[{s:s,s:s,s:b,s:[s,s,s,s,s]},{s:s,s:s,s:b,s:[s,s]}]}",
-				 "kind", "APIResourceList", "groupVersion", EC_API_VERSION,
-				 "resources", "name", "missions", "kind", "Mission", "namespaced",
-				 0, "verbs", "create", "get", "list", "update", "delete", "name",
-				 "edgeclusters", "kind", "EdgeCluster", "namespaced", 0, "verbs",
-				 "get", "list"));
+	return api_respond(
+	    rs, 200,
+	    json_pack("{s:s,s:s,s:[{s:s,s:s,s:b,s:[s,s,s,s,s]},{s:s,s:s,s:b,s:[s,s]}]}", "kind",
+		      "APIResourceList", "groupVersion", EC_API_VERSION, "resources", "name",
+		      "missions", "kind", "Mission", "namespaced", 0, "verbs", "create", "get",
+		      "list", "update", "delete", "name", "edgeclusters", "kind", "EdgeCluster",
+		      "namespaced", 0, "verbs", "get", "list"));
 }
 
 static int not_allowed(const struct api_req *rq, struct api_resp *rs, const char *allow)
 {
-	errorf(rs, 405, NULL, NULL, "%s is not allowed on %s (allowed: %s)",
-	       rq->method_name ? rq->method_name : "this method", rq->path, allow);
+	api_errorf(rs, 405, NULL, NULL, "%s is not allowed on %s (allowed: %s)",
+		   rq->method_name ? rq->method_name : "this method", rq->path, allow);
 	rs->allow = allow;
 	return 0;
 }
@@ -457,8 +441,8 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 	}
 	if ((name = route(rq->path, "missions"))) {
 		if (!*name) {
-			if (rq->method == EC_GET)
-				return mission_list(d, rq, rs);
+			if (rq->method == EC_GET) /* streamed: api_list.c */
+				return api_mission_list(d, rq, rs);
 			if (rq->method == EC_POST)
 				return mission_create(d, rq, rs);
 			return not_allowed(rq, rs, "GET, POST");
@@ -480,8 +464,8 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 			return not_allowed(rq, rs, "GET");
 		return cluster_get(d, *name ? name : NULL, rs);
 	}
-	return errorf(rs, 404, NULL, NULL, "no such path: %.200s (the API is under " PREFIX ")",
-		      rq->path);
+	return api_errorf(rs, 404, NULL, NULL, "no such path: %.200s (the API is under " PREFIX ")",
+			  rq->path);
 }
 
 void api_handle(struct ecd *d, const struct api_req *rq, struct api_resp *rs)

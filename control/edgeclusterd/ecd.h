@@ -56,12 +56,22 @@ struct api_req {
 	const char *peer; /* for the log */
 };
 
+struct api_stream;
+
 struct api_resp {
 	int code;
 	char *body; /* malloc'd */
 	const char *content_type;
-	const char *allow; /* 405: the methods that are served */
+	const char *allow;	   /* 405: the methods that are served */
+	struct api_stream *stream; /* instead of body: an answer written as it is read (lists) */
 };
+
+/* A growing byte buffer; len bytes of p are used. */
+struct api_buf {
+	char *p;
+	size_t len, cap;
+};
+int api_buf_put(struct api_buf *b, const void *data, size_t n);
 
 /* Paths answered without a token (liveness). */
 bool api_is_public(const char *path);
@@ -71,6 +81,28 @@ void api_error(struct api_resp *rs, int code, const char *reason, const char *ms
 	       const char *field);
 /* Ensure this cluster's own EdgeCluster row exists and matches the config. */
 int api_self_sync(struct ecd *d);
+
+/* api.c's helpers for api_list.c */
+int api_respond(struct api_resp *rs, int code, json_t *v);
+int api_errorf(struct api_resp *rs, int code, const char *reason, const char *field,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int api_store_failed(struct ecd *d, struct api_resp *rs, const char *what);
+const char *api_query(const char *q, const char *key, char *buf, size_t len);
+int api_row_from_in(struct ec_row *r, const struct ec_mission_in *in);
+
+/* ---- api_list.c: lists streamed from a snapshot, MissionList creates ---- */
+#define API_LIST_ITEMS_MAX 5000 /* missions in one MissionList POST */
+/* GET of the missions collection: rs->stream on success. */
+int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
+/* POST of a MissionList (body parsed): all items or none, one transaction. */
+int api_mission_create_list(struct ecd *d, const struct api_req *rq, json_t *body,
+			    struct api_resp *rs);
+/* Append the next part of a streamed answer to b: at least min bytes unless
+ * the answer ends first. 1: more to come; 0: that was the end; -1: it cannot
+ * be completed (logged): the transport must cut the connection so that the
+ * client sees a truncated answer, not a short list. */
+int api_stream_next(struct api_stream *st, struct api_buf *b, size_t min);
+void api_stream_free(struct api_stream *st);
 
 /* ---- http.c: the lws side ---- */
 int http_start(struct ecd *d);

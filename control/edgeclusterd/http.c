@@ -5,6 +5,12 @@
  * before a request reaches api.c — the bearer token, Content-Length and the
  * body limit — and writing the answer back.
  *
+ * A list (api_list.c) goes out as it is read from the store: chunked
+ * transfer encoding, a chunk of about CHUNK bytes per writeable callback,
+ * so the daemon never holds the whole answer. A store failure mid-list cuts
+ * the connection without the last chunk: the client sees a truncated
+ * answer, never a short list that looks complete.
+ *
  * Answers decided from the headers alone (401, 411, 413, a bad
  * Content-Length) go out at once with "Connection: close". If the client is
  * still sending a body we then half-close and read and discard it (at most
@@ -33,6 +39,12 @@
 #define DRAIN_MAX (16u << 20)
 #define CHUNK	  (16u << 10)
 #define VHOST	  "edgeclusterd"
+/* a streamed answer the client stops reading for this long is cut: it holds
+ * a snapshot of the store, which keeps the WAL from being checkpointed */
+#define STREAM_STALL_S 30
+/* room before a streamed chunk: lws's LWS_PRE and the chunk's size line */
+#define CHUNK_HEAD (LWS_PRE + 20)
+#define MISSIONS   "/apis/" EC_API_VERSION "/missions"
 
 struct conn {
 	enum ec_method method;
@@ -48,12 +60,16 @@ struct conn {
 	bool close_after;
 	unsigned char *out; /* LWS_PRE + response body */
 	size_t out_len, out_off;
+	struct api_stream *stream; /* or a streamed answer, and its next chunk */
+	struct api_buf sbuf;
 };
 
 static void conn_free(struct conn *c)
 {
 	free(c->body);
 	free(c->out);
+	api_stream_free(c->stream);
+	free(c->sbuf.p);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -103,12 +119,39 @@ static int check_token(struct ecd *d, struct lws *wsi)
 	return ok ? 0 : 2;
 }
 
+/* The headers of a streamed answer: no Content-Length, chunked. */
+static int send_stream(struct lws *wsi, struct conn *c, struct api_resp *rs)
+{
+	unsigned char hdr[LWS_PRE + 512], *start = hdr + LWS_PRE, *p = start;
+	unsigned char *end = hdr + sizeof(hdr) - 1;
+	const char *ct = rs->content_type ? rs->content_type : "application/json";
+
+	c->stream = rs->stream;
+	rs->stream = NULL;
+	/* not lws_add_http_common_headers: without a length it adds "Connection: close" */
+	if (lws_add_http_header_status(wsi, (unsigned)rs->code, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
+					 (const unsigned char *)ct, (int)strlen(ct), &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING,
+					 (const unsigned char *)"chunked", 7, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+					 (const unsigned char *)"no-store", 8, &p, end) ||
+	    lws_finalize_write_http_header(wsi, start, &p, end))
+		return -1;
+	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, STREAM_STALL_S);
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
 static int send_response(struct lws *wsi, struct conn *c, struct api_resp *rs)
 {
 	unsigned char hdr[LWS_PRE + 1024], *start = hdr + LWS_PRE, *p = start;
 	unsigned char *end = hdr + sizeof(hdr) - 1;
 	size_t n = rs->body ? strlen(rs->body) : 0;
 	int rc = 0;
+
+	if (rs->stream)
+		return send_stream(wsi, c, rs);
 
 	c->out = malloc(LWS_PRE + n + 1);
 	if (!c->out) {
@@ -193,7 +236,7 @@ static int process(struct ecd *d, struct lws *wsi, struct conn *c)
 static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char *path)
 {
 	char cl[32] = "", frag[1024];
-	size_t qlen = 0;
+	size_t qlen = 0, limit;
 	int n;
 
 	conn_free(c);
@@ -236,12 +279,17 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 				     t == 1 ? "missing bearer token (Authorization: Bearer TOKEN)"
 					    : "invalid bearer token");
 	}
-	if (c->expect > d->conf.max_body) {
-		char msg[128];
+	/* a MissionList may be larger (api.c holds a single Mission to MaxBody) */
+	limit = d->conf.max_body;
+	if (c->method == EC_POST && !strcmp(c->path, MISSIONS) && d->conf.max_list_body > limit)
+		limit = d->conf.max_list_body;
+	if (c->expect > limit) {
+		char msg[160];
 
 		snprintf(msg, sizeof(msg),
-			 "request body of %zu bytes is over the limit of %zu bytes", c->expect,
-			 d->conf.max_body);
+			 "request body of %zu bytes is over the limit of %zu bytes%s", c->expect,
+			 limit,
+			 limit > d->conf.max_body ? " (MaxListBody, for a MissionList)" : "");
 		return early(wsi, c, 413, msg);
 	}
 	if (!c->expect)
@@ -280,11 +328,66 @@ static int on_body(struct lws *wsi, struct conn *c, const void *in, size_t len)
 	return 0;
 }
 
+/* The end of an answer: keep the connection, or close it. */
+static int answered(struct lws *wsi, struct conn *c)
+{
+	if (c->close_after) {
+		if (c->drain && !c->body_done) {
+			shutdown(lws_get_socket_fd(wsi), SHUT_WR);
+			return 0;
+		}
+		return -1;
+	}
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+/* The next chunk of a streamed answer, framed as an HTTP/1.1 chunk (with the
+ * last, empty chunk after the final part). */
+static int write_stream(struct lws *wsi, struct conn *c)
+{
+	static const char room[CHUNK_HEAD];
+	struct api_buf *b = &c->sbuf;
+	char line[24];
+	size_t n, hl;
+	int more;
+
+	b->len = 0;
+	if (api_buf_put(b, room, CHUNK_HEAD) < 0)
+		return -1;
+	more = api_stream_next(c->stream, b, CHUNK);
+	if (more < 0)
+		return -1; /* no last chunk: the client knows the answer is incomplete */
+	n = b->len - CHUNK_HEAD;
+	hl = (size_t)snprintf(line, sizeof(line), "%zx\r\n", n);
+	memcpy(b->p + CHUNK_HEAD - hl, line, hl);
+	if (api_buf_put(b, "\r\n", 2) || (!more && n && api_buf_put(b, "0\r\n\r\n", 5)))
+		return -1;
+	/* an empty part is the last chunk itself */
+	if (lws_write(wsi, (unsigned char *)b->p + CHUNK_HEAD - hl, b->len - CHUNK_HEAD + hl,
+		      more ? LWS_WRITE_HTTP : LWS_WRITE_HTTP_FINAL) <
+	    (int)(b->len - CHUNK_HEAD + hl))
+		return -1;
+	if (more) {
+		/* progress: the stall timeout starts again */
+		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, STREAM_STALL_S);
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	api_stream_free(c->stream);
+	c->stream = NULL;
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+	lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+	return answered(wsi, c);
+}
+
 static int on_writeable(struct lws *wsi, struct conn *c)
 {
 	size_t left, n;
 	bool final;
 
+	if (c->stream)
+		return write_stream(wsi, c);
 	if (!c->out)
 		return 0;
 	left = c->out_len - c->out_off;
@@ -300,14 +403,7 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 	}
 	free(c->out);
 	c->out = NULL;
-	if (c->close_after) {
-		if (c->drain && !c->body_done) {
-			shutdown(lws_get_socket_fd(wsi), SHUT_WR);
-			return 0;
-		}
-		return -1;
-	}
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
+	return answered(wsi, c);
 }
 
 static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,

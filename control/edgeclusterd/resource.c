@@ -481,6 +481,133 @@ void ec_mission_in_free(struct ec_mission_in *in)
 	in->labels = in->spec = NULL;
 }
 
+/* ---- MissionList: a bulk create ---- */
+
+bool ec_is_list(json_t *obj, const char *kind)
+{
+	json_t *k = json_object_get(obj, "kind");
+
+	return json_is_string(k) && !strcmp(json_string_value(k), kind);
+}
+
+/* Item i's failure, its path under items[i]. */
+static int item_err(struct ec_verr *e, size_t i, const struct ec_verr *ie)
+{
+	char f[40];
+
+	snprintf(f, sizeof(f), "items[%zu]", i);
+	e->code = ie->code;
+	if (!*ie->field) {
+		snprintf(e->field, sizeof(e->field), "%s", f);
+		snprintf(e->msg, sizeof(e->msg), "%s: %.590s", f, ie->msg);
+	} else {
+		snprintf(e->field, sizeof(e->field), "%s.%.210s", f, ie->field);
+		snprintf(e->msg, sizeof(e->msg), "%s.%.590s", f, ie->msg);
+	}
+	return -1;
+}
+
+static int list_envelope(json_t *obj, size_t max_items, struct ec_verr *e)
+{
+	static const char *const keys[] = {"apiVersion", "kind", "metadata", "items", NULL};
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return verr(e, 400, "", "the body must be a JSON object, not %s", type_name(obj));
+	if (only_keys(e, "", obj, keys))
+		return -1;
+	if (!(v = json_object_get(obj, "apiVersion")))
+		return verr(e, 422, "apiVersion", "required (\"" EC_API_VERSION "\")");
+	if (want_type(e, "apiVersion", v, JSON_STRING, "a string"))
+		return -1;
+	if (strcmp(json_string_value(v), EC_API_VERSION))
+		return verr(e, 422, "apiVersion", "must be \"" EC_API_VERSION "\", not \"%.64s\"",
+			    json_string_value(v));
+	if (!ec_is_list(obj, "MissionList"))
+		return verr(e, 422, "kind", "must be \"MissionList\"");
+	/* a list read from GET carries metadata.resourceVersion: ignored */
+	if ((v = json_object_get(obj, "metadata")) &&
+	    want_type(e, "metadata", v, JSON_OBJECT, "an object"))
+		return -1;
+	if (!(v = json_object_get(obj, "items")))
+		return verr(e, 422, "items", "required (the Missions to create)");
+	if (want_type(e, "items", v, JSON_ARRAY, "an array of Missions"))
+		return -1;
+	if (json_array_size(v) > max_items)
+		return verr(e, 413, "items",
+			    "%zu missions in one MissionList; at most %zu (split the list)",
+			    json_array_size(v), max_items);
+	return 0;
+}
+
+int ec_mission_list_validate(json_t *obj, size_t max_items, size_t max_item,
+			     struct ec_mission_in **ins, size_t *n, struct ec_verr *e)
+{
+	json_t *items = json_object_get(obj, "items"), *seen, *m, *at;
+	struct ec_verr ie;
+	size_t i, size;
+	int rc = 0;
+
+	*ins = NULL;
+	*n = 0;
+	if (list_envelope(obj, max_items, e))
+		return -1;
+	if (!json_array_size(items))
+		return 0;
+	*ins = calloc(json_array_size(items), sizeof(**ins));
+	seen = json_object();
+	if (!*ins || !seen) {
+		json_decref(seen);
+		return verr(e, 500, "", "out of memory");
+	}
+	json_array_foreach(items, i, m)
+	{
+		if (!json_is_object(m)) {
+			snprintf(ie.field, sizeof(ie.field), "items[%zu]", i);
+			rc = verr(e, 422, ie.field, "must be a Mission object, not %s",
+				  type_name(m));
+			break;
+		}
+		if (ec_mission_validate(m, EC_OP_CREATE, &(*ins)[i], &ie)) {
+			rc = item_err(e, i, &ie);
+			break;
+		}
+		*n = i + 1;
+		/* each one alone must pass where single missions go (the API's
+		 * MaxBody, the tree's messages) */
+		size = json_dumpb(m, NULL, 0, JSON_COMPACT);
+		if (size > max_item) {
+			snprintf(ie.field, sizeof(ie.field), "items[%zu]", i);
+			rc = verr(e, 413, ie.field,
+				  "%zu bytes; one mission is at most %zu bytes (MaxBody)", size,
+				  max_item);
+			break;
+		}
+		if ((at = json_object_get(seen, (*ins)[i].name))) {
+			snprintf(ie.field, sizeof(ie.field), "items[%zu].metadata.name", i);
+			rc = verr(e, 409, ie.field,
+				  "\"%s\" is also the name of items[%" JSON_INTEGER_FORMAT "]",
+				  (*ins)[i].name, json_integer_value(at));
+			break;
+		}
+		json_object_set_new(seen, (*ins)[i].name, json_integer((json_int_t)i));
+	}
+	json_decref(seen);
+	if (rc) {
+		ec_mission_list_free(*ins, *n);
+		*ins = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void ec_mission_list_free(struct ec_mission_in *ins, size_t n)
+{
+	for (size_t i = 0; ins && i < n; i++)
+		ec_mission_in_free(&ins[i]);
+	free(ins);
+}
+
 /* ---- objects ---- */
 
 void ec_row_free(struct ec_row *r)

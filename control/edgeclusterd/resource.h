@@ -25,8 +25,9 @@ const char *ec_check_dns_subdomain(const char *s);
 const char *ec_check_label_key(const char *s);
 const char *ec_check_label_value(const char *s);
 
-/* A validation failure: HTTP code (400 or 422), the field path ("" for the
- * whole body) and the message "PATH: what is wrong". */
+/* A validation failure: HTTP code (400 or 422; a MissionList also 409 and
+ * 413), the field path ("" for the whole body) and the message "PATH: what
+ * is wrong". */
 struct ec_verr {
 	int code;
 	char field[256];
@@ -47,6 +48,16 @@ struct ec_mission_in {
 
 int ec_mission_validate(json_t *obj, enum ec_op op, struct ec_mission_in *in, struct ec_verr *e);
 void ec_mission_in_free(struct ec_mission_in *in);
+
+/* A MissionList body (a bulk create): the envelope (apiVersion, kind, items;
+ * metadata ignored), at most max_items items, each a valid Mission for a
+ * create (paths "items[3].spec..."), each at most max_item bytes as compact
+ * JSON (413), no name twice (409 at the second). On success *ins holds the
+ * *n items in list order (ec_mission_list_free); names borrow from obj. */
+bool ec_is_list(json_t *obj, const char *kind);
+int ec_mission_list_validate(json_t *obj, size_t max_items, size_t max_item,
+			     struct ec_mission_in **ins, size_t *n, struct ec_verr *e);
+void ec_mission_list_free(struct ec_mission_in *ins, size_t n);
 
 /* A stored object (missions and clusters share the shape). JSON columns are
  * text as stored; rows from the store own their strings. */

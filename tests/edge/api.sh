@@ -32,6 +32,7 @@ Labels = zone=east, tier=edge
 Listen = 127.0.0.1:$PORT
 Token = $TOK
 MaxBody = 64K
+MaxListBody = 1M
 [Store]
 Database = $T/db/edge-a.db
 EOF
@@ -192,6 +193,71 @@ bad spec.placment "$(mission x '{"content":"x","placment":{}}')" "misspelt spec 
 bad metadata.resourceVersion "$(mission x '{"content":"x"}' ',"resourceVersion":"5"')" "resourceVersion on create"
 req GET /missions/x; expect_code 404 "no refused body was stored"
 
+# ---- MissionList: a bulk create, all or nothing ----
+mlist() { # mlist PREFIX N [CONTENT-BYTES]: a MissionList of N missions PREFIX-0000, ...
+	python3 - "$@" <<'PY'
+import json, sys
+p, n = sys.argv[1], int(sys.argv[2])
+size = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+print(json.dumps({"apiVersion": "edge.xgate.io/v1", "kind": "MissionList", "items": [
+    {"apiVersion": "edge.xgate.io/v1", "kind": "Mission",
+     "metadata": {"name": "%s-%04d" % (p, i), "labels": {"bulk": p}},
+     "spec": {"content": "x" * size}} for i in range(n)]}))
+PY
+}
+postf() { req POST /missions -H 'Content-Type: application/json' --data-binary @"$1"; }
+req GET /missions; REV0=$(j .metadata.resourceVersion)
+mlist bulk 3 > "$T/l3.json"
+postf "$T/l3.json"; expect_code 201 "MissionList of 3"
+[ "$(j .kind)" = MissionList ] && [ "$(j '[.items[].metadata.name]|join(",")')" = bulk-0000,bulk-0001,bulk-0002 ] &&
+	[ "$(j '[.items[].metadata.uid|select(test("^[0-9a-f-]{36}$"))]|length')" = 3 ] &&
+	[ "$(j "[.items[].metadata.resourceVersion|tonumber] == [range($((REV0 + 1)); $((REV0 + 4)))]")" = true ] &&
+	[ "$(j '[.items[].metadata.creationTimestamp|select(test("^[0-9-]{10}T[0-9:]{8}Z$"))]|length')" = 3 ] &&
+	[ "$(j .metadata.resourceVersion)" = $((REV0 + 3)) ] &&
+	ok "201: the missions in order, each with a uid, its own resourceVersion, a creationTimestamp" || not_ok "MissionList answer: $BODY"
+req GET /missions/bulk-0001; expect_code 200 "an item of the list is stored"
+grep -q "mission bulk-0002 created (rv $((REV0 + 3))) by 127.0.0.1 (MissionList item 3 of 3)" "$T/ecd.log" && ok "one log line per created mission" || not_ok "log: $(grep bulk- "$T/ecd.log")"
+
+req GET /missions; REV1=$(j .metadata.resourceVersion); N1=$(j '.items|length')
+mlist inv 4 | jq -c '.items[2].spec.placement = {"clusters": ["ok", "Bad_Name"]}' > "$T/inv.json"
+postf "$T/inv.json"; expect_code 422 "a list with an invalid item"
+[ "$(j .details.field)" = 'items[2].spec.placement.clusters[1]' ] && [[ "$(j .message)" == 'items[2].spec.placement.clusters[1]: '* ]] && ok "422 names the item: $(j .message)" || not_ok "422 body: $BODY"
+mlist dup 3 | jq -c '.items += [.items[1]]' > "$T/dup.json"
+postf "$T/dup.json"; expect_code 409 "a list with a name twice"
+[ "$(j .details.field)" = 'items[3].metadata.name' ] && [ "$(j .reason)" = Conflict ] && ok "409 names both: $(j .message)" || not_ok "409 body: $BODY"
+mlist new 3 | jq -c '.items += [.items[0] | .metadata.name = "bulk-0001"]' > "$T/new.json"
+postf "$T/new.json"; expect_code 409 "a list with an existing name"
+[ "$(j .details.field)" = 'items[3].metadata.name' ] && [ "$(j .reason)" = AlreadyExists ] && [[ "$(j .message)" == *'"bulk-0001" already exists'* ]] && ok "409 AlreadyExists names it: $(j .message)" || not_ok "409 body: $BODY"
+mlist cap 5001 > "$T/cap.json"
+postf "$T/cap.json"; expect_code 413 "a list of 5001 missions"
+[ "$(j .details.field)" = items ] && ok "413 names items: $(j .message)" || not_ok "413 body: $BODY"
+mlist big 2 70000 > "$T/bigitem.json"
+postf "$T/bigitem.json"; expect_code 413 "a list with a mission over MaxBody (64K)"
+[ "$(j .details.field)" = 'items[0]' ] && ok "413 names the item: $(j .message)" || not_ok "413 body: $BODY"
+mlist huge 5 300000 > "$T/huge.json"
+postf "$T/huge.json"; expect_code 413 "a 1.5 MB list, over MaxListBody (1M)"
+[[ "$(j .message)" == *MaxListBody* ]] && ok "413 names MaxListBody: $(j .message)" || not_ok "413 body: $BODY"
+req GET /missions
+[ "$(j .metadata.resourceVersion)" = "$REV1" ] && [ "$(j '.items|length')" = "$N1" ] &&
+	[ "$(j '[.items[].metadata.name|select(test("^(inv|dup|new|cap|big|huge)-"))]|length')" = 0 ] &&
+	ok "no refused list wrote anything (revision $REV1, $N1 missions)" || not_ok "refused lists wrote: $(j '[.items[].metadata.name]')"
+
+# ---- a large list: created in one POST, listed whole (streamed, chunked) ----
+mlist many 300 300 > "$T/l300.json"
+[ "$(stat -c %s "$T/l300.json")" -gt 65536 ] || not_ok "the 300-mission list is not over MaxBody"
+postf "$T/l300.json"; expect_code 201 "300 missions in one MissionList ($(stat -c %s "$T/l300.json") bytes, over MaxBody)"
+[ "$(j '.items|length')" = 300 ] && [ "$(j .metadata.resourceVersion)" = $((REV1 + 300)) ] && ok "201 with 300 items, revision +300" || not_ok "300: $(j '.items|length') $(j .metadata.resourceVersion)"
+CODE=$(curl -s -D "$T/lh" -o "$T/list" -w '%{http_code}' -H "Authorization: Bearer $TOK" "$API/missions"); BODY=
+expect_code 200 "list of $((N1 + 300)) missions"
+grep -qi '^transfer-encoding: chunked' "$T/lh" && ! grep -qi '^content-length' "$T/lh" && ok "the list is streamed (chunked, no Content-Length)" || not_ok "list headers: $(cat "$T/lh")"
+jq -e --argjson n $((N1 + 300)) --arg rv $((REV1 + 300)) '.kind == "MissionList" and .apiVersion == "edge.xgate.io/v1" and
+	.metadata.resourceVersion == $rv and (.items|length) == $n and
+	([.items[].metadata.name] as $m | $m == ($m|sort) and ($m|unique|length) == $n) and
+	([.items[]|select(.metadata.name|startswith("many-"))|select(.spec.content|length == 300)]|length) == 300' "$T/list" > /dev/null &&
+	ok "valid JSON, complete: $((N1 + 300)) missions in name order, once each, the current revision" || not_ok "list: $(head -c 300 "$T/list")"
+req GET '/missions?labelSelector=bulk%3Dmany'; [ "$(j '.items|length')" = 300 ] && ok "labelSelector bulk=many: 300" || not_ok "selector: $(j '.items|length')"
+req GET '/missions?labelSelector=bulk%3Dnone'; [ "$(j .kind)/$(j '.items|length')" = MissionList/0 ] && ok "a selector matching nothing: an empty MissionList" || not_ok "empty selector: $BODY"
+
 # ---- garbage on the socket, then it still serves ----
 python3 - "$PORT" <<'EOF'
 import os, socket, sys, time
@@ -270,6 +336,12 @@ OUT=$("$XG" mission apply -f "$T/m.json" 2>&1) && [ "$OUT" = "mission nginx unch
 RVX=$("$XG" mission get nginx -o json | jq -r .metadata.resourceVersion)
 sed -i 's/"app": "nginx"/"app": "nginx2"/' "$T/m.json"
 OUT=$("$XG" mission apply -f "$T/m.json" 2>&1) && [ "$OUT" = "mission nginx configured" ] && ok "apply a change: configured (replace)" || not_ok "apply change: $OUT"
+mlist cli 3 > "$T/cl.json"
+OUT=$("$XG" mission apply -f "$T/cl.json" 2>&1) && [ "$OUT" = "$(printf 'mission cli-000%s created\n' 0 1 2 | head -c -1)" ] && ok "apply a MissionList: one line per mission" || not_ok "apply list: $OUT"
+[ "$(grep -c 'mission cli-.*(MissionList item' "$T/ecd.log")" = 3 ] && ok "in one MissionList POST" || not_ok "list apply log: $(grep 'cli-' "$T/ecd.log")"
+OUT=$("$XG" mission apply -f "$T/cl.json" 2>&1) && [ "$OUT" = "$(printf 'mission cli-000%s unchanged\n' 0 1 2 | head -c -1)" ] && ok "apply it again: one by one, unchanged" || not_ok "apply list again: $OUT"
+jq -c '.items[1].spec.content = "changed"' "$T/cl.json" > "$T/cl2.json"
+OUT=$("$XG" mission apply -f "$T/cl2.json" 2>&1) && [ "$OUT" = "$(printf 'mission cli-0000 unchanged\nmission cli-0001 configured\nmission cli-0002 unchanged')" ] && ok "apply a list with one change: configured" || not_ok "apply changed list: $OUT"
 req GET /missions/nginx
 [ "$(j .metadata.labels.app)" = nginx2 ] && [ "$(j .metadata.resourceVersion)" -gt "$RVX" ] && ok "curl sees the replace" || not_ok "replace not visible: $BODY"
 "$XG" mission get > "$T/table" 2>&1

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* edge.xgate.io/v1 resources: names and labels by the Kubernetes rules,
- * Mission validation (each bad body names the exact field), selectors,
+ * Mission validation (each bad body names the exact field), MissionList
+ * validation (paths under items[i], duplicates, limits), selectors,
  * placement, uid and timestamp formats. */
 #include <sodium.h>
 #include <stdio.h>
@@ -226,6 +227,107 @@ static void validation(void)
 	}
 }
 
+#define ITEM(name, spec)                                                                           \
+	"{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"Mission\",\"metadata\":{\"name\":\"" name \
+	"\"},\"spec\":" spec "}"
+#define LIST(items)                                                                                \
+	"{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"MissionList\",\"items\":[" items "]}"
+
+/* MissionList bodies: max 3 items, each at most 200 bytes */
+static const struct {
+	const char *body;
+	int code; /* 0: valid */
+	const char *field;
+	const char *msg;
+} list_cases[] = {
+    {LIST(ITEM("a", "{\"content\":\"x\"}") "," ITEM("b", "{\"content\":\"y\"}")), 0, NULL, NULL},
+    {LIST(""), 0, NULL, NULL},
+    {"{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"MissionList\",\"metadata\":{"
+     "\"resourceVersion\":\"9\"},\"items\":[" ITEM("a", "{\"content\":\"x\"}") "]}",
+     0, NULL, NULL},
+    {"[]", 400, "", "must be a JSON object"},
+    {"{\"kind\":\"MissionList\",\"items\":[]}", 422, "apiVersion", "required"},
+    {"{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"MissionList\"}", 422, "items", "required"},
+    {"{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"MissionList\",\"items\":{}}", 422, "items",
+     "must be an array"},
+    {"{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"MissionList\",\"items\":[],\"spec\":{}}", 422,
+     "spec", "unknown field"},
+    {"{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"MissionList\",\"metadata\":[],"
+     "\"items\":[]}",
+     422, "metadata", "must be an object"},
+    {LIST(ITEM("a", "{\"content\":\"x\"}") ",7"), 422, "items[1]", "must be a Mission object"},
+    {LIST(ITEM("a", "{\"content\":\"x\"}") "," ITEM("B", "{\"content\":\"x\"}")), 422,
+     "items[1].metadata.name", "DNS-1123"},
+    {LIST(ITEM("a", "{\"content\":\"x\",\"placement\":{\"clusters\":[\"ok\",\"No\"]}}")), 422,
+     "items[0].spec.placement.clusters[1]", "DNS-1123 label"},
+    {LIST(ITEM("a", "{}")), 422, "items[0].spec", "needs content or command"},
+    {LIST(ITEM("a", "{\"content\":\"x\"}") "," ITEM("b", "{\"content\":\"x\"}") "," ITEM(
+	 "a", "{\"content\":\"x\"}")),
+     409, "items[2].metadata.name", "\"a\" is also the name of items[0]"},
+    {LIST(ITEM("a", "{\"content\":\"x\"}") "," ITEM("b", "{\"content\":\"x\"}") "," ITEM(
+	 "c", "{\"content\":\"x\"}") "," ITEM("d", "{\"content\":\"x\"}")),
+     413, "items", "4 missions in one MissionList; at most 3"},
+    {LIST(ITEM("a", "{\"content\":\"x\"}") "," ITEM(
+	 "b", "{\"content\":\"0123456789012345678901234567890123456789012345678901234567890123"
+	      "456789012345678901234567890123456789012345678901234567890123456789\"}")),
+     413, "items[1]", "one mission is at most 200 bytes"},
+};
+
+static void list_validation(void)
+{
+	for (size_t i = 0; i < sizeof(list_cases) / sizeof(list_cases[0]); i++) {
+		json_t *v = json_loads(list_cases[i].body, 0, NULL);
+		struct ec_mission_in *ins = (void *)1;
+		struct ec_verr e = {0};
+		size_t n = 99;
+		int rc;
+
+		if (!v) {
+			CHECK(0, "list case %zu: test body does not parse", i);
+			continue;
+		}
+		rc = ec_mission_list_validate(v, 3, 200, &ins, &n, &e);
+		if (!list_cases[i].code) {
+			size_t want = json_array_size(json_object_get(v, "items"));
+			bool names = true;
+
+			for (size_t k = 0; !rc && k < n; k++)
+				names &=
+				    ins[k].spec && ins[k].labels &&
+				    !strcmp(ins[k].name,
+					    json_string_value(json_object_get(
+						json_object_get(
+						    json_array_get(json_object_get(v, "items"), k),
+						    "metadata"),
+						"name")));
+			CHECK(rc == 0 && n == want && names && (n || !ins),
+			      "list case %zu valid: %zu items in order (%s)", i, n,
+			      rc ? e.msg : "");
+			if (!rc)
+				ec_mission_list_free(ins, n);
+		} else {
+			CHECK(rc < 0 && e.code == list_cases[i].code &&
+				  !strcmp(e.field, list_cases[i].field) &&
+				  strstr(e.msg, list_cases[i].msg) &&
+				  !strncmp(e.msg, e.field, strlen(e.field)),
+			      "list case %zu: %d %s (want %d, field '%s')", i, e.code, e.msg,
+			      list_cases[i].code, list_cases[i].field);
+			CHECK(!ins && !n, "list case %zu: nothing held on failure", i);
+		}
+		json_decref(v);
+	}
+	{
+		json_t *m = json_loads(ITEM("a", "{\"content\":\"x\"}"), 0, NULL);
+		json_t *l = json_loads(LIST(""), 0, NULL);
+
+		CHECK(ec_is_list(l, "MissionList") && !ec_is_list(m, "MissionList") &&
+			  !ec_is_list(NULL, "MissionList"),
+		      "ec_is_list tells a MissionList from a Mission");
+		json_decref(m);
+		json_decref(l);
+	}
+}
+
 static void selectors_and_placement(void)
 {
 	json_t *labels = json_pack("{s:s,s:s}", "zone", "east", "tier", "edge");
@@ -282,6 +384,7 @@ int main(void)
 		return 1;
 	label_checks();
 	validation();
+	list_validation();
 	selectors_and_placement();
 
 	ec_uuid4(uid);

@@ -3,7 +3,10 @@
  * `xgate mission apply -f FILE | get [NAME] | delete NAME | state NAME`:
  * missions on an edgeclusterd (edge.xgate.io/v1). apply is declarative like
  * kubectl's: create the mission, or replace it using the resourceVersion it
- * has right now; a race with another writer (409) is retried.
+ * has right now; a race with another writer (409) is retried. A MissionList
+ * goes in one request (one transaction, one fsync at the server for all of
+ * them); only when some of its missions exist already is it applied one
+ * mission at a time.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -161,6 +164,15 @@ static int mission_delete(struct ecc *e, const char *name)
 	return rc;
 }
 
+/* The server owns these: apply says what the mission is, not which version. */
+static void strip_server_fields(json_t *m)
+{
+	json_object_del(md(m), "uid");
+	json_object_del(md(m), "resourceVersion");
+	json_object_del(md(m), "creationTimestamp");
+	json_object_del(m, "state");
+}
+
 /* Create or replace one mission object from a file. */
 static int apply_one(struct cli *c, struct ecc *e, json_t *m, const char *where)
 {
@@ -171,11 +183,7 @@ static int apply_one(struct cli *c, struct ecc *e, json_t *m, const char *where)
 
 	if (!json_is_object(m))
 		return xg_fail(XG_EUSAGE, "%s: a mission must be a JSON object", where);
-	/* the server owns these: apply says what the mission is, not which version */
-	json_object_del(md(m), "uid");
-	json_object_del(md(m), "resourceVersion");
-	json_object_del(md(m), "creationTimestamp");
-	json_object_del(m, "state");
+	strip_server_fields(m);
 	/* without a name the POST gets the server's field-path answer */
 	name = json_is_object(md(m)) ? md_str(m, "name") : NULL;
 	if (name)
@@ -231,6 +239,45 @@ static int apply_one(struct cli *c, struct ecc *e, json_t *m, const char *where)
 	return rc;
 }
 
+/* A MissionList in one POST: all of its missions are created, or none.
+ * *exists is set when the server refused it because one of them exists (or
+ * it does not know lists): then the caller applies them one by one (create
+ * or replace). */
+static int apply_list(struct cli *c, struct ecc *e, json_t *doc, bool *exists)
+{
+	json_t *items = json_object_get(doc, "items"), *m, *res = NULL;
+	const char *reason, *field;
+	int status, rc;
+	char *body;
+	size_t i;
+
+	*exists = false;
+	json_array_foreach(items, i, m) if (json_is_object(m)) strip_server_fields(m);
+	body = json_dumps(doc, JSON_COMPACT);
+	if (!body)
+		return xg_fail(XG_EFAIL, "out of memory");
+	rc = ecc_call(e, "POST", MISSIONS, body, &status, &res);
+	free(body);
+	if (rc)
+		return rc;
+	reason = json_string_value(json_object_get(res, "reason"));
+	field = json_string_value(json_object_get(json_object_get(res, "details"), "field"));
+	/* an edgeclusterd without bulk create refuses the list's kind: one by one, then */
+	if ((status == 409 && reason && !strcmp(reason, "AlreadyExists")) ||
+	    (status == 422 && field && !strcmp(field, "kind"))) {
+		*exists = true;
+	} else if (status != 201) {
+		rc = ecc_fail(status, res);
+	} else if (c->json) {
+		out_json(res);
+	} else {
+		json_array_foreach(json_object_get(res, "items"), i, m)
+		    printf("mission %s created\n", md_str(m, "name"));
+	}
+	json_decref(res);
+	return rc;
+}
+
 static int mission_apply(struct cli *c, struct ecc *e, const char *file)
 {
 	json_error_t je;
@@ -251,10 +298,16 @@ static int mission_apply(struct cli *c, struct ecc *e, const char *file)
 	items = json_object_get(doc, "items");
 	if (json_is_array(items) && json_is_string(json_object_get(doc, "kind")) &&
 	    !strcmp(json_string_value(json_object_get(doc, "kind")), "MissionList")) {
+		bool exists;
+
+		rc = apply_list(c, e, doc, &exists);
+		/* some exist already: create or replace them one by one */
 		json_array_foreach(items, i, m)
 		{
 			char where[600];
 
+			if (rc || !exists)
+				break;
 			snprintf(where, sizeof(where), "%s: items[%zu]", file, i);
 			if ((rc = apply_one(c, e, m, where)))
 				break;
@@ -293,8 +346,9 @@ int cmd_mission(struct cli *c, struct args *a)
 	}
 	if (arg_is(verb, "apply")) {
 		if (!file)
-			return usage_error("mission",
-					   "apply needs -f FILE (a Mission in JSON, - for stdin)");
+			return usage_error(
+			    "mission",
+			    "apply needs -f FILE (a Mission or MissionList in JSON, - for stdin)");
 		return mission_apply(c, &e, file);
 	}
 	if (arg_is(verb, "get") || arg_is(verb, "ls") || arg_is(verb, "list"))
