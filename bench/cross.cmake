@@ -5,11 +5,6 @@
 # pps and iperf3 TCP between the same two pods, removes everything; see
 # docs/bench.md "cross_cluster". Needs root.
 # Options for the script: CROSS_ARGS, e.g. cmake -DCROSS_ARGS="--secs 5 --runs 3".
-set(CROSS_ARGS "" CACHE STRING "extra options for bench/cross_cluster.sh")
-separate_arguments(_cross_args UNIX_COMMAND "${CROSS_ARGS}")
-add_custom_target(bench_cross_cluster
-  COMMAND timeout 900 ${CMAKE_CURRENT_LIST_DIR}/cross_cluster.sh ${_cross_args}
-          $<TARGET_FILE:xgate> $<TARGET_FILE:gatewayd> $<TARGET_FILE:pps_gen>
-  DEPENDS xgate gatewayd pps_gen
-  USES_TERMINAL
-  COMMENT "cross_cluster: pod-to-pod pps and TCP across two clusters, xgate gateways vs kernel VXLAN")
+xgate_bench_script(cross_cluster cross_cluster.sh 900 CROSS_ARGS
+  "cross_cluster: pod-to-pod pps and TCP across two clusters, xgate gateways vs kernel VXLAN"
+  xgate gatewayd pps_gen)

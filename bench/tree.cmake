@@ -12,11 +12,6 @@ add_executable(tree_probe
 target_link_libraries(tree_probe PRIVATE PkgConfig::JANSSON PkgConfig::OPENSSL m Threads::Threads)
 
 # Options for the script: TREE_ARGS, e.g. cmake -DTREE_ARGS="--clusters 50 --wss".
-set(TREE_ARGS "" CACHE STRING "extra options for bench/mission_tree.sh")
-separate_arguments(_tree_args UNIX_COMMAND "${TREE_ARGS}")
-add_custom_target(bench_mission_tree
-  COMMAND timeout 1800 ${CMAKE_CURRENT_LIST_DIR}/mission_tree.sh ${_tree_args}
-          $<TARGET_FILE:edgeclusterd> $<TARGET_FILE:tree_probe>
-  DEPENDS edgeclusterd tree_probe
-  USES_TERMINAL
-  COMMENT "mission_tree: edgeclusterd mission latency to depth 4, 100 clusters x 1000 missions, RSS")
+xgate_bench_script(mission_tree mission_tree.sh 1800 TREE_ARGS
+  "mission_tree: edgeclusterd mission latency to depth 4, 100 clusters x 1000 missions, RSS"
+  edgeclusterd tree_probe)

@@ -13,15 +13,9 @@ XGATE=$BUILD/userspace/xgate
 GATEWAYD=$BUILD/userspace/gatewayd
 P=xgm
 source "$HERE/lib/mtopo.sh"
+source "$HERE/lib/demo.sh"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-cleanup() { say "tearing down"; mtopo_down; echo "done: no namespaces, pins or daemons left"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for b in "$XGATE" "$GATEWAYD"; do
-	[ -x "$b" ] || { echo "demo: $b not found (run make build)"; exit 1; }
-done
+demo_start mtopo_down "no namespaces, pins or daemons left" "$XGATE" "$GATEWAYD"
 [ "$(id -u)" = 0 ] || { echo "demo: must run as root (network namespaces, XDP)"; exit 1; }
 mtopo_down
 

@@ -8,13 +8,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 XGATE=$(readlink -f "${1:-$HERE/../build/userspace/xgate}")
 P=xgd
 source "$HERE/lib/topo.sh"
+source "$HERE/lib/demo.sh"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-cleanup() { say "tearing down"; topo_down; echo "done: no namespaces or pins left"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-[ -x "$XGATE" ] || { echo "demo: $XGATE not found (run make build)"; exit 1; }
+demo_start topo_down "no namespaces or pins left" "$XGATE"
 topo_down
 say "building the cluster (hosts h1 h2 h3, pods p1a p1b in 10.1.1.0/24, p2a p2b in 10.1.2.0/24)"
 topo_up 2> >(grep -v "^xgate: note" >&2) || { echo "demo: topology failed"; exit 1; }

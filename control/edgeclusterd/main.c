@@ -6,7 +6,6 @@
  *   edgeclusterd -c FILE
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libwebsockets.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dargs.h"
 #include "dlog.h"
 #include "ecd.h"
 #include "links.h"
@@ -117,24 +117,13 @@ static int start(struct ecd *d)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"config", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	const char *cfg = NULL;
+	const struct darg opts[] = {{"config", 'c', &cfg}, {0}};
 	char err[512];
 	int o, rc = 0;
 
-	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
-		if (o == 'c') {
-			cfg = optarg;
-		} else {
-			usage(o == 'h' ? stdout : stderr);
-			return o == 'h' ? 0 : 2;
-		}
-	}
-	if (!cfg || optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	if ((o = dargs_parse(argc, argv, opts, usage)) >= 0)
+		return o;
 	if (sodium_init() < 0)
 		return 1;
 	if (ec_conf_load(cfg, &D.conf, err, sizeof(err))) {

@@ -47,8 +47,7 @@ const char *ec_check_dns_label(const char *s)
 {
 	if (!dns_label_ok(s, strlen(s)))
 		return "must be a DNS-1123 label (at most 63 of a-z, 0-9 and '-', starting and "
-		       "ending "
-		       "with a letter or digit)";
+		       "ending with a letter or digit)";
 	return NULL;
 }
 
@@ -107,16 +106,14 @@ const char *ec_check_label_value(const char *s)
 {
 	if (!qualified_ok(s, strlen(s), true))
 		return "must be empty or at most 63 of A-Z, a-z, 0-9, '-', '_' and '.', starting "
-		       "and "
-		       "ending with a letter or digit";
+		       "and ending with a letter or digit";
 	return NULL;
 }
 
 /* ---- errors with paths ---- */
 
-static int verr(struct ec_verr *e, int code, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int verr(struct ec_verr *e, int code, const char *field, const char *fmt, ...)
+static __attribute__((format(printf, 4, 5))) int verr(struct ec_verr *e, int code,
+						      const char *field, const char *fmt, ...)
 {
 	char what[400];
 	va_list ap;
@@ -255,27 +252,50 @@ static int check_seconds(struct ec_verr *e, const char *path, json_t *v)
 	return 0;
 }
 
-static int check_command(struct ec_verr *e, json_t *c)
+/* A field's checker: path names it in the error. */
+typedef int check_fn(struct ec_verr *e, const char *path, json_t *v);
+
+static int req_field(struct ec_verr *e, const char *path, json_t *obj, const char *key,
+		     const char *what, check_fn *check)
+{
+	json_t *v = json_object_get(obj, key);
+	char f[128];
+
+	sub(f, sizeof(f), path, key);
+	if (!v)
+		return verr(e, 422, f, "required (%s)", what);
+	return check(e, f, v);
+}
+
+static int opt_field(struct ec_verr *e, const char *path, json_t *obj, const char *key,
+		     check_fn *check)
+{
+	json_t *v = json_object_get(obj, key);
+	char f[128];
+
+	return v ? check(e, sub(f, sizeof(f), path, key), v) : 0;
+}
+
+/* An object holding none but the NULL-terminated keys. */
+static int keyed_object(struct ec_verr *e, const char *path, json_t *v, const char *const *keys)
+{
+	if (want_type(e, path, v, JSON_OBJECT, "an object"))
+		return -1;
+	return only_keys(e, path, v, keys);
+}
+
+static int check_command(struct ec_verr *e, const char *p, json_t *c)
 {
 	static const char *const keys[] = {"command",	     "reverseCommand",
 					   "trigger",	     "runWhenTriggerSucceeds",
 					   "timeoutSeconds", NULL};
-	const char *p = "spec.command";
 	json_t *v;
 	char f[128];
 
-	if (want_type(e, p, c, JSON_OBJECT, "an object") || only_keys(e, p, c, keys))
-		return -1;
-	if (!(v = json_object_get(c, "command")))
-		return verr(e, 422, "spec.command.command",
-			    "required (the argv that applies the mission)");
-	if (check_argv(e, sub(f, sizeof(f), p, "command"), v))
-		return -1;
-	if ((v = json_object_get(c, "reverseCommand")) &&
-	    check_argv(e, sub(f, sizeof(f), p, "reverseCommand"), v))
-		return -1;
-	if ((v = json_object_get(c, "trigger")) &&
-	    check_argv(e, sub(f, sizeof(f), p, "trigger"), v))
+	if (keyed_object(e, p, c, keys) ||
+	    req_field(e, p, c, "command", "the argv that applies the mission", check_argv) ||
+	    opt_field(e, p, c, "reverseCommand", check_argv) ||
+	    opt_field(e, p, c, "trigger", check_argv))
 		return -1;
 	if ((v = json_object_get(c, "runWhenTriggerSucceeds"))) {
 		if (want_type(e, sub(f, sizeof(f), p, "runWhenTriggerSucceeds"), v, JSON_TRUE,
@@ -284,87 +304,69 @@ static int check_command(struct ec_verr *e, json_t *c)
 		if (!json_object_get(c, "trigger"))
 			return verr(e, 422, f, "needs spec.command.trigger");
 	}
-	if ((v = json_object_get(c, "timeoutSeconds")) &&
-	    check_seconds(e, sub(f, sizeof(f), p, "timeoutSeconds"), v))
-		return -1;
-	return 0;
+	return opt_field(e, p, c, "timeoutSeconds", check_seconds);
 }
 
-static int check_placement(struct ec_verr *e, json_t *pl)
+static int check_clusters(struct ec_verr *e, const char *p, json_t *v)
 {
-	static const char *const keys[] = {"clusters", "matchLabels", NULL};
-	json_t *v, *c;
+	json_t *c;
 	size_t i, j;
 	char f[128];
 
-	if (want_type(e, "spec.placement", pl, JSON_OBJECT, "an object") ||
-	    only_keys(e, "spec.placement", pl, keys))
+	if (want_type(e, p, v, JSON_ARRAY, "an array of cluster names"))
 		return -1;
-	if ((v = json_object_get(pl, "clusters"))) {
-		if (want_type(e, "spec.placement.clusters", v, JSON_ARRAY,
-			      "an array of cluster names"))
+	if (json_array_size(v) > CLUSTERS_MAX)
+		return verr(e, 422, p, "at most %d clusters", CLUSTERS_MAX);
+	json_array_foreach(v, i, c)
+	{
+		snprintf(f, sizeof(f), "%s[%zu]", p, i);
+		if (plain_string(e, f, c, 63))
 			return -1;
-		if (json_array_size(v) > CLUSTERS_MAX)
-			return verr(e, 422, "spec.placement.clusters", "at most %d clusters",
-				    CLUSTERS_MAX);
-		json_array_foreach(v, i, c)
-		{
-			snprintf(f, sizeof(f), "spec.placement.clusters[%zu]", i);
-			if (plain_string(e, f, c, 63))
-				return -1;
-			if (ec_check_dns_label(json_string_value(c)))
-				return verr(e, 422, f, "must be a DNS-1123 label");
-			for (j = 0; j < i; j++)
-				if (json_equal(json_array_get(v, j), c))
-					return verr(e, 422, f, "duplicate of clusters[%zu]", j);
-		}
+		if (ec_check_dns_label(json_string_value(c)))
+			return verr(e, 422, f, "must be a DNS-1123 label");
+		for (j = 0; j < i; j++)
+			if (json_equal(json_array_get(v, j), c))
+				return verr(e, 422, f, "duplicate of clusters[%zu]", j);
 	}
-	if ((v = json_object_get(pl, "matchLabels")) &&
-	    check_labels(e, "spec.placement.matchLabels", v))
-		return -1;
 	return 0;
 }
 
-static int check_statecheck(struct ec_verr *e, json_t *sc)
+static int check_placement(struct ec_verr *e, const char *p, json_t *pl)
+{
+	static const char *const keys[] = {"clusters", "matchLabels", NULL};
+
+	if (keyed_object(e, p, pl, keys) || opt_field(e, p, pl, "clusters", check_clusters))
+		return -1;
+	return opt_field(e, p, pl, "matchLabels", check_labels);
+}
+
+static int check_statecheck(struct ec_verr *e, const char *p, json_t *sc)
 {
 	static const char *const keys[] = {"command", "intervalSeconds", "timeoutSeconds", NULL};
-	const char *p = "spec.stateCheck";
-	json_t *v;
-	char f[128];
 
-	if (want_type(e, p, sc, JSON_OBJECT, "an object") || only_keys(e, p, sc, keys))
+	if (keyed_object(e, p, sc, keys) ||
+	    req_field(e, p, sc, "command", "the argv that reports state", check_argv) ||
+	    opt_field(e, p, sc, "intervalSeconds", check_seconds))
 		return -1;
-	if (!(v = json_object_get(sc, "command")))
-		return verr(e, 422, "spec.stateCheck.command",
-			    "required (the argv that reports state)");
-	if (check_argv(e, sub(f, sizeof(f), p, "command"), v))
-		return -1;
-	if ((v = json_object_get(sc, "intervalSeconds")) &&
-	    check_seconds(e, sub(f, sizeof(f), p, "intervalSeconds"), v))
-		return -1;
-	if ((v = json_object_get(sc, "timeoutSeconds")) &&
-	    check_seconds(e, sub(f, sizeof(f), p, "timeoutSeconds"), v))
-		return -1;
-	return 0;
+	return opt_field(e, p, sc, "timeoutSeconds", check_seconds);
+}
+
+static int check_content(struct ec_verr *e, const char *p, json_t *v)
+{
+	return plain_string(e, p, v, SIZE_MAX);
 }
 
 static int check_spec(struct ec_verr *e, json_t *spec)
 {
 	static const char *const keys[] = {"content", "command", "placement", "stateCheck", NULL};
-	json_t *v;
 
 	if (!spec)
 		return verr(e, 422, "spec", "required");
-	if (want_type(e, "spec", spec, JSON_OBJECT, "an object") ||
-	    only_keys(e, "spec", spec, keys))
-		return -1;
-	if ((v = json_object_get(spec, "content")) && plain_string(e, "spec.content", v, SIZE_MAX))
-		return -1;
-	if ((v = json_object_get(spec, "command")) && check_command(e, v))
-		return -1;
-	if ((v = json_object_get(spec, "placement")) && check_placement(e, v))
-		return -1;
-	if ((v = json_object_get(spec, "stateCheck")) && check_statecheck(e, v))
+	if (keyed_object(e, "spec", spec, keys) ||
+	    opt_field(e, "spec", spec, "content", check_content) ||
+	    opt_field(e, "spec", spec, "command", check_command) ||
+	    opt_field(e, "spec", spec, "placement", check_placement) ||
+	    opt_field(e, "spec", spec, "stateCheck", check_statecheck))
 		return -1;
 	if (!json_object_get(spec, "content") && !json_object_get(spec, "command"))
 		return verr(e, 422, "spec", "needs content or command (what the mission applies)");
@@ -396,8 +398,7 @@ static int check_metadata(struct ec_verr *e, json_t *md, enum ec_op op, struct e
 
 	if (!md)
 		return verr(e, 422, "metadata", "required (it carries the name)");
-	if (want_type(e, "metadata", md, JSON_OBJECT, "an object") ||
-	    only_keys(e, "metadata", md, keys))
+	if (keyed_object(e, "metadata", md, keys))
 		return -1;
 	if (!(v = json_object_get(md, "name")))
 		return verr(e, 422, "metadata.name", "required");
@@ -438,12 +439,12 @@ static int check_metadata(struct ec_verr *e, json_t *md, enum ec_op op, struct e
 	return 0;
 }
 
-int ec_mission_validate(json_t *obj, enum ec_op op, struct ec_mission_in *in, struct ec_verr *e)
+/* The start of a body's checks, a Mission's or a MissionList's: an object
+ * of known keys in our apiVersion. */
+static int check_envelope(struct ec_verr *e, json_t *obj, const char *const *keys)
 {
-	static const char *const keys[] = {"apiVersion", "kind", "metadata", "spec", "state", NULL};
 	json_t *v;
 
-	memset(in, 0, sizeof(*in));
 	if (!json_is_object(obj))
 		return verr(e, 400, "", "the body must be a JSON object, not %s", type_name(obj));
 	if (only_keys(e, "", obj, keys))
@@ -455,6 +456,17 @@ int ec_mission_validate(json_t *obj, enum ec_op op, struct ec_mission_in *in, st
 	if (strcmp(json_string_value(v), EC_API_VERSION))
 		return verr(e, 422, "apiVersion", "must be \"" EC_API_VERSION "\", not \"%.64s\"",
 			    json_string_value(v));
+	return 0;
+}
+
+int ec_mission_validate(json_t *obj, enum ec_op op, struct ec_mission_in *in, struct ec_verr *e)
+{
+	static const char *const keys[] = {"apiVersion", "kind", "metadata", "spec", "state", NULL};
+	json_t *v;
+
+	memset(in, 0, sizeof(*in));
+	if (check_envelope(e, obj, keys))
+		return -1;
 	if (!(v = json_object_get(obj, "kind")))
 		return verr(e, 422, "kind", "required (\"Mission\")");
 	if (want_type(e, "kind", v, JSON_STRING, "a string"))
@@ -512,17 +524,8 @@ static int list_envelope(json_t *obj, size_t max_items, struct ec_verr *e)
 	static const char *const keys[] = {"apiVersion", "kind", "metadata", "items", NULL};
 	json_t *v;
 
-	if (!json_is_object(obj))
-		return verr(e, 400, "", "the body must be a JSON object, not %s", type_name(obj));
-	if (only_keys(e, "", obj, keys))
+	if (check_envelope(e, obj, keys))
 		return -1;
-	if (!(v = json_object_get(obj, "apiVersion")))
-		return verr(e, 422, "apiVersion", "required (\"" EC_API_VERSION "\")");
-	if (want_type(e, "apiVersion", v, JSON_STRING, "a string"))
-		return -1;
-	if (strcmp(json_string_value(v), EC_API_VERSION))
-		return verr(e, 422, "apiVersion", "must be \"" EC_API_VERSION "\", not \"%.64s\"",
-			    json_string_value(v));
 	if (!ec_is_list(obj, "MissionList"))
 		return verr(e, 422, "kind", "must be \"MissionList\"");
 	/* a list read from GET carries metadata.resourceVersion: ignored */
@@ -562,32 +565,22 @@ int ec_mission_list_validate(json_t *obj, size_t max_items, size_t max_item,
 	}
 	json_array_foreach(items, i, m)
 	{
-		if (!json_is_object(m)) {
-			snprintf(ie.field, sizeof(ie.field), "items[%zu]", i);
-			rc = verr(e, 422, ie.field, "must be a Mission object, not %s",
-				  type_name(m));
-			break;
-		}
-		if (ec_mission_validate(m, EC_OP_CREATE, &(*ins)[i], &ie)) {
-			rc = item_err(e, i, &ie);
-			break;
-		}
-		*n = i + 1;
+		if (!json_is_object(m))
+			rc = verr(&ie, 422, "", "must be a Mission object, not %s", type_name(m));
+		else if (!(rc = ec_mission_validate(m, EC_OP_CREATE, &(*ins)[i], &ie)))
+			*n = i + 1;
 		/* each one alone must pass where single missions go (the API's
 		 * MaxBody, the tree's messages) */
-		size = json_dumpb(m, NULL, 0, JSON_COMPACT);
-		if (size > max_item) {
-			snprintf(ie.field, sizeof(ie.field), "items[%zu]", i);
-			rc = verr(e, 413, ie.field,
+		if (!rc && (size = json_dumpb(m, NULL, 0, JSON_COMPACT)) > max_item)
+			rc = verr(&ie, 413, "",
 				  "%zu bytes; one mission is at most %zu bytes (MaxBody)", size,
 				  max_item);
-			break;
-		}
-		if ((at = json_object_get(seen, (*ins)[i].name))) {
-			snprintf(ie.field, sizeof(ie.field), "items[%zu].metadata.name", i);
-			rc = verr(e, 409, ie.field,
+		if (!rc && (at = json_object_get(seen, (*ins)[i].name)))
+			rc = verr(&ie, 409, "metadata.name",
 				  "\"%s\" is also the name of items[%" JSON_INTEGER_FORMAT "]",
 				  (*ins)[i].name, json_integer_value(at));
+		if (rc) {
+			item_err(e, i, &ie);
 			break;
 		}
 		json_object_set_new(seen, (*ins)[i].name, json_integer((json_int_t)i));
@@ -650,28 +643,23 @@ json_t *ec_list_json(const char *kind, uint64_t revision, json_t *items)
 
 const char *ec_reason(int code)
 {
-	switch (code) {
-	case 400:
-		return "BadRequest";
-	case 401:
-		return "Unauthorized";
-	case 404:
-		return "NotFound";
-	case 405:
-		return "MethodNotAllowed";
-	case 409:
-		return "Conflict";
-	case 411:
-		return "LengthRequired";
-	case 413:
-		return "RequestEntityTooLarge";
-	case 415:
-		return "UnsupportedMediaType";
-	case 422:
-		return "Invalid";
-	default:
-		return "InternalError";
-	}
+	static const struct {
+		int code;
+		const char *reason;
+	} reasons[] = {{400, "BadRequest"},
+		       {401, "Unauthorized"},
+		       {404, "NotFound"},
+		       {405, "MethodNotAllowed"},
+		       {409, "Conflict"},
+		       {411, "LengthRequired"},
+		       {413, "RequestEntityTooLarge"},
+		       {415, "UnsupportedMediaType"},
+		       {422, "Invalid"}};
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].code == code)
+			return reasons[i].reason;
+	return "InternalError";
 }
 
 json_t *ec_status(int code, const char *reason, const char *message, const char *field)
@@ -747,25 +735,11 @@ bool ec_selector_match(const struct ec_selector *sel, json_t *labels)
 		json_t *v = json_object_get(labels, sel->req[i].key);
 		bool eq =
 		    v && json_is_string(v) && !strcmp(json_string_value(v), sel->req[i].value);
+		int op = sel->req[i].op;
 
-		switch (sel->req[i].op) {
-		case SEL_EQ:
-			if (!eq)
-				return false;
-			break;
-		case SEL_NE:
-			if (eq)
-				return false;
-			break;
-		case SEL_EXISTS:
-			if (!v)
-				return false;
-			break;
-		case SEL_NOT_EXISTS:
-			if (v)
-				return false;
-			break;
-		}
+		if ((op == SEL_EQ && !eq) || (op == SEL_NE && eq) || (op == SEL_EXISTS && !v) ||
+		    (op == SEL_NOT_EXISTS && v))
+			return false;
 	}
 	return true;
 }

@@ -9,7 +9,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dargs.h"
 #include "dlog.h"
 #include "gwd.h"
 #include "xg.h"
@@ -223,31 +223,16 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "config", required_argument, 0, 'c' },
-					      { "control", required_argument, 0, 's' },
-					      { "help", no_argument, 0, 'h' },
-					      { 0, 0, 0, 0 } };
 	const char *cfg = NULL, *ctl = NULL;
+	const struct darg opts[] = {{"config", 'c', &cfg}, {"control", 's', &ctl}, {0}};
 	struct sigaction sa = { .sa_handler = on_signal };
 	static int due[GW_MAX_PEERS];
 	pthread_t acc, ka;
 	char err[512];
 	int o;
 
-	while ((o = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
-		if (o == 'c')
-			cfg = optarg;
-		else if (o == 's')
-			ctl = optarg;
-		else {
-			usage(o == 'h' ? stdout : stderr);
-			return o == 'h' ? 0 : 2;
-		}
-	}
-	if (!cfg || optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	if ((o = dargs_parse(argc, argv, opts, usage)) >= 0)
+		return o;
 	if (sodium_init() < 0)
 		return 1;
 	if (gw_conf_load(cfg, &G.conf, err, sizeof(err))) {

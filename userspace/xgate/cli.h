@@ -99,6 +99,13 @@ int ecc_call(const struct ecc *e, const char *method, const char *path, const ch
 /* Print the server's message as it is; the exit code for the HTTP status. */
 int ecc_fail(int status, json_t *resp);
 void ecc_urlencode(const char *s, char *out, size_t len);
+/* "base/NAME" (NAME percent-encoded) in path, or base alone if name is NULL. */
+const char *ecc_path(char *path, size_t len, const char *base, const char *name);
+/* GET path expecting 200: else the failure is reported (ecc_fail), *res NULL. */
+int ecc_get(const struct ecc *e, const char *path, json_t **res);
+/* A get's answer, one object (one) or a list's items: JSON, or a row each. */
+void ecc_print(struct cli *c, json_t *res, bool one, json_t *(*row)(json_t *o),
+	       const char *const *cols, const char *const *keys);
 
 /* ---- output.c ---- */
 /* Print rows (JSON objects) as an aligned table with the given columns, or

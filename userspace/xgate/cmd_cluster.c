@@ -47,50 +47,19 @@ static json_t *cluster_row(json_t *o)
 	    "labels", labels_text(json_object_get(json_object_get(o, "metadata"), "labels")));
 }
 
-static int fetch(struct ecc *e, const char *name, json_t **res)
-{
-	char path[512], enc[256];
-	int status, rc;
-
-	if (name) {
-		ecc_urlencode(name, enc, sizeof(enc));
-		snprintf(path, sizeof(path), CLUSTERS "/%s", enc);
-	} else {
-		snprintf(path, sizeof(path), CLUSTERS);
-	}
-	if ((rc = ecc_call(e, "GET", path, NULL, &status, res)))
-		return rc;
-	if (status != 200) {
-		rc = ecc_fail(status, *res);
-		json_decref(*res);
-		*res = NULL;
-	}
-	return rc;
-}
-
 static int cluster_get(struct cli *c, struct ecc *e, const char *name)
 {
 	static const char *const cols[] = {"NAME",     "PATH",	   "HEALTH", "DISTRO", "DRIVER",
 					   "CHILDREN", "MISSIONS", "LABELS", NULL};
 	static const char *const keys[] = {"name",     "path",	   "health", "distro", "driver",
 					   "children", "missions", "labels", NULL};
-	json_t *res, *rows, *o;
-	size_t i;
-	int rc = fetch(e, name, &res);
+	char path[1024];
+	json_t *res;
+	int rc = ecc_get(e, ecc_path(path, sizeof(path), CLUSTERS, name), &res);
 
 	if (rc)
 		return rc;
-	if (c->json) {
-		out_json(res);
-	} else {
-		rows = json_array();
-		if (name)
-			json_array_append_new(rows, cluster_row(res));
-		else
-			json_array_foreach(json_object_get(res, "items"), i, o)
-			    json_array_append_new(rows, cluster_row(o));
-		out_rows(c, rows, cols, keys);
-	}
+	ecc_print(c, res, name != NULL, cluster_row, cols, keys);
 	json_decref(res);
 	return XG_OK;
 }
@@ -135,7 +104,7 @@ static int cluster_tree(struct cli *c, struct ecc *e)
 					   "heartbeat", "labels", NULL};
 	json_t *res, *items, **sorted, *root = NULL, *node, *table = json_array();
 	size_t n, i;
-	int rc = fetch(e, NULL, &res);
+	int rc = ecc_get(e, CLUSTERS, &res);
 
 	if (rc)
 		return rc;

@@ -62,39 +62,18 @@ static int mission_get(struct cli *c, struct ecc *e, const char *name, const cha
 	static const char *const cols[] = {"NAME", "RV", "PLACEMENT", "STATES", "CREATED", NULL};
 	static const char *const keys[] = {"name", "rv", "placement", "states", "created", NULL};
 	char path[1024], enc[700];
-	json_t *res, *rows, *m;
-	int status, rc;
-	size_t i;
+	json_t *res;
+	int rc;
 
-	if (name) {
-		ecc_urlencode(name, enc, sizeof(enc));
-		snprintf(path, sizeof(path), MISSIONS "/%s", enc);
-	} else if (selector) {
+	if (!name && selector) {
 		ecc_urlencode(selector, enc, sizeof(enc));
 		snprintf(path, sizeof(path), MISSIONS "?labelSelector=%s", enc);
 	} else {
-		snprintf(path, sizeof(path), MISSIONS);
+		ecc_path(path, sizeof(path), MISSIONS, name);
 	}
-	rc = ecc_call(e, "GET", path, NULL, &status, &res);
-	if (rc)
+	if ((rc = ecc_get(e, path, &res)))
 		return rc;
-	if (status != 200) {
-		rc = ecc_fail(status, res);
-		json_decref(res);
-		return rc;
-	}
-	if (c->json) {
-		out_json(res);
-		json_decref(res);
-		return XG_OK;
-	}
-	rows = json_array();
-	if (name)
-		json_array_append_new(rows, mission_row(res));
-	else
-		json_array_foreach(json_object_get(res, "items"), i, m)
-		    json_array_append_new(rows, mission_row(m));
-	out_rows(c, rows, cols, keys);
+	ecc_print(c, res, name != NULL, mission_row, cols, keys);
 	json_decref(res);
 	return XG_OK;
 }
@@ -110,21 +89,13 @@ static int mission_state(struct cli *c, struct ecc *e, const char *name)
 {
 	static const char *const cols[] = {"PATH", "STATE", NULL};
 	static const char *const keys[] = {"path", "state", NULL};
-	char path[1024], enc[700];
+	char path[1024];
 	json_t *res, *st, *rows, *v;
 	const char *k;
-	int status, rc;
+	int rc = ecc_get(e, ecc_path(path, sizeof(path), MISSIONS, name), &res);
 
-	ecc_urlencode(name, enc, sizeof(enc));
-	snprintf(path, sizeof(path), MISSIONS "/%s", enc);
-	rc = ecc_call(e, "GET", path, NULL, &status, &res);
 	if (rc)
 		return rc;
-	if (status != 200) {
-		rc = ecc_fail(status, res);
-		json_decref(res);
-		return rc;
-	}
 	st = json_object_get(res, "state");
 	if (c->json) {
 		out_json(st ? st : json_object());
@@ -149,12 +120,11 @@ static int mission_state(struct cli *c, struct ecc *e, const char *name)
 
 static int mission_delete(struct ecc *e, const char *name)
 {
-	char path[1024], enc[700];
+	char path[1024];
 	json_t *res;
 	int status, rc;
 
-	ecc_urlencode(name, enc, sizeof(enc));
-	snprintf(path, sizeof(path), MISSIONS "/%s", enc);
+	ecc_path(path, sizeof(path), MISSIONS, name);
 	rc = ecc_call(e, "DELETE", path, NULL, &status, &res);
 	if (!rc && status != 200)
 		rc = ecc_fail(status, res);
@@ -176,7 +146,7 @@ static void strip_server_fields(json_t *m)
 /* Create or replace one mission object from a file. */
 static int apply_one(struct cli *c, struct ecc *e, json_t *m, const char *where)
 {
-	char path[1024], enc[700];
+	char path[1024];
 	const char *name, *now;
 	json_t *res = NULL;
 	int status = 0, rc = XG_OK;
@@ -186,13 +156,11 @@ static int apply_one(struct cli *c, struct ecc *e, json_t *m, const char *where)
 	strip_server_fields(m);
 	/* without a name the POST gets the server's field-path answer */
 	name = json_is_object(md(m)) ? md_str(m, "name") : NULL;
-	if (name)
-		ecc_urlencode(name, enc, sizeof(enc));
 	for (int tries = 1;; tries++) {
 		char rv[32] = "", *body;
 
 		if (name) {
-			snprintf(path, sizeof(path), MISSIONS "/%s", enc);
+			ecc_path(path, sizeof(path), MISSIONS, name);
 			if ((rc = ecc_call(e, "GET", path, NULL, &status, &res)))
 				break;
 			if (status == 200 && md_str(res, "resourceVersion"))

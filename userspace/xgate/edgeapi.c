@@ -370,3 +370,47 @@ void ecc_urlencode(const char *s, char *out, size_t len)
 	}
 	out[o] = 0;
 }
+
+const char *ecc_path(char *path, size_t len, const char *base, const char *name)
+{
+	char enc[700];
+
+	if (!name) {
+		snprintf(path, len, "%s", base);
+		return path;
+	}
+	ecc_urlencode(name, enc, sizeof(enc));
+	snprintf(path, len, "%s/%s", base, enc);
+	return path;
+}
+
+int ecc_get(const struct ecc *e, const char *path, json_t **res)
+{
+	int status, rc = ecc_call(e, "GET", path, NULL, &status, res);
+
+	if (!rc && status != 200) {
+		rc = ecc_fail(status, *res);
+		json_decref(*res);
+		*res = NULL;
+	}
+	return rc;
+}
+
+void ecc_print(struct cli *c, json_t *res, bool one, json_t *(*row)(json_t *o),
+	       const char *const *cols, const char *const *keys)
+{
+	json_t *rows, *o;
+	size_t i;
+
+	if (c->json) {
+		out_json(res);
+		return;
+	}
+	rows = json_array();
+	if (one)
+		json_array_append_new(rows, row(res));
+	else
+		json_array_foreach(json_object_get(res, "items"), i, o)
+		    json_array_append_new(rows, row(o));
+	out_rows(c, rows, cols, keys);
+}
