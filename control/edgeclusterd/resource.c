@@ -180,9 +180,11 @@ static int only_keys(struct ec_verr *e, const char *path, json_t *obj, const cha
 	return 0;
 }
 
+/* Field paths are short next to buf; a cut one still names the place. */
 static const char *sub(char *buf, size_t len, const char *path, const char *key)
 {
-	snprintf(buf, len, "%s.%s", path, key);
+	if (snprintf(buf, len, "%s.%s", path, key) >= (int)len)
+		buf[len - 1] = 0;
 	return buf;
 }
 
@@ -319,7 +321,8 @@ static int check_clusters(struct ec_verr *e, const char *p, json_t *v)
 		return verr(e, 422, p, "at most %d clusters", CLUSTERS_MAX);
 	json_array_foreach(v, i, c)
 	{
-		snprintf(f, sizeof(f), "%s[%zu]", p, i);
+		if (snprintf(f, sizeof(f), "%s[%zu]", p, i) >= (int)sizeof(f))
+			f[sizeof(f) - 1] = 0;
 		if (plain_string(e, f, c, 63))
 			return -1;
 		if (ec_check_dns_label(json_string_value(c)))
