@@ -175,9 +175,10 @@ int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, ch
 {
 	if ((size_t)snprintf(out, len, "%s/%s", dv->workroot, mission) >= len)
 		return -1;
-	if (!create)
+	if (!create || !mkdir(out, 0700) || errno == EEXIST)
 		return 0;
-	if (mkdir(dv->workroot, 0700) && errno != EEXIST)
+	/* the root only when it is missing: not a syscall per mission */
+	if (errno != ENOENT || (mkdir(dv->workroot, 0700) && errno != EEXIST))
 		return -1;
 	return mkdir(out, 0700) && errno != EEXIST ? -1 : 0;
 }
@@ -214,6 +215,31 @@ int ec_drv_write_content(const struct ec_drv *dv, const char *mission, const cha
 		return -1;
 	}
 	return 0;
+}
+
+int ec_drv_remove_small(const struct ec_drv *dv, const char *mission)
+{
+	char dir[EC_PATH_MAX + 256];
+	struct stat st;
+	int fd, rc;
+
+	if (ec_drv_workdir(dv, mission, false, dir, sizeof(dir)))
+		return -1;
+	if (lstat(dir, &st))
+		return errno == ENOENT ? 0 : -1;
+	/* a symlink (or anything else) is rm's: it removes the link, never follows */
+	if (!S_ISDIR(st.st_mode))
+		return -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* through the directory's fd: a name swapped in meanwhile is not followed */
+	rc = (unlinkat(fd, "content", 0) && errno != ENOENT) ||
+		     (unlinkat(fd, ".content.tmp", 0) && errno != ENOENT)
+		 ? -1
+		 : 0;
+	close(fd);
+	return rc || rmdir(dir) ? -1 : 0;
 }
 
 char **ec_drv_remove_argv(const struct ec_drv *dv, const char *mission)

@@ -119,6 +119,10 @@ int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, ch
 /* The local driver's content file, WORKDIR/content (0600), written whole. */
 int ec_drv_write_content(const struct ec_drv *dv, const char *mission, const char *content,
 			 char *path, size_t len);
+/* Remove WORKDIR here if that is quick: it is missing, or a directory with
+ * nothing but the content file. 0 done; -1: anything else, for the command
+ * below (the content file may be gone by then). */
+int ec_drv_remove_small(const struct ec_drv *dv, const char *mission);
 /* rm -rf -- WORKDIR, run as a command like the others: a big tree left by
  * a mission must not stall the loop (rm removes symlinks, never follows). */
 char **ec_drv_remove_argv(const struct ec_drv *dv, const char *mission);

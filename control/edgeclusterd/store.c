@@ -74,6 +74,12 @@ int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen
 
 void ec_store_close(struct ec_store *s)
 {
+	for (int i = 0; i < EC_STMT_SLOTS; i++)
+		sqlite3_finalize(s->stmts[i].st);
+	for (int i = 0; i < EC_STMT_LOOSE; i++)
+		sqlite3_finalize(s->loose[i]);
+	memset(s->stmts, 0, sizeof(s->stmts));
+	memset(s->loose, 0, sizeof(s->loose));
 	if (s->db)
 		sqlite3_close(s->db);
 	s->db = NULL;
@@ -84,7 +90,81 @@ const char *ec_store_errmsg(struct ec_store *s)
 	return s->db ? sqlite3_errmsg(s->db) : "no database";
 }
 
-int ec_store_one(sqlite3_stmt *st, const char *name, ec_from_fn from, void *out)
+/* ---- kept statements ----
+ *
+ * Parsing SQL was half of the store's CPU time: every statement is prepared
+ * once (SQLITE_PREPARE_PERSISTENT) into a slot found by the address of its
+ * text (open addressing; slots are never freed before ec_store_close), then
+ * reset and reused. A statement whose kept copy is still stepping (the
+ * same text used inside an ec_store_each of it) gets a loose copy for one use.
+ */
+static sqlite3_stmt *prepare(struct ec_store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+		return NULL;
+	return st;
+}
+
+static sqlite3_stmt *loose(struct ec_store *s, const char *sql)
+{
+	for (int i = 0; i < EC_STMT_LOOSE; i++)
+		if (!s->loose[i])
+			return s->loose[i] = prepare(s, sql);
+	return NULL; /* EC_STMT_LOOSE statements of the same texts nested: a bug */
+}
+
+/* key and variant find the slot; sql is what is prepared there. */
+static sqlite3_stmt *kept(struct ec_store *s, const char *key, unsigned variant, const char *sql)
+{
+	uintptr_t h = ((uintptr_t)key >> 3) * 0x9e3779b97f4a7c15ull + variant;
+	struct ec_stmt_slot *sl;
+
+	for (unsigned i = 0; i < EC_STMT_SLOTS; i++) {
+		sl = &s->stmts[(h + i) % EC_STMT_SLOTS];
+		if (sl->key == key && sl->variant == variant)
+			return sqlite3_stmt_busy(sl->st) ? loose(s, sql) : sl->st;
+		if (!sl->key) {
+			if (!(sl->st = prepare(s, sql)))
+				return NULL;
+			sl->key = key;
+			sl->variant = variant;
+			return sl->st;
+		}
+	}
+	return loose(s, sql);
+}
+
+sqlite3_stmt *ec_store_stmt(struct ec_store *s, const char *sql)
+{
+	return kept(s, sql, 0, sql);
+}
+
+void ec_store_release(struct ec_store *s, sqlite3_stmt *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < EC_STMT_LOOSE; i++)
+		if (s->loose[i] == st) {
+			sqlite3_finalize(st);
+			s->loose[i] = NULL;
+			return;
+		}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+/* A statement of fmt filled with table t's name. */
+static sqlite3_stmt *prep(struct ec_store *s, const char *fmt, enum ec_table t)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), fmt, tables[t]);
+	return kept(s, fmt, (unsigned)t + 1, sql);
+}
+
+int ec_store_one(struct ec_store *s, sqlite3_stmt *st, const char *name, ec_from_fn from, void *out)
 {
 	int rc;
 
@@ -93,11 +173,11 @@ int ec_store_one(sqlite3_stmt *st, const char *name, ec_from_fn from, void *out)
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	rc = rc == SQLITE_ROW ? from(st, out) : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
-	sqlite3_finalize(st);
+	ec_store_release(s, st);
 	return rc;
 }
 
-int ec_store_each(sqlite3_stmt *st, ec_each_fn row, void *arg)
+int ec_store_each(struct ec_store *s, sqlite3_stmt *st, ec_each_fn row, void *arg)
 {
 	int rc;
 
@@ -107,23 +187,12 @@ int ec_store_each(sqlite3_stmt *st, ec_each_fn row, void *arg)
 		int stop = row(arg, st);
 
 		if (stop) {
-			sqlite3_finalize(st);
+			ec_store_release(s, st);
 			return stop;
 		}
 	}
-	sqlite3_finalize(st);
+	ec_store_release(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
-}
-
-static sqlite3_stmt *prep(struct ec_store *s, const char *fmt, enum ec_table t)
-{
-	char sql[256];
-	sqlite3_stmt *st = NULL;
-
-	snprintf(sql, sizeof(sql), fmt, tables[t]);
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	return st;
 }
 
 static char *dup_col(sqlite3_stmt *st, int i)
@@ -156,24 +225,23 @@ static int row_from(sqlite3_stmt *st, void *out)
 
 int ec_store_revision(struct ec_store *s, uint64_t *rev)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT v FROM meta WHERE k='revision'");
 	int rc = -1;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='revision'", -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (!st)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		*rev = (uint64_t)sqlite3_column_int64(st, 0);
 		rc = 0;
 	}
-	sqlite3_finalize(st);
+	ec_store_release(s, st);
 	return rc;
 }
 
 int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct ec_row *r)
 {
-	return ec_store_one(prep(s, "SELECT " ROW_COLS " FROM %s WHERE name=?1", t), name, row_from,
-			    r);
+	return ec_store_one(s, prep(s, "SELECT " ROW_COLS " FROM %s WHERE name=?1", t), name,
+			    row_from, r);
 }
 
 /* The callback of a list and its argument, for the ec_each_fn below. */
@@ -199,7 +267,8 @@ int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg)
 {
 	struct row_list l = {cb, arg};
 
-	return ec_store_each(prep(s, "SELECT " ROW_COLS " FROM %s ORDER BY name", t), list_row, &l);
+	return ec_store_each(s, prep(s, "SELECT " ROW_COLS " FROM %s ORDER BY name", t), list_row,
+			     &l);
 }
 
 /* ---- transactions: one per write, or one per group of writes ---- */
@@ -213,22 +282,47 @@ int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg)
  * parent sends again or what is re-derived (inherited missions, state
  * reports, applied records), never for what the API acknowledged.
  */
+/* One kept statement without bindings or rows, run once: 0 or -1. */
+static int run1(struct ec_store *s, const char *sql)
+{
+	sqlite3_stmt *st = ec_store_stmt(s, sql);
+	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+
+	ec_store_release(s, st);
+	return rc;
+}
+
+/* The savepoints of a group, kept too: a reconcile opens a few per mission. */
+#define SP_KEPT 6
+static const char *const sp_open[SP_KEPT] = {"SAVEPOINT s1", "SAVEPOINT s2", "SAVEPOINT s3",
+					     "SAVEPOINT s4", "SAVEPOINT s5", "SAVEPOINT s6"};
+static const char *const sp_release[SP_KEPT] = {"RELEASE s1", "RELEASE s2", "RELEASE s3",
+						"RELEASE s4", "RELEASE s5", "RELEASE s6"};
+static const char *const sp_undo[SP_KEPT] = {"ROLLBACK TO s1", "ROLLBACK TO s2", "ROLLBACK TO s3",
+					     "ROLLBACK TO s4", "ROLLBACK TO s5", "ROLLBACK TO s6"};
+
+/* "SAVEPOINT sD" and the like: kept up to SP_KEPT deep, else parsed each time. */
+static int sp(struct ec_store *s, const char *const kept_sql[SP_KEPT], const char *verb, int d)
+{
+	char sql[48];
+
+	if (d >= 1 && d <= SP_KEPT)
+		return run1(s, kept_sql[d - 1]);
+	snprintf(sql, sizeof(sql), "%s s%d", verb, d);
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
 int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 {
-	char sql[32];
-
 	if (s->tx_depth == 0) {
-		if ((flags & EC_TX_REPAIRABLE) &&
-		    sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) == SQLITE_OK)
+		if ((flags & EC_TX_REPAIRABLE) && !run1(s, "PRAGMA synchronous=NORMAL"))
 			s->tx_normal = true;
-		if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		if (run1(s, "BEGIN IMMEDIATE")) {
 			ec_store_tx_sync_restore(s);
 			return -1;
 		}
-	} else {
-		snprintf(sql, sizeof(sql), "SAVEPOINT s%d", s->tx_depth);
-		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			return -1;
+	} else if (sp(s, sp_open, "SAVEPOINT", s->tx_depth)) {
+		return -1;
 	}
 	s->tx_depth++;
 	return 0;
@@ -236,20 +330,16 @@ int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 
 int ec_store_tx_end(struct ec_store *s, int rc)
 {
-	char sql[64];
 	int d = --s->tx_depth;
 
 	if (d > 0) {
-		if (rc == 0) {
-			snprintf(sql, sizeof(sql), "RELEASE s%d", d);
-			if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK)
-				return 0;
-		}
-		snprintf(sql, sizeof(sql), "ROLLBACK TO s%d; RELEASE s%d", d, d);
-		sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		if (rc == 0 && !sp(s, sp_release, "RELEASE", d))
+			return 0;
+		sp(s, sp_undo, "ROLLBACK TO", d);
+		sp(s, sp_release, "RELEASE", d);
 		return rc ? rc : -1;
 	}
-	if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+	if (rc == 0 && !run1(s, "COMMIT")) {
 		ec_store_tx_sync_restore(s);
 		return 0;
 	}
@@ -260,8 +350,7 @@ int ec_store_tx_end(struct ec_store *s, int rc)
 
 void ec_store_tx_sync_restore(struct ec_store *s)
 {
-	if (s->tx_normal && sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) ==
-				SQLITE_OK)
+	if (s->tx_normal && !run1(s, "PRAGMA synchronous=FULL"))
 		s->tx_normal = false;
 }
 
@@ -278,12 +367,16 @@ static int end(struct ec_store *s, int rc)
 
 /* ---- writes: the revision bumped inside each ---- */
 
-static int bump(struct ec_store *s, uint64_t *rev)
+int ec_store_bump(struct ec_store *s, uint64_t *rev)
 {
-	if (sqlite3_exec(s->db, "UPDATE meta SET v=v+1 WHERE k='revision'", NULL, NULL, NULL) !=
-	    SQLITE_OK)
+	if (run1(s, "UPDATE meta SET v=v+1 WHERE k='revision'"))
 		return -1;
 	return ec_store_revision(s, rev);
+}
+
+static int bump(struct ec_store *s, uint64_t *rev)
+{
+	return ec_store_bump(s, rev);
 }
 
 /* The stored rv of NAME: 0 and EC_ST_NOTFOUND if there is none. */
@@ -298,15 +391,16 @@ static int current_rv(struct ec_store *s, enum ec_table t, const char *name, uin
 	rc = sqlite3_step(st);
 	*rv = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
 	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
-	sqlite3_finalize(st);
+	ec_store_release(s, st);
 	return rc;
 }
 
-static int step_done(sqlite3_stmt *st)
+/* Step a write once and release it: 0 or -1 (also when st is NULL). */
+static int step_done(struct ec_store *s, sqlite3_stmt *st)
 {
 	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 
-	sqlite3_finalize(st);
+	ec_store_release(s, st);
 	return rc;
 }
 
@@ -352,7 +446,7 @@ int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 		sqlite3_bind_text(st, 6, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 7, r->state ? r->state : "{}", -1, SQLITE_STATIC);
 	}
-	rc = end(s, step_done(st));
+	rc = end(s, step_done(s, st));
 	if (!rc)
 		r->rv = rev;
 	return rc;
@@ -373,7 +467,7 @@ int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint
 		sqlite3_bind_text(st, 3, r->labels ? r->labels : "{}", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
 	}
-	rc = end(s, step_done(st));
+	rc = end(s, step_done(s, st));
 	if (!rc) {
 		struct ec_row now;
 
@@ -410,7 +504,7 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 	st = prep(s, "DELETE FROM %s WHERE name=?1", t);
 	if (st)
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = end(s, step_done(st));
+	rc = end(s, step_done(s, st));
 	if (rc)
 		ec_row_free(old);
 	return rc;
@@ -434,7 +528,7 @@ int ec_store_state_put(struct ec_store *s, const char *mission, const char *key,
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		state = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-	sqlite3_finalize(st);
+	ec_store_release(s, st);
 	if (rc != SQLITE_ROW)
 		return end(s, rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1);
 	if (!json_is_object(state)) { /* unreadable: start over rather than fail forever */
@@ -457,7 +551,7 @@ int ec_store_state_put(struct ec_store *s, const char *mission, const char *key,
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
 	}
-	rc = end(s, step_done(st));
+	rc = end(s, step_done(s, st));
 	free(text);
 	return rc;
 }
@@ -488,21 +582,17 @@ static int applied_from(sqlite3_stmt *st, void *out)
 
 int ec_store_applied_get(struct ec_store *s, const char *name, struct ec_applied *a)
 {
-	sqlite3_stmt *st = NULL; /* stays NULL if the prepare fails: then -1 */
-
-	sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied WHERE name=?1", -1, &st,
-			   NULL);
-	return ec_store_one(st, name, applied_from, a);
+	return ec_store_one(s,
+			    ec_store_stmt(s, "SELECT " APPLIED_COLS " FROM applied WHERE name=?1"),
+			    name, applied_from, a);
 }
 
 int ec_store_applied_put(struct ec_store *s, const struct ec_applied *a)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = ec_store_stmt(s, "INSERT OR REPLACE INTO applied (" APPLIED_COLS
+					    ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8)");
 
-	if (sqlite3_prepare_v2(s->db,
-			       "INSERT OR REPLACE INTO applied (" APPLIED_COLS
-			       ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, a->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, a->uid, -1, SQLITE_STATIC);
@@ -512,31 +602,29 @@ int ec_store_applied_put(struct ec_store *s, const struct ec_applied *a)
 	sqlite3_bind_int(st, 6, a->pgid);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)a->pstart);
 	sqlite3_bind_int(st, 8, (int)a->fails);
-	return step_done(st);
+	return step_done(s, st);
 }
 
 int ec_store_applied_proc(struct ec_store *s, const char *name, int pgid, unsigned long long pstart)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = ec_store_stmt(s, "UPDATE applied SET pgid=?2, pstart=?3 WHERE name=?1");
 
-	if (sqlite3_prepare_v2(s->db, "UPDATE applied SET pgid=?2, pstart=?3 WHERE name=?1", -1,
-			       &st, NULL) != SQLITE_OK)
+	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, pgid);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)pstart);
-	return step_done(st);
+	return step_done(s, st);
 }
 
 int ec_store_applied_delete(struct ec_store *s, const char *name)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = ec_store_stmt(s, "DELETE FROM applied WHERE name=?1");
 
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM applied WHERE name=?1", -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return step_done(st);
+	return step_done(s, st);
 }
 
 struct applied_list {
@@ -559,9 +647,8 @@ static int applied_row(void *p, sqlite3_stmt *st)
 int ec_store_applied_list(struct ec_store *s, ec_applied_cb cb, void *arg)
 {
 	struct applied_list l = {cb, arg};
-	sqlite3_stmt *st = NULL; /* stays NULL if the prepare fails: then -1 */
 
-	sqlite3_prepare_v2(s->db, "SELECT " APPLIED_COLS " FROM applied ORDER BY name", -1, &st,
-			   NULL);
-	return ec_store_each(st, applied_row, &l);
+	return ec_store_each(s,
+			     ec_store_stmt(s, "SELECT " APPLIED_COLS " FROM applied ORDER BY name"),
+			     applied_row, &l);
 }

@@ -25,10 +25,26 @@
 enum { EC_ST_NOTFOUND = 1, EC_ST_EXISTS = 2, EC_ST_CONFLICT = 3 };
 enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
 
+/* Prepared statements are kept (store.c): a slot per SQL text, keyed by the
+ * address of the text (string literals in the code: each is prepared once). */
+#define EC_STMT_SLOTS 128
+#define EC_STMT_LOOSE 8
+struct ec_stmt_slot {
+	const char *key;  /* the SQL text or format it was prepared from */
+	unsigned variant; /* the table a format was filled with */
+	sqlite3_stmt *st;
+};
+
+/* Moved, not copied: two copies in use would each keep statements of the
+ * same connection, and ec_store_close finalizes only its own. */
 struct ec_store {
 	sqlite3 *db;
 	int tx_depth;	/* open ec_store_tx_begin()s */
 	bool tx_normal; /* the open group commits with synchronous=NORMAL */
+	struct ec_stmt_slot stmts[EC_STMT_SLOTS];
+	/* prepared for one use: the kept one was busy (a statement of the same
+	 * text stepping further up the stack) or every slot was taken */
+	sqlite3_stmt *loose[EC_STMT_LOOSE];
 };
 
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen);
@@ -52,18 +68,27 @@ int ec_store_tx_end(struct ec_store *s, int rc);
 /* Internal: back to synchronous=FULL after a repairable group. */
 void ec_store_tx_sync_restore(struct ec_store *s);
 
-/* ---- one statement's rows, for the stores of the other parts (tree_store.c) ---- */
+/* ---- statements, for the stores of the other parts (tree_store.c, tree_sync.c) ---- */
+/* The kept statement of sql (a string that lives as long as the store: a
+ * literal), prepared on first use; NULL if it does not prepare. Give it back
+ * with ec_store_release once its rows are read: that resets it (its column
+ * texts go) and clears its bindings. */
+sqlite3_stmt *ec_store_stmt(struct ec_store *s, const char *sql);
+void ec_store_release(struct ec_store *s, sqlite3_stmt *st); /* st may be NULL */
+/* Bump the revision counter and read the new value. */
+int ec_store_bump(struct ec_store *s, uint64_t *rev);
 /* Fill out (a struct of the caller's) from the row st is on; 0 or -1. */
 typedef int (*ec_from_fn)(sqlite3_stmt *st, void *out);
 /* Bind name to ?1 and step st once: from()'s result on a row, else
  * EC_ST_NOTFOUND or -1 (also when st is NULL: its prepare failed).
- * Finalizes st. */
-int ec_store_one(sqlite3_stmt *st, const char *name, ec_from_fn from, void *out);
+ * Releases st. */
+int ec_store_one(struct ec_store *s, sqlite3_stmt *st, const char *name, ec_from_fn from,
+		 void *out);
 /* Step st through its rows, row(arg, st) for each; the first nonzero result
  * stops it and is the result. 0 at the end, -1 on an error (also when st is
- * NULL). Finalizes st. */
+ * NULL). Releases st. */
 typedef int (*ec_each_fn)(void *arg, sqlite3_stmt *st);
-int ec_store_each(sqlite3_stmt *st, ec_each_fn row, void *arg);
+int ec_store_each(struct ec_store *s, sqlite3_stmt *st, ec_each_fn row, void *arg);
 
 /* Read one row; the row owns its strings (ec_row_free). */
 int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct ec_row *r);
@@ -83,7 +108,7 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 /* ---- slice 3 (mission.c): this cluster's state key, and what it applied ---- */
 
 /* Set (value NULL: remove) one key of a mission's state map, in one
- * transaction. It does NOT bump the revision or the mission's
+ * transaction (or a group's savepoint). It does NOT bump the revision or the mission's
  * resourceVersion: state is a report, not a change of the object, and a
  * client that read the mission must still be able to replace it with that
  * resourceVersion while state checks keep reporting. EC_ST_NOTFOUND if the

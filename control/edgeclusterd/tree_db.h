@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Small SQLite helpers shared by tree_store.c and tree_sync.c (one
- * transaction per call; see tree_store.c). */
+ * transaction per call; see tree_store.c). Statements are kept (store.c). */
 #ifndef ECD_TREE_DB_H
 #define ECD_TREE_DB_H
 
@@ -21,18 +21,24 @@ static inline int tx_end(struct ec_store *s, int rc)
 	return ec_store_tx_end(s, rc);
 }
 
+/* The kept statement of sql (a literal: see ec_store_stmt); give it back
+ * with rel() or done(). */
 static inline sqlite3_stmt *q(struct ec_store *s, const char *sql)
 {
-	sqlite3_stmt *st = NULL;
-
-	return sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK ? st : NULL;
+	return ec_store_stmt(s, sql);
 }
 
-static inline int done(sqlite3_stmt *st)
+static inline void rel(struct ec_store *s, sqlite3_stmt *st)
+{
+	ec_store_release(s, st);
+}
+
+/* Step a write once and give it back: 0 or -1 (also when st is NULL). */
+static inline int done(struct ec_store *s, sqlite3_stmt *st)
 {
 	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 
-	sqlite3_finalize(st);
+	ec_store_release(s, st);
 	return rc;
 }
 
@@ -45,10 +51,7 @@ static inline const char *col(sqlite3_stmt *st, int i)
 
 static inline int bump(struct ec_store *s, uint64_t *rev)
 {
-	if (sqlite3_exec(s->db, "UPDATE meta SET v=v+1 WHERE k='revision'", NULL, NULL, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	return ec_store_revision(s, rev);
+	return ec_store_bump(s, rev);
 }
 
 static inline bool same_text(const char *stored, json_t *v)

@@ -9,8 +9,10 @@
  *
  * (missions received from the parent and the digest: tree_sync.c.)
  *
- * Each function is one transaction: a sync batch, a state report or a
- * heartbeat's rows commit as a whole (one fsync), never one per object.
+ * Each function is one transaction (or a savepoint in a caller's group): a
+ * sync batch, a state report or a heartbeat's rows commit as a whole (one
+ * fsync, or none for what is repairable: the outbox, a heartbeat's rows),
+ * never one per object.
  * State writes do not bump the revision (state is a report, not a change of
  * the object: a client that read a mission can still replace it with that
  * resourceVersion while states stream in). Cluster rows bump it only when
@@ -57,7 +59,7 @@ int ec_store_attach_get(struct ec_store *s, struct ec_attach *a)
 		snprintf(a->last_error, sizeof(a->last_error), "%s", col(st, 6));
 		snprintf(a->parent_name, sizeof(a->parent_name), "%s", col(st, 7));
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
 }
 
@@ -77,7 +79,7 @@ int ec_store_attach_put(struct ec_store *s, const struct ec_attach *a)
 	sqlite3_bind_text(st, 6, a->since, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, a->last_error, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 8, a->parent_name, -1, SQLITE_STATIC);
-	return done(st);
+	return done(s, st);
 }
 
 /* ---- the outbox ---- */
@@ -86,26 +88,28 @@ static int outbox_mark_tx(struct ec_store *s, const char *mission)
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_exec(s->db, "UPDATE meta SET v=v+1 WHERE k='outbox_seq'", NULL, NULL, NULL) !=
-	    SQLITE_OK)
+	if (done(s, q(s, "UPDATE meta SET v=v+1 WHERE k='outbox_seq'")))
 		return -1;
 	st = q(s, "INSERT OR REPLACE INTO outbox (mission, seq)"
 		  " SELECT ?1, v FROM meta WHERE k='outbox_seq'");
 	if (st)
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
-	return done(st);
+	return done(s, st);
 }
 
+/* The outbox is repairable: an entry a power loss takes back was for a
+ * state that is re-derived (and owed again) with it, or it is owed again
+ * at the next resync; an ack taken back only sends a state twice. */
 int ec_store_outbox_mark(struct ec_store *s, const char *mission)
 {
-	if (tx_begin(s))
+	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
 	return tx_end(s, outbox_mark_tx(s, mission));
 }
 
 int ec_store_outbox_mark_all(struct ec_store *s)
 {
-	if (tx_begin(s))
+	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
 	/* one new seq for all: the whole set is owed again */
 	return tx_end(s, sqlite3_exec(s->db,
@@ -137,16 +141,19 @@ int ec_store_outbox_list(struct ec_store *s, int64_t after, ec_outbox_cb cb, voi
 
 	if (st)
 		sqlite3_bind_int64(st, 1, after);
-	return ec_store_each(st, outbox_row, &l);
+	return ec_store_each(s, st, outbox_row, &l);
 }
 
 int ec_store_outbox_ack(struct ec_store *s, int64_t upto)
 {
-	sqlite3_stmt *st = q(s, "DELETE FROM outbox WHERE seq <= ?1");
+	sqlite3_stmt *st;
 
+	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
+		return -1;
+	st = q(s, "DELETE FROM outbox WHERE seq <= ?1");
 	if (st)
 		sqlite3_bind_int64(st, 1, upto);
-	return done(st);
+	return tx_end(s, done(s, st));
 }
 
 int ec_store_outbox_clear(struct ec_store *s)
@@ -181,7 +188,7 @@ static int state_read(struct ec_store *s, const char *mission, json_t **map)
 			*map = json_object();
 		}
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
 }
 
@@ -195,25 +202,35 @@ static int state_write(struct ec_store *s, const char *mission, json_t *map)
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
 	}
-	rc = done(st);
+	rc = done(s, st);
 	free(text);
 	return rc;
 }
 
-/* Replace the child's keys in one map; true if anything changed. */
+/* Replace the child's keys in one map; true if anything changed. Compared
+ * key by key first: at a parent most reports change one key of a map that
+ * holds a key per descendant, and a copy of the map per report was most of
+ * the cost. */
 static bool replace_keys(json_t *state, const char *child, json_t *map)
 {
-	json_t *before = json_deep_copy(state), *v;
+	json_t *v;
 	const char *k;
 	void *tmp;
-	bool changed;
+	size_t mine = 0, theirs = 0;
+	bool same = true;
 
+	json_object_foreach(map, k, v) if (tree_in_subtree(k, child))
+	{
+		theirs++;
+		same = same && json_equal(json_object_get(state, k), v);
+	}
+	json_object_foreach(state, k, v) mine += tree_in_subtree(k, child);
+	if (same && mine == theirs)
+		return false;
 	json_object_foreach_safe(state, tmp, k, v) if (tree_in_subtree(k, child))
 	    json_object_del(state, k);
 	json_object_foreach(map, k, v) if (tree_in_subtree(k, child)) json_object_set(state, k, v);
-	changed = !json_equal(before, state);
-	json_decref(before);
-	return changed;
+	return true;
 }
 
 int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct ec_state_item *items,
@@ -263,7 +280,7 @@ static int mark_tx(struct ec_store *s, const char *child, const char *value, boo
 	int rc;
 
 	if (!st || !todo) {
-		sqlite3_finalize(st);
+		rel(s, st);
 		json_decref(todo);
 		return -1;
 	}
@@ -289,7 +306,7 @@ static int mark_tx(struct ec_store *s, const char *child, const char *value, boo
 			json_object_set(todo, col(st, 0), state);
 		json_decref(state);
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	rc = rc == SQLITE_DONE ? 0 : -1;
 	json_object_foreach(todo, name, map)
 	{
@@ -338,7 +355,7 @@ static int cred_from(sqlite3_stmt *st, void *out)
 
 int ec_store_cred_get(struct ec_store *s, const char *name, struct ec_cred *c)
 {
-	return ec_store_one(q(s, "SELECT " CRED_COLS " FROM hub_creds WHERE name=?1"), name,
+	return ec_store_one(s, q(s, "SELECT " CRED_COLS " FROM hub_creds WHERE name=?1"), name,
 			    cred_from, c);
 }
 
@@ -355,7 +372,7 @@ int ec_store_cred_put(struct ec_store *s, const struct ec_cred *c)
 	sqlite3_bind_blob(st, 4, c->prev, EC_HASH_LEN, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, c->prev_expires);
 	sqlite3_bind_int(st, 6, c->resync);
-	return done(st);
+	return done(s, st);
 }
 
 struct cred_list {
@@ -376,7 +393,7 @@ int ec_store_cred_list(struct ec_store *s, ec_cred_cb cb, void *arg)
 {
 	struct cred_list l = {cb, arg};
 
-	return ec_store_each(q(s, "SELECT " CRED_COLS " FROM hub_creds ORDER BY name"), cred_row,
+	return ec_store_each(s, q(s, "SELECT " CRED_COLS " FROM hub_creds ORDER BY name"), cred_row,
 			     &l);
 }
 
@@ -406,7 +423,7 @@ static int rows_by_name(struct ec_store *s, const char *self, json_t **out)
 			      "uid", col(st, 1), "labels", col(st, 2), "spec", col(st, 3), "state",
 			      state ? state : json_object()));
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -448,7 +465,7 @@ static int row_write(struct ec_store *s, json_t *obj, json_t *old)
 		sqlite3_bind_text(st, 7, tst, -1, SQLITE_STATIC);
 	}
 	if (!rc)
-		rc = done(st);
+		rc = done(s, st);
 	free(tl);
 	free(ts);
 	free(tst);
@@ -461,11 +478,11 @@ static int row_delete(struct ec_store *s, const char *name)
 	uint64_t rev;
 
 	if (!st || bump(s, &rev)) {
-		sqlite3_finalize(st);
+		rel(s, st);
 		return -1;
 	}
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return done(st);
+	return done(s, st);
 }
 
 int ec_store_subtree_sync(struct ec_store *s, const char *self, const char *child, json_t *objs,
@@ -477,7 +494,8 @@ int ec_store_subtree_sync(struct ec_store *s, const char *self, const char *chil
 	int rc;
 
 	*clashes = 0;
-	if (tx_begin(s))
+	/* repairable: every heartbeat of the child carries its whole subtree again */
+	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
 	rc = rows_by_name(s, self, &rows);
 	json_array_foreach(objs, i, obj)
@@ -537,7 +555,7 @@ int ec_store_subtree_health(struct ec_store *s, const char *child, const char *c
 			sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 			sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
 		}
-		rc = done(st);
+		rc = done(s, st);
 		free(text);
 	}
 	json_decref(rows);
@@ -562,7 +580,7 @@ int ec_store_subtree_drop(struct ec_store *s, const char *child, bool owe)
 		rc = mark_tx(s, child, NULL, owe);
 	if (!rc && (st = q(s, "DELETE FROM hub_creds WHERE name=?1"))) {
 		sqlite3_bind_text(st, 1, child, -1, SQLITE_STATIC);
-		rc = done(st);
+		rc = done(s, st);
 	}
 	return tx_end(s, rc);
 }
@@ -585,6 +603,6 @@ int ec_store_cluster_path(struct ec_store *s, const char *name, char *path, size
 		snprintf(path, len, "%s", p ? p : "");
 		json_decref(state);
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }

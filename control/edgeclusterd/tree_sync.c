@@ -43,7 +43,7 @@ static int local_get(struct ec_store *s, const char *name, struct local *l)
 		l->labels = strdup(col(st, 2));
 		l->spec = strdup(col(st, 3));
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -61,7 +61,7 @@ static int exec1(struct ec_store *s, const char *sql, const char *a)
 	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
-	return done(st);
+	return done(s, st);
 }
 
 static int inherited_put(struct ec_store *s, const char *name, const char *uid, int64_t prv,
@@ -76,7 +76,7 @@ static int inherited_put(struct ec_store *s, const char *name, const char *uid, 
 	sqlite3_bind_text(st, 2, uid, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, prv);
 	sqlite3_bind_int64(st, 4, lrv);
-	return done(st);
+	return done(s, st);
 }
 
 /* One upsert: write only what differs; the row keeps its state unless the
@@ -116,7 +116,7 @@ static int upsert_one(struct ec_store *s, json_t *m, json_t *changed)
 				sqlite3_bind_text(st, 3, tl, -1, SQLITE_STATIC);
 				sqlite3_bind_text(st, 4, ts, -1, SQLITE_STATIC);
 			}
-			rc = done(st);
+			rc = done(s, st);
 		} else if (!rc) {
 			sqlite3_stmt *st =
 			    q(s, "INSERT INTO missions (name, uid, rv, created,"
@@ -130,7 +130,7 @@ static int upsert_one(struct ec_store *s, json_t *m, json_t *changed)
 				sqlite3_bind_text(st, 5, tl, -1, SQLITE_STATIC);
 				sqlite3_bind_text(st, 6, ts, -1, SQLITE_STATIC);
 			}
-			rc = done(st);
+			rc = done(s, st);
 		}
 		if (!rc)
 			json_array_append_new(changed, json_pack("[s,b]", name, 0));
@@ -153,7 +153,7 @@ static int delete_one(struct ec_store *s, const char *name, json_t *changed)
 		return -1;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	rel(s, st);
 	if (rc == SQLITE_DONE)
 		return 0; /* not the parent's: a mission created here stays */
 	if (rc != SQLITE_ROW || bump(s, &rev))
@@ -168,15 +168,15 @@ static int delete_one(struct ec_store *s, const char *name, json_t *changed)
 	return rc;
 }
 
-int ec_store_sync_apply(struct ec_store *s, json_t *upserts, json_t *deletes,
-			struct ec_sync_out *out)
+static int sync_apply(struct ec_store *s, json_t *upserts, json_t *deletes, struct ec_sync_out *out,
+		      unsigned flags)
 {
 	json_t *v;
 	size_t i;
 	int rc = 0;
 
 	out->changed = json_array();
-	if (tx_begin(s))
+	if (ec_store_tx_begin(s, flags))
 		return -1;
 	json_array_foreach(deletes, i, v) if (!rc) rc =
 	    delete_one(s, json_string_value(v), out->changed);
@@ -185,6 +185,14 @@ int ec_store_sync_apply(struct ec_store *s, json_t *upserts, json_t *deletes,
 	if (rc) /* rolled back: nothing changed */
 		json_array_clear(out->changed);
 	return rc;
+}
+
+/* Repairable: what a power loss takes back, the parent's digest check sends
+ * again (the ack goes after the commit, but the digest is what counts). */
+int ec_store_sync_apply(struct ec_store *s, json_t *upserts, json_t *deletes,
+			struct ec_sync_out *out)
+{
+	return sync_apply(s, upserts, deletes, out, EC_TX_REPAIRABLE);
 }
 
 int ec_store_inherited_map(struct ec_store *s, json_t **out)
@@ -204,7 +212,7 @@ int ec_store_inherited_map(struct ec_store *s, json_t **out)
 				    json_pack("{s:s,s:s,s:b}", "uid", col(st, 1), "rv", rv, "ok",
 					      sqlite3_column_int(st, 3)));
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -222,7 +230,7 @@ int ec_store_inherited_digest(struct ec_store *s, char hex[TREE_DIGEST_HEX + 1])
 	ec_digest_init(&g);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		ec_digest_add(&g, col(st, 0), col(st, 1), (uint64_t)sqlite3_column_int64(st, 2));
-	sqlite3_finalize(st);
+	rel(s, st);
 	ec_digest_final(&g, hex);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -237,10 +245,11 @@ int ec_store_inherited_drop(struct ec_store *s, struct ec_sync_out *out)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(names, json_string(col(st, 0)));
-	sqlite3_finalize(st);
+	rel(s, st);
 	rc = rc == SQLITE_DONE ? 0 : -1;
+	/* not repairable: nobody would delete them again after a detach */
 	if (!rc)
-		rc = ec_store_sync_apply(s, NULL, names, out);
+		rc = sync_apply(s, NULL, names, out, 0);
 	json_decref(names);
 	return rc;
 }
@@ -256,11 +265,11 @@ int ec_store_mission_index(struct ec_store *s, ec_index_cb cb, void *arg)
 		int stop = cb(arg, col(st, 0), col(st, 1), (uint64_t)sqlite3_column_int64(st, 2));
 
 		if (stop) {
-			sqlite3_finalize(st);
+			rel(s, st);
 			return stop;
 		}
 	}
-	sqlite3_finalize(st);
+	rel(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 

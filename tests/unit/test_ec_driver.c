@@ -394,6 +394,34 @@ static void test_drivers(void)
 	r = run1(a, NULL, 0, 5000, 0);
 	CHECK(r.end == EC_JOB_EXITED && !r.code, "removing a missing work dir is fine");
 	ec_argv_free(a);
+
+	/* removed here without an rm process: missing, or only the content file */
+	CHECK(ec_drv_remove_small(&dv, "m1") == 0, "small remove: a missing work dir is done");
+	CHECK(!ec_drv_write_content(&dv, "m2", "x", path, sizeof(path)) &&
+		  ec_drv_remove_small(&dv, "m2") == 0,
+	      "small remove: a work dir with only the content file goes");
+	ec_drv_workdir(&dv, "m2", false, dir, sizeof(dir));
+	CHECK(stat(dir, &st) && errno == ENOENT, "and %s is gone", dir);
+	ec_drv_workdir(&dv, "m3", true, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/left", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	CHECK(ec_drv_remove_small(&dv, "m3") == -1 && !stat(path, &st),
+	      "small remove: a dir with more in it is left to rm (nothing removed but content)");
+	unlink(path);
+	rmdir(dir);
+	/* the work dir a symlink to a directory holding a file named content */
+	snprintf(path, sizeof(path), "%s/content", root);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	CHECK(!symlink(root, dir) && ec_drv_remove_small(&dv, "m3") == -1 && !stat(path, &st),
+	      "small remove: a symlinked work dir is left to rm, its target untouched");
+	unlink(dir);
+	unlink(path);
+	/* the work root is made when it is missing */
+	rmdir(dv.workroot);
+	CHECK(!ec_drv_workdir(&dv, "m4", true, dir, sizeof(dir)) && !stat(dir, &st) &&
+		  S_ISDIR(st.st_mode),
+	      "a work dir is made with its missing root");
+	rmdir(dir);
 	unlink(target);
 	rmdir(dv.workroot);
 	rmdir(root);

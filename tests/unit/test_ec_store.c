@@ -30,6 +30,32 @@ static int count_cb(void *arg, struct ec_row *r)
 	return 0;
 }
 
+/* The same statement text used inside its own rows: the kept statement is
+ * stepping, so the inner list needs a copy of its own. */
+struct nest {
+	struct ec_store *s;
+	int outer, inner;
+};
+
+static int nested_cb(void *arg, struct ec_row *r)
+{
+	struct nest *n = arg;
+	int inner = 0;
+
+	(void)r;
+	n->outer++;
+	if (ec_store_list(n->s, EC_T_MISSIONS, count_cb, &inner) == 0)
+		n->inner += inner;
+	return 0;
+}
+
+static int stop_cb(void *arg, struct ec_row *r)
+{
+	(void)arg;
+	(void)r;
+	return 7;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/ec-store-XXXXXX", path[128], err[256], cmd[160];
@@ -141,6 +167,31 @@ int main(void)
 		CHECK(ec_store_revision(&s, &rev) == 0 && rev == 7, "revision still 7");
 		ec_row_free(&g1);
 		ec_row_free(&g2);
+	}
+
+	/* kept statements: reused after an early stop, nested, deep savepoints */
+	{
+		struct nest ns = {&s, 0, 0};
+		int depth = 0, three = 0;
+
+		CHECK(ec_store_list(&s, EC_T_MISSIONS, stop_cb, NULL) == 7,
+		      "a list stopped by its callback returns the callback's result");
+		CHECK(ec_store_list(&s, EC_T_MISSIONS, count_cb, &three) == 0 && three == 3,
+		      "the same list again reads every row (the statement was reset)");
+		CHECK(ec_store_list(&s, EC_T_MISSIONS, nested_cb, &ns) == 0 && ns.outer == 3 &&
+			  ns.inner == 9,
+		      "a list inside its own rows: 3 x 3 (outer %d, inner %d)", ns.outer, ns.inner);
+		for (int i = 0; i < 9; i++)
+			depth += ec_store_tx_begin(&s, 0) == 0;
+		CHECK(depth == 9 && ec_store_delete(&s, EC_T_MISSIONS, "g2", 0, &old) == 0,
+		      "9 nested groups (savepoints past the kept ones), a delete inside");
+		ec_row_free(&old);
+		for (int i = 8; i > 0; i--)
+			depth -= ec_store_tx_end(&s, 0) == 0;
+		CHECK(depth == 1 && ec_store_tx_end(&s, -1) == -1 &&
+			  ec_store_get(&s, EC_T_MISSIONS, "g2", &got) == 0,
+		      "released one by one, rolled back at the outermost: g2 is back");
+		ec_row_free(&got);
 	}
 	ec_store_close(&s);
 

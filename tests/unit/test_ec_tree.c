@@ -313,10 +313,10 @@ int main(void)
 
 		memset(&d, 0, sizeof(d));
 		snprintf(d.conf.name, sizeof(d.conf.name), "leaf");
-		d.store = s;
+		d.store = s; /* moved: its kept statements go with it (back below) */
 		d.self_labels = json_object();
 		CHECK(tree_prepare(&d) == 0 && api_self_sync(&d) == 0, "prepare a root cluster");
-		CHECK(ec_store_attach_get(&s, &a) == 0 && a.phase == PH_INACTIVE, "inactive");
+		CHECK(ec_store_attach_get(&d.store, &a) == 0 && a.phase == PH_INACTIVE, "inactive");
 		call(&d, EC_GET, NULL, &rs);
 		CHECK(rs.code == 200 && !strcmp(field(&rs, "state", "phase"), "inactive"),
 		      "GET attach: inactive");
@@ -353,11 +353,12 @@ int main(void)
 		call(&d, EC_DELETE, NULL, &rs);
 		CHECK(rs.code == 202 && !strcmp(field(&rs, "state", "phase"), "deregistering"),
 		      "DELETE: 202 deregistering");
-		CHECK(tree_prepare(&d) == 0 && ec_store_attach_get(&s, &a) == 0 &&
+		CHECK(tree_prepare(&d) == 0 && ec_store_attach_get(&d.store, &a) == 0 &&
 			  a.phase == PH_DEREGISTERING && !strcmp(a.token, "0123456789abcdef"),
 		      "the record survives a restart (the phase resumes)");
 		free(rs.body);
 		json_decref(d.self_labels);
+		s = d.store;
 	}
 
 	ec_store_close(&s);
