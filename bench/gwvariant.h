@@ -42,12 +42,13 @@
 #undef xg_replay_accept
 
 #ifdef BENCH_NO_TAG
+/* two word stores, as the real one writes its output (lib/siphash.h) */
 XG_INLINE int xg_tun_tag(struct xdp_md *ctx, const __u8 *key, __u8 out[16])
 {
 	__u64 v = 0x0101010101010101ULL * BENCH_FIXED_TAG_BYTE;
 
-	__builtin_memcpy(out, &v, 8);
-	__builtin_memcpy(out + 8, &v, 8);
+	*(__u64 *)out = v;
+	*(__u64 *)(out + 8) = v;
 	return 0;
 }
 

@@ -73,12 +73,53 @@ XG_INLINE __u32 xg_gw_peer_by_addr(struct xg_pkt *p, __u32 ip_be)
 	return idp ? *idp : 0;
 }
 
-XG_INLINE struct xg_gw_pstat *xg_gw_pstat_of(__u32 peer)
+/* This CPU's slot of peer id (xg_gw_pstats), its copy of the xg_gw_peers
+ * entry fresh: refilled when xg_gen moved or the copy expired. NULL only
+ * for an id out of range. One per-CPU lookup instead of the peer entry and
+ * the stats each, and the entry is read from this CPU's cache lines. */
+XG_INLINE struct xg_gw_pcpu *xg_gw_pcpu_of(struct xg_pkt *p, __u32 id)
 {
-	return bpf_map_lookup_elem(&xg_gw_pstats, &peer);
+	struct xg_gw_pcpu *c = bpf_map_lookup_elem(&xg_gw_pstats, &id);
+	struct xg_gw_peer *peer;
+
+	if (unlikely(!c))
+		return 0;
+	if (likely(xg_slot_fresh(p, c->gen, c->expires)))
+		return c;
+	peer = bpf_map_lookup_elem(&xg_gw_peers, &id);
+	if (unlikely(!peer))
+		return 0;
+	c->peer = *peer;
+	xg_slot_stamp(p, &c->gen, &c->expires);
+	return c;
 }
 
 /* ---- cluster -> peer gateway ---------------------------------------------- */
+
+/*
+ * The next counter for a peer: from this CPU's block, or the first of a new
+ * block of XG_GW_TX_BLOCK reserved with one atomic add, when the block is
+ * used up or XG_GW_TX_LAG counters above its next one were reserved (by
+ * other CPUs) since. Counters stay unique (blocks never overlap), and none
+ * is sent more than XG_GW_TX_LAG - 1 below the highest reserved, which
+ * bounds how far behind the receiver's window top it can arrive
+ * (proto/xgtun.md, "Counters"). The block is this CPU's: no other run
+ * touches it until this one ends (an XDP run is not interleaved with
+ * another on the same CPU).
+ */
+XG_INLINE __u64 xg_gw_next_ctr(struct xg_gw_pcpu *pc, struct xg_gw_txctr *txc)
+{
+	__u64 c = pc->tx_next, last = *(volatile __u64 *)&txc->last;
+
+	/* unsigned: a block above last (xg_gw_txctr re-created under it) is
+	 * stale too */
+	if (unlikely(c >= pc->tx_end || last - c >= XG_GW_TX_LAG)) {
+		c = __sync_fetch_and_add(&txc->last, XG_GW_TX_BLOCK) + 1;
+		pc->tx_end = c + XG_GW_TX_BLOCK;
+	}
+	pc->tx_next = c + 1;
+	return c;
+}
 
 XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct xg_outer *o)
 {
@@ -87,7 +128,7 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	struct xg_gw_route *r;
 	struct xg_gw_peer *peer;
 	struct xg_gw_txctr *txc;
-	struct xg_gw_pstat *ps;
+	struct xg_gw_pcpu *pc;
 	struct xg_opt_host *opt;
 	struct xg_tun_hdr *t;
 	struct xg_nh_slot *nh;
@@ -117,10 +158,11 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	if (!r)
 		return XG_DROP(p, DROP_GW_NO_ROUTE);
 	id = r->peer;
-	peer = bpf_map_lookup_elem(&xg_gw_peers, &id);
+	pc = xg_gw_pcpu_of(p, id);
 	txc = bpf_map_lookup_elem(&xg_gw_txctr, &id);
-	if (!peer || !txc || !(peer->flags & XG_GW_PEER_VALID))
+	if (!pc || !txc || !(pc->peer.flags & XG_GW_PEER_VALID))
 		return XG_DROP(p, DROP_GW_NO_KEY);
+	peer = &pc->peer;
 	key = &peer->tx[peer->tx_slot & 1];
 	if (!key->valid)
 		return XG_DROP(p, DROP_GW_NO_KEY);
@@ -154,7 +196,7 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	udp->check = 0; /* the tag covers what matters; IPv4 allows 0 */
 
 	/* Taken only now, so a counter is spent only on a packet sent. */
-	ctr = __sync_fetch_and_add(&txc->last, 1) + 1;
+	ctr = xg_gw_next_ctr(pc, txc);
 	t->ver = XG_TUN_VERSION;
 	t->type = XG_TUN_TYPE_AUTH;
 	t->key_id = key->id;
@@ -164,11 +206,8 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	if (xg_tun_tag(ctx, key->k, t->tag)) /* not reached: inner_len checked above */
 		return XG_DROP(p, DROP_GW_TOO_BIG);
 
-	ps = xg_gw_pstat_of(id);
-	if (ps) {
-		ps->tx_packets++;
-		ps->tx_bytes += tot_len;
-	}
+	pc->st.tx_packets++;
+	pc->st.tx_bytes += tot_len;
 	return xg_send(p, eth, nh, XG_R_GW_ENCAP);
 }
 
@@ -184,10 +223,87 @@ XG_INLINE int xg_gw_rx_slot(const struct xg_gw_peer *peer, __u8 id)
 	return -1;
 }
 
+/* Where a frame from a peer for (p->vni, p->inner_dst) goes, from the maps
+ * (the slow path of xg_gw_dest): 0 with d's kind, n and dst_be set, or a
+ * drop reason. The rules of xg_route_miss (lib/route.h), stopped before the
+ * pick, with an endpoint entry first, and a remote subnet refused: a
+ * gateway never relays from peer to peer. */
+XG_INLINE int xg_gw_dest_lookup(struct xg_pkt *p, struct xg_gw_dc_slot *d)
+{
+	struct xg_endpoint *ep = xg_endpoint_of(p);
+	__u32 self = p->host->ip_be, n;
+	struct xg_subnet *s;
+	struct xg_vpc *vpc;
+
+	if (ep && !(ep->flags & XG_EP_LOCAL)) {
+		d->kind = XG_GW_DC_HOSTS;
+		d->n = 1;
+		d->dst_be[0] = ep->host_be;
+		return 0;
+	}
+	s = xg_subnet_of(p);
+	if (s) {
+		if (s->flags & XG_SUBNET_REMOTE)
+			return p->host->gateway_be ? XG_R_DROP_GW_TRANSIT : XG_R_DROP_NO_GATEWAY;
+		n = s->n_bouncers;
+		if (n == 0 || n > XG_MAX_BOUNCERS)
+			return XG_R_DROP_NO_ROUTE;
+#pragma unroll
+		for (int i = 0; i < XG_MAX_BOUNCERS; i++) {
+			if (i < n && s->bouncers_be[i] == self)
+				return XG_R_DROP_NO_ENDPOINT;
+			d->dst_be[i] = s->bouncers_be[i];
+		}
+		d->kind = XG_GW_DC_HOSTS;
+		d->n = n;
+		return 0;
+	}
+	vpc = xg_vpc_of(p);
+	if (!vpc)
+		return XG_R_DROP_VNI_UNKNOWN;
+	n = vpc->n_dividers;
+	if (n == 0 || n > XG_MAX_DIVIDERS)
+		return XG_R_DROP_NO_ROUTE;
+#pragma unroll
+	for (int i = 0; i < XG_MAX_DIVIDERS; i++)
+		d->dst_be[i] = vpc->dividers_be[i];
+	d->kind = XG_GW_DC_DIVIDERS;
+	d->n = n;
+	return 0;
+}
+
+/* The next hop in this cluster for a frame from a peer: 0 with *dst set, or
+ * a drop reason. Through this CPU's decision slot (xg_gw_dcache): one
+ * lookup instead of the endpoint and subnet slots, the VPC hash lookup
+ * and the bouncer checks; the pick by flow hash is made per packet. */
+XG_INLINE int xg_gw_dest(struct xg_pkt *p, __u32 *dst)
+{
+	__u32 i = xg_slot_of_vni_ip(p->vni, p->inner_dst, XG_GW_DCACHE_SLOTS);
+	struct xg_gw_dc_slot *c = bpf_map_lookup_elem(&xg_gw_dcache, &i);
+	int rc;
+
+	if (unlikely(!c)) /* not reached: i < XG_GW_DCACHE_SLOTS */
+		return XG_R_DROP_NO_ROUTE;
+	if (unlikely(c->ip_be != p->inner_dst || c->vni != p->vni || c->kind == XG_GW_DC_NONE ||
+		     !xg_slot_fresh(p, c->gen, c->expires))) {
+		rc = xg_gw_dest_lookup(p, c);
+		if (rc) {
+			c->kind = XG_GW_DC_NONE;
+			return rc;
+		}
+		c->vni = p->vni;
+		c->ip_be = p->inner_dst;
+		xg_slot_stamp(p, &c->gen, &c->expires);
+	}
+	*dst = xg_pick(c->dst_be, c->n, p);
+	if (c->kind == XG_GW_DC_DIVIDERS && *dst == p->host->ip_be)
+		return XG_R_DROP_NO_ROUTE;
+	return 0;
+}
+
 XG_INLINE int xg_gw_peer_drop(struct xg_pkt *p, struct xg_gw_pstat *ps, __u32 reason)
 {
-	if (ps)
-		ps->rx_dropped++;
+	ps->rx_dropped++;
 	xg_count(p, reason);
 	return XDP_DROP;
 }
@@ -200,14 +316,14 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	struct xg_gw_route *owner;
 	struct xg_gw_peer *peer;
 	struct xg_gw_pstat *ps;
-	struct xg_endpoint *ep;
+	struct xg_gw_pcpu *pc;
 	struct xg_tun_hdr *t;
 	struct xg_nh_slot *nh;
 	struct ethhdr *ieth, *eth;
-	struct xg_route rt;
 	struct xg_arp *arp;
-	__u32 id, idx, mtu, inner_len;
-	__u8 tag[16], tos;
+	__u32 id, idx, mtu, inner_len, dst;
+	__u8 tag[16] __attribute__((aligned(8))); /* xg_tun_tag stores words */
+	__u8 tos;
 	__u16 tot_len;
 	__u64 ctr;
 	int rc, slot;
@@ -218,10 +334,11 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	id = xg_gw_peer_by_addr(p, o->ip->saddr);
 	if (!id)
 		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);
-	peer = bpf_map_lookup_elem(&xg_gw_peers, &id);
-	if (!peer || !(peer->flags & XG_GW_PEER_VALID))
+	pc = xg_gw_pcpu_of(p, id);
+	if (!pc || !(pc->peer.flags & XG_GW_PEER_VALID))
 		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);
-	ps = xg_gw_pstat_of(id);
+	peer = &pc->peer;
+	ps = &pc->st;
 
 	t = (void *)(o->udp + 1);
 	if ((void *)(t + 1) > data_end)
@@ -268,21 +385,14 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	if (!owner || owner->peer != id)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_UNOWNED);
 
-	ep = xg_endpoint_of(p);
-	if (ep && !(ep->flags & XG_EP_LOCAL)) {
-		rt.dst_be = ep->host_be;
-	} else {
-		rc = xg_route_miss(p, &rt, 0);
-		if (rc)
-			return xg_gw_peer_drop(p, ps, rc);
-		if (rt.reason == XG_R_DIVIDER_TO_GATEWAY) /* never relay peer to peer */
-			return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRANSIT);
-	}
-	if (rt.dst_be == p->host->ip_be)
+	rc = xg_gw_dest(p, &dst);
+	if (rc)
+		return xg_gw_peer_drop(p, ps, rc);
+	if (dst == p->host->ip_be)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_LOOP);
 
 	tot_len = inner_len + XG_ENCAP_LEN - sizeof(struct ethhdr);
-	rc = xg_nexthop(p, rt.dst_be, tot_len, &nh, &mtu);
+	rc = xg_nexthop(p, dst, tot_len, &nh, &mtu);
 	if (rc)
 		return xg_gw_peer_drop(p, ps, rc);
 	tos = xg_inner_tos(ieth, data_end);
@@ -290,12 +400,10 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	if (bpf_xdp_adjust_head(ctx, XG_TUN_LEN - XG_ENCAP_LEN))
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_HEADROOM);
 	eth = (void *)(long)ctx->data;
-	if (xg_geneve_write(p, eth, (void *)(long)ctx->data_end, tos, tot_len, rt.dst_be, 0))
+	if (xg_geneve_write(p, eth, (void *)(long)ctx->data_end, tos, tot_len, dst, 0))
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_HEADROOM);
-	if (ps) {
-		ps->rx_packets++;
-		ps->rx_bytes += tot_len;
-	}
+	ps->rx_packets++;
+	ps->rx_bytes += tot_len;
 	return xg_send(p, eth, nh, XG_R_GW_DECAP);
 }
 

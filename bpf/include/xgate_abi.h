@@ -334,6 +334,7 @@ struct xg_tun_hdr {
 #define XG_MAP_GW_PSTATS "xg_gw_pstats"
 #define XG_MAP_GW_PACACHE "xg_gw_pacache"
 #define XG_MAP_GW_RTCACHE "xg_gw_rtcache"
+#define XG_MAP_GW_DCACHE "xg_gw_dcache"
 
 /* xg_gw: ARRAY[1]. The gateway's public side (its internal side is
  * xg_host: address and NIC on the cluster underlay). */
@@ -390,8 +391,8 @@ struct xg_gw_replay {
 
 /* Per-CPU caches of the gateway program, same rules as the host's (see
  * "Per-CPU caches" above: valid under the current xg_gen.gen, for at most
- * XG_CACHE_TTL_JIFFIES). gatewayd bumps xg_gen after changing xg_gw_paddr
- * or xg_gw_route.
+ * XG_CACHE_TTL_JIFFIES). gatewayd bumps xg_gen after changing xg_gw_paddr,
+ * xg_gw_route or xg_gw_peers (copied into xg_gw_pstats).
  * xg_gw_pacache: slot = hash(outer source): xg_gw_paddr's answer, present
  * or not (a stranger's address too). */
 #define XG_GW_PACACHE_SLOTS 64
@@ -414,12 +415,41 @@ struct xg_gw_rtc_slot {
 	struct xg_gw_route r;
 };
 
-/* xg_gw_txctr: ARRAY[XG_GW_MAX_PEERS]: the last counter sent to a peer. */
+/* xg_gw_dcache: slot = hash(vni, ip): where a frame from a peer for (vni,
+ * ip) goes in this cluster, as xg_endpoint, xg_subnet and xg_vpc decide it
+ * (the answer, not the entries): the endpoint's host (n = 1), or the
+ * subnet's bouncers or the VPC's dividers to pick from by flow hash. Only
+ * forwarding answers are kept; a drop is decided again on every packet. */
+#define XG_GW_DCACHE_SLOTS 256
+enum xg_gw_dc_kind {
+	XG_GW_DC_NONE = 0,
+	XG_GW_DC_HOSTS = 1,    /* the endpoint's host, or bouncers (none is us) */
+	XG_GW_DC_DIVIDERS = 2, /* the VPC's dividers: a pick of us is DROP_NO_ROUTE */
+};
+struct xg_gw_dc_slot {
+	__u32 vni;
+	__u32 ip_be;
+	__u32 gen;
+	__u16 kind;
+	__u16 n; /* 1..XG_MAX_BOUNCERS (= XG_MAX_DIVIDERS) */
+	__u64 expires;
+	__u32 dst_be[XG_MAX_BOUNCERS];
+};
+
+/* xg_gw_txctr: ARRAY[XG_GW_MAX_PEERS]: the highest counter reserved for a
+ * peer. CPUs reserve XG_GW_TX_BLOCK counters at a time (one atomic add) and
+ * hand them out from xg_gw_pstats; a CPU drops the rest of its block once
+ * XG_GW_TX_LAG or more counters above its next one have been reserved, so
+ * it never sends a counter that far below the highest any CPU may have sent
+ * (proto/xgtun.md, "Counters"). Never lowered: a counter must not come back,
+ * and a CPU's block is checked against this value, not reset with it. */
+#define XG_GW_TX_BLOCK 16
+#define XG_GW_TX_LAG 64 /* < XG_GW_WINDOW: the rest is the network's reordering */
 struct xg_gw_txctr {
 	__u64 last;
 };
 
-/* xg_gw_pstats: PERCPU_ARRAY[XG_GW_MAX_PEERS] per-peer traffic. */
+/* Per-peer traffic, as userspace sums it over the CPUs. */
 struct xg_gw_pstat {
 	__u64 tx_packets;
 	__u64 tx_bytes;
@@ -427,6 +457,22 @@ struct xg_gw_pstat {
 	__u64 rx_bytes;
 	__u64 rx_dropped; /* from the peer's address, not authentic/replayed/unowned */
 	__u64 pad;
+};
+
+/* xg_gw_pstats: PERCPU_ARRAY[XG_GW_MAX_PEERS], index = peer id: everything
+ * a CPU needs of a peer in one slot. Its traffic (st, what userspace
+ * reads), its block of send counters (tx_next .. tx_end - 1, taken from
+ * xg_gw_txctr), and a copy of its xg_gw_peers entry, used while filled under
+ * the current xg_gen.gen and for at most XG_CACHE_TTL_JIFFIES (the per-CPU
+ * cache rules above): gatewayd bumps xg_gen after writing xg_gw_peers. */
+struct xg_gw_pcpu {
+	struct xg_gw_pstat st;
+	__u64 tx_next;
+	__u64 tx_end;
+	__u64 expires;
+	__u32 gen;
+	__u32 pad;
+	struct xg_gw_peer peer;
 };
 
 /* ---- stats ---------------------------------------------------------------

@@ -59,7 +59,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XG_GW_MAX_PEERS);
 	__type(key, __u32);
-	__type(value, struct xg_gw_pstat);
+	__type(value, struct xg_gw_pcpu);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_gw_pstats SEC(".maps");
 
@@ -78,5 +78,13 @@ struct {
 	__type(value, struct xg_gw_rtc_slot);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_gw_rtcache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_GW_DCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_gw_dc_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_gw_dcache SEC(".maps");
 
 #endif

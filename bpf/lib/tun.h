@@ -61,15 +61,13 @@ static __noinline int xg_tun_tag(struct xdp_md *ctx, const __u8 *key, __u8 out[1
 	return 0;
 }
 
-/* Tags compared without an early exit. */
+/* Tags compared without an early exit, a word at a time (as siphash.h
+ * writes them: a stack tag 8-byte aligned). */
 XG_INLINE int xg_tag_eq(const __u8 *a, const __u8 *b)
 {
-	__u64 a0, a1, b0, b1;
+	__u64 a0 = *(const __u64 *)a, a1 = *(const __u64 *)(a + 8);
+	__u64 b0 = *(const __u64 *)b, b1 = *(const __u64 *)(b + 8);
 
-	__builtin_memcpy(&a0, a, 8);
-	__builtin_memcpy(&a1, a + 8, 8);
-	__builtin_memcpy(&b0, b, 8);
-	__builtin_memcpy(&b1, b + 8, 8);
 	return ((a0 ^ b0) | (a1 ^ b1)) == 0;
 }
 
@@ -86,8 +84,12 @@ XG_INLINE int xg_tag_eq(const __u8 *a, const __u8 *b)
  * A slot's block only grows, so a counter once accepted is never accepted
  * again, whatever the interleaving (RFC 6479's ring, with the clearing done
  * by the first counter of a block instead of by whoever moves the top).
- * top is only a hint for the cheap early refusal before the tag: raised
- * with one compare-and-swap, it may lag when two CPUs race, never lead.
+ * top is only a hint for the cheap early refusal before the tag: a plain
+ * store of an accepted counter above the one read, so it never leads. Two
+ * CPUs racing may leave the lower of their counters there until the next
+ * higher one: a lag only lets the early check pass a counter the ring then
+ * judges, and the ring never accepts one twice. (A compare-and-swap would
+ * lag the same way, and cost a second locked instruction per packet.)
  */
 XG_INLINE int xg_replay_accept(struct xg_gw_replay *r, __u64 c)
 {
@@ -112,7 +114,7 @@ XG_INLINE int xg_replay_accept(struct xg_gw_replay *r, __u64 c)
 			continue;
 		top = *(volatile __u64 *)&r->top;
 		if (c > top)
-			__sync_val_compare_and_swap(&r->top, top, c);
+			*(volatile __u64 *)&r->top = c;
 		return 0;
 	}
 	return XG_R_DROP_GW_BUSY;

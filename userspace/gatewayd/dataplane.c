@@ -45,8 +45,8 @@ static int open_map(const char *root, const char *name, __u32 ksz, __u32 vsz, ch
 	open_map(root, name, sizeof(type_k), sizeof(type_v), err, errlen)
 
 /* After writing a map the data path caches per CPU (the gateway's
- * xg_gw_paddr and xg_gw_route, a divider's xg_subnet): the next packet on
- * every CPU sees the change. */
+ * xg_gw_paddr, xg_gw_route and xg_gw_peers, a divider's xg_subnet): the
+ * next packet on every CPU sees the change. */
 static void gen_bump(int fd)
 {
 	struct xg_gen gen;
@@ -79,6 +79,7 @@ static void reconcile_peer(struct gwd *g, __u32 id, const struct gw_peer_conf *p
 		gen_bump(g->dp.gen);
 	}
 	bpf_map_update_elem(g->dp.peers, &id, &want, BPF_ANY);
+	gen_bump(g->dp.gen); /* the previous owner's keys are gone from every CPU's copy */
 	gwd_log("peer %s: data-plane entry %u initialised", pc->name, id);
 }
 
@@ -106,7 +107,7 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 				  struct xg_gw_route, err, errlen)) < 0 ||
 	    (dp->replay = open_pin(root, XG_MAP_GW_REPLAY, __u32, struct xg_gw_replay, err,
 				   errlen)) < 0 ||
-	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pstat, err,
+	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pcpu, err,
 				   errlen)) < 0 ||
 	    (dp->gen = open_pin(root, XG_MAP_GEN, __u32, struct xg_gen, err, errlen)) < 0)
 		return -1;
@@ -354,14 +355,25 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t e
 			break; /* a re-announce (new session, same id): replace in place */
 	if (slot == 2)
 		slot = rx_victim(g, id, &v);
-	/* The window first, then the key: a packet verified with the new key
-	 * never meets the old key's window. */
+	/* The slot emptied first (every CPU's copy too), then its window
+	 * restarted, then the new key: a packet verified with the key being
+	 * replaced never meets the fresh window (where a replay of it would
+	 * pass), and one verified with the new key never meets the old one. */
+	if (v.rx[slot].valid) {
+		v.rx[slot].valid = 0;
+		if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+			return -1;
+		gen_bump(g->dp.gen);
+	}
 	ri = id * 2 + (__u32)slot;
 	bpf_map_update_elem(g->dp.replay, &ri, &fresh, BPF_ANY);
 	gw_data_key(s, 0, epoch, v.rx[slot].k);
 	v.rx[slot].id = kid;
 	v.rx[slot].valid = 1;
-	return bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY) ? -1 : 0;
+	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+		return -1;
+	gen_bump(g->dp.gen);
+	return 0;
 }
 
 int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
@@ -383,25 +395,28 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t e
 	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
 		return -1;
 	v.tx_slot = (__u8)next;
-	return bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY) ? -1 : 0;
+	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+		return -1;
+	gen_bump(g->dp.gen); /* CPUs switch on their next packet, not at their copy's expiry */
+	return 0;
 }
 
 void gwd_dp_pstats(struct gwd *g, int idx, struct xg_gw_pstat *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u32 id = (__u32)idx + 1;
-	struct xg_gw_pstat *v;
+	struct xg_gw_pcpu *v;
 
 	memset(out, 0, sizeof(*out));
 	if (!g->dp.on || ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
 		return;
 	if (!bpf_map_lookup_elem(g->dp.pstats, &id, v))
 		for (int c = 0; c < ncpu; c++) {
-			out->tx_packets += v[c].tx_packets;
-			out->tx_bytes += v[c].tx_bytes;
-			out->rx_packets += v[c].rx_packets;
-			out->rx_bytes += v[c].rx_bytes;
-			out->rx_dropped += v[c].rx_dropped;
+			out->tx_packets += v[c].st.tx_packets;
+			out->tx_bytes += v[c].st.tx_bytes;
+			out->rx_packets += v[c].st.rx_packets;
+			out->rx_bytes += v[c].st.rx_bytes;
+			out->rx_dropped += v[c].st.rx_dropped;
 		}
 	free(v);
 }
