@@ -130,13 +130,16 @@ static void owe_kick(void)
 
 /* ---- down: the mission index, the digest, changes to every child ---- */
 
-static json_t *mission_msg(struct ecd *d, const char *name)
+/* *bytes: about what it adds to a message (the stored texts and the
+ * envelope), so that batches are cut without serialising each one twice. */
+static json_t *mission_msg(struct ecd *d, const char *name, size_t *bytes)
 {
 	struct ec_row r;
 	json_t *o;
 
 	if (ec_store_get(&d->store, EC_T_MISSIONS, name, &r))
 		return NULL;
+	*bytes = strlen(r.spec) + strlen(r.labels) + strlen(r.name) + 200;
 	o = ec_object_json("Mission", &r);
 	ec_row_free(&r);
 	json_object_del(o, "state"); /* ours; the child has its own */
@@ -157,7 +160,9 @@ static void send_missions(struct hub_conn *only, json_t *names, json_t *deletes)
 
 		first = false;
 		for (; i < n && bytes < TREE_BATCH_BYTES; i++) {
-			json_t *o = mission_msg(H.d, json_string_value(json_array_get(names, i)));
+			size_t sz = 0;
+			json_t *o =
+			    mission_msg(H.d, json_string_value(json_array_get(names, i)), &sz);
 
 			if (!o) { /* gone since: say so */
 				json_array_append_new(
@@ -166,7 +171,7 @@ static void send_missions(struct hub_conn *only, json_t *names, json_t *deletes)
 					      json_string_value(json_array_get(names, i))));
 				continue;
 			}
-			bytes += json_dumpb(o, NULL, 0, JSON_COMPACT);
+			bytes += sz;
 			json_array_append_new(json_object_get(msg, "upsert"), o);
 		}
 		for (struct hub_conn *c = H.conns; c; c = c->next) {
@@ -231,9 +236,24 @@ out:
 	json_decref(deletes);
 }
 
+static bool any_linked(void)
+{
+	for (struct hub_conn *c = H.conns; c; c = c->next)
+		if (c->authed && !c->registering && !c->dead)
+			return true;
+	return false;
+}
+
+/*
+ * With no child linked there is nobody to tell: the scan (the index of
+ * every mission, the digest) waits until one says hello (on_hello scans
+ * before it compares digests). A leaf would otherwise rebuild its index
+ * for every batch from its parent, for nobody.
+ */
 static void on_scan(lws_sorted_usec_list_t *sul)
 {
-	scan_now();
+	if (any_linked())
+		scan_now();
 	lws_sul_schedule(H.d->lws, 0, sul, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
 }
 
@@ -788,7 +808,7 @@ int hub_start(struct ecd *d)
 		ecd_log("hub: reading the children: %s", ec_store_errmsg(&d->store));
 		return -1;
 	}
-	scan_now();
+	/* the first scan waits for the first child (on_scan) */
 	lws_sul_schedule(d->lws, 0, &H.tick, on_tick, LWS_US_PER_SEC);
 	lws_sul_schedule(d->lws, 0, &H.scan, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
 	sqlite3_update_hook(d->store.db, on_db_write, NULL);

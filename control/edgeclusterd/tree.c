@@ -128,34 +128,58 @@ int tree_prepare(struct ecd *d)
 
 /* ---- EdgeCluster objects ---- */
 
+struct counts_ctx {
+	struct ecd *d;
+	int *known, *matched, *active;
+};
+
+static int count_one(void *arg, sqlite3_stmt *st)
+{
+	struct counts_ctx *c = arg;
+	const char *pl = (const char *)sqlite3_column_text(st, 0);
+	const char *own = (const char *)sqlite3_column_text(st, 1);
+	bool match = true;
+
+	(*c->known)++;
+	if (pl) { /* only a mission with a placement needs parsing (a few bytes) */
+		json_t *p = json_loads(pl, 0, NULL);
+		json_t *spec = p ? json_pack("{s:o}", "placement", p) : NULL;
+
+		match = spec && ec_placement_match(spec, c->d->conf.name, c->d->self_labels);
+		json_decref(spec);
+	}
+	if (!match)
+		return 0;
+	(*c->matched)++;
+	/* applied and checked: anything but the placeholders */
+	if (own && *own && strncmp(own, "pending", 7) && strcmp(own, "not matched") &&
+	    strncmp(own, "failed", 6) && strcmp(own, "unreachable"))
+		(*c->active)++;
+	return 0;
+}
+
+/*
+ * Asked by every heartbeat and every GET of our EdgeCluster. SQLite's
+ * json_extract picks the placement and our own state key out of the text:
+ * parsing every spec and state map (100 keys per mission at a root of 100
+ * clusters) into jansson objects was most of a poll's cost.
+ */
 int tree_mission_counts(struct ecd *d, int *known, int *matched, int *active)
 {
-	sqlite3_stmt *st;
-	int rc;
+	static const char sql[] = "SELECT json_extract(spec, '$.placement'), "
+				  "json_extract(state, ?1) FROM missions";
+	struct counts_ctx c = {d, known, matched, active};
+	sqlite3_stmt *st = ec_store_stmt(&d->store, sql);
+	char key[EC_NAME_MAX + 8];
 
 	*known = *matched = *active = 0;
-	if (sqlite3_prepare_v2(d->store.db, "SELECT spec, state FROM missions", -1, &st, NULL) !=
-	    SQLITE_OK)
+	/* a DNS-1123 label: nothing to escape in a quoted path member */
+	snprintf(key, sizeof(key), "$.\"%s\"", d->conf.name);
+	if (st && sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+		ec_store_release(&d->store, st);
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *spec = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-		json_t *state = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
-		const char *own = json_string_value(json_object_get(state, d->conf.name));
-
-		(*known)++;
-		if (spec && ec_placement_match(spec, d->conf.name, d->self_labels)) {
-			(*matched)++;
-			/* applied and checked: anything but the placeholders */
-			if (own && *own && strncmp(own, "pending", 7) &&
-			    strcmp(own, "not matched") && strncmp(own, "failed", 6) &&
-			    strcmp(own, "unreachable"))
-				(*active)++;
-		}
-		json_decref(spec);
-		json_decref(state);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return ec_store_each(&d->store, st, count_one, &c) ? -1 : 0;
 }
 
 static const char *path_of(json_t *o)

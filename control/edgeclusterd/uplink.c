@@ -274,15 +274,22 @@ static json_t *report_map(const char *state_text)
 static int flush_one(void *arg, const char *mission, int64_t seq)
 {
 	struct flush_ctx *f = arg;
-	struct ec_row r;
+	/* the state alone: the whole row (spec, labels) is not sent */
+	sqlite3_stmt *st = ec_store_stmt(&U.d->store, "SELECT state FROM missions WHERE name=?1");
+	const char *state;
 
 	f->max = seq;
-	if (ec_store_get(&U.d->store, EC_T_MISSIONS, mission, &r))
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_ROW || !(state = (const char *)sqlite3_column_text(st, 0))) {
+		ec_store_release(&U.d->store, st);
 		return 0; /* deleted since: nothing to report, the ack clears it */
-	f->bytes += strlen(r.state) + strlen(mission) + 32;
+	}
+	f->bytes += strlen(state) + strlen(mission) + 32;
 	json_array_append_new(
-	    f->items, json_pack("{s:s,s:o}", "mission", mission, "state", report_map(r.state)));
-	ec_row_free(&r);
+	    f->items, json_pack("{s:s,s:o}", "mission", mission, "state", report_map(state)));
+	ec_store_release(&U.d->store, st);
 	return f->bytes >= TREE_BATCH_BYTES ? 1 : 0;
 }
 

@@ -316,6 +316,54 @@ int main(void)
 		d.store = s; /* moved: its kept statements go with it (back below) */
 		d.self_labels = json_object();
 		CHECK(tree_prepare(&d) == 0 && api_self_sync(&d) == 0, "prepare a root cluster");
+		{ /* missions{known, matched, active}: placement and our own key, in SQL */
+			static const char *const specs[][2] = {
+			    {"cnt-all", "{\"content\":\"x\"}"},
+			    {"cnt-name",
+			     "{\"content\":\"x\",\"placement\":{\"clusters\":[\"leaf\"]}}"},
+			    {"cnt-other",
+			     "{\"content\":\"x\",\"placement\":{\"clusters\":[\"b\"]}}"},
+			    {"cnt-label",
+			     "{\"content\":\"x\",\"placement\":{\"matchLabels\":{\"z\":\"e\"}}}"},
+			    {"cnt-pend", "{\"content\":\"x\",\"placement\":null}"},
+			};
+			static const char *const own[] = {"applied", "ok 1", "not matched",
+							  "not matched", "pending"};
+			int k0, m0, a0, k, m, n;
+
+			CHECK(tree_mission_counts(&d, &k0, &m0, &a0) == 0, "counts");
+			for (size_t i = 0; i < 5; i++) {
+				struct ec_row r = {0};
+
+				snprintf(r.name, sizeof(r.name), "%s", specs[i][0]);
+				ec_uuid4(r.uid);
+				ec_timestamp(1700000000, r.created);
+				r.labels = strdup("{}");
+				r.spec = strdup(specs[i][1]);
+				CHECK(ec_store_create(&d.store, EC_T_MISSIONS, &r) == 0 &&
+					  ec_store_state_put(&d.store, r.name, "leaf", own[i]) ==
+					      0 &&
+					  ec_store_state_put(&d.store, r.name, "b", "applied") == 0,
+				      "create %s", r.name);
+				ec_row_free(&r);
+			}
+			CHECK(tree_mission_counts(&d, &k, &m, &n) == 0 && k == k0 + 5 &&
+				  m == m0 + 3 && n == a0 + 2,
+			      "counts: known +5, matched +3 (all, by name, null placement), active "
+			      "+2 (applied, a check's output): %d %d %d",
+			      k - k0, m - m0, n - a0);
+			json_object_set_new(d.self_labels, "z", json_string("e"));
+			CHECK(
+			    tree_mission_counts(&d, &k, &m, &n) == 0 && m == m0 + 4 && n == a0 + 2,
+			    "a matching label adds to matched, not to active (not matched there)");
+			json_object_del(d.self_labels, "z");
+			for (size_t i = 0; i < 5; i++) {
+				struct ec_row old;
+
+				if (!ec_store_delete(&d.store, EC_T_MISSIONS, specs[i][0], 0, &old))
+					ec_row_free(&old);
+			}
+		}
 		CHECK(ec_store_attach_get(&d.store, &a) == 0 && a.phase == PH_INACTIVE, "inactive");
 		call(&d, EC_GET, NULL, &rs);
 		CHECK(rs.code == 200 && !strcmp(field(&rs, "state", "phase"), "inactive"),
