@@ -28,41 +28,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "links.h"
+#include "hub_int.h"
 
 #define SCAN_BACKSTOP_MS 1000 /* a write we were not told of (another process) */
 
-struct kid { /* a child that holds a credential from us */
-	char name[EC_NAME_MAX + 1];
-	uint64_t last_rx_ms;
-	bool marked; /* its subtree's state says unreachable */
-	struct hub_conn *conn;
-	int clashes; /* names in its heartbeats used elsewhere in the tree (last count logged) */
-};
+struct hub_state H;
 
-struct hub_conn {
-	struct wslink l;
-	struct hub_conn *next;
-	char peer[64];
-	char name[EC_NAME_MAX + 1]; /* once authenticated */
-	bool authed, registering, dead;
-	int64_t sent_seq; /* of the last list/missions message */
-};
-
-static struct {
-	struct ecd *d;
-	struct hub_conn *conns;
-	struct kid *kids;
-	size_t n_kids;
-	json_t *index; /* name -> [uid, rv]: what the children were last told */
-	uint64_t rev;
-	bool scanned;
-	char digest[TREE_DIGEST_HEX + 1];
-	lws_sorted_usec_list_t tick, scan;
-} H;
-
-static void hlog(struct hub_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void hlog(struct hub_conn *c, const char *fmt, ...)
+void hub_log(struct hub_conn *c, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -75,15 +47,15 @@ static void hlog(struct hub_conn *c, const char *fmt, ...)
 }
 
 /* Refuse this link: one log line, an error message, the close. */
-static int refuse(struct hub_conn *c, int close_code, const char *code, const char *why)
+int hub_refuse(struct hub_conn *c, int close_code, const char *code, const char *why)
 {
-	hlog(c, "%s; link closed", why);
+	hub_log(c, "%s; link closed", why);
 	ws_fail(&c->l, close_code, code, why);
 	c->dead = true;
 	return 0;
 }
 
-static struct kid *kid_find(const char *name)
+struct kid *hub_kid_find(const char *name)
 {
 	for (size_t i = 0; i < H.n_kids; i++)
 		if (!strcmp(H.kids[i].name, name))
@@ -93,7 +65,7 @@ static struct kid *kid_find(const char *name)
 
 static struct kid *kid_add(const char *name)
 {
-	struct kid *k = kid_find(name), *n;
+	struct kid *k = hub_kid_find(name), *n;
 
 	if (k)
 		return k;
@@ -110,19 +82,19 @@ static struct kid *kid_add(const char *name)
 
 static void kid_del(const char *name)
 {
-	struct kid *k = kid_find(name);
+	struct kid *k = hub_kid_find(name);
 
 	if (!k)
 		return;
 	*k = H.kids[--H.n_kids];
 }
 
-static bool owes_up(void)
+bool hub_owes_up(void)
 {
 	return H.d->tree && H.d->tree->reports_up;
 }
 
-static void owe_kick(void)
+void hub_owe_kick(void)
 {
 	if (H.d->tree && H.d->tree->owe)
 		H.d->tree->owe(H.d);
@@ -199,7 +171,7 @@ static int scan_one(void *arg, const char *name, const char *uid, uint64_t rv)
 }
 
 /* Bring the index up to the store; tell the children what changed. */
-static void scan_now(void)
+void hub_scan_now(void)
 {
 	json_t *changed = json_array(), *deletes = json_array(), *v, *old;
 	struct scan_ctx s;
@@ -253,7 +225,7 @@ static bool any_linked(void)
 static void on_scan(lws_sorted_usec_list_t *sul)
 {
 	if (any_linked())
-		scan_now();
+		hub_scan_now();
 	lws_sul_schedule(H.d->lws, 0, sul, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
 }
 
@@ -275,13 +247,13 @@ static void on_db_write(void *arg, int op, const char *db, const char *table, sq
 		lws_sul_schedule(H.d->lws, 0, &H.scan, on_scan, 0);
 }
 
-static void send_list(struct hub_conn *c)
+void hub_send_list(struct hub_conn *c)
 {
 	json_t *items = json_array(), *v;
 	const char *name;
 	char rv[24];
 
-	scan_now(); /* whatever is pending goes out first: the list is not older */
+	hub_scan_now(); /* whatever is pending goes out first: the list is not older */
 	json_object_foreach(H.index, name, v)
 	{
 		snprintf(rv, sizeof(rv), "%" JSON_INTEGER_FORMAT,
@@ -295,7 +267,7 @@ static void send_list(struct hub_conn *c)
 
 /* ---- authentication ---- */
 
-static void issue(struct ec_cred *cr, json_t **out, bool rotate)
+void hub_issue(struct ec_cred *cr, json_t **out, bool rotate)
 {
 	char text[TREE_CRED_LEN + 1], ts[EC_TS_LEN + 1];
 	int64_t now = (int64_t)time(NULL);
@@ -378,42 +350,42 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	bool joined;
 
 	if (strcmp(ws_type(m), "hello"))
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
-			      "the first message must be a hello");
+		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+				  "the first message must be a hello");
 	if (json_integer_value(json_object_get(m, "v")) != 1)
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "version",
-			      "hello.v: this hub speaks version 1");
+		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "version",
+				  "hello.v: this hub speaks version 1");
 	if (!name || ec_check_dns_label(name))
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "invalid",
-			      "hello.name: must be a DNS-1123 label");
+		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "invalid",
+				  "hello.name: must be a DNS-1123 label");
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	code = check_auth(c, json_object_get(m, "auth"), &cr, &joined, why, sizeof(why));
 	if (code)
-		return refuse(c,
-			      strcmp(code, "internal") ? LWS_CLOSE_STATUS_POLICY_VIOLATION
-						       : LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
-			      code, why);
+		return hub_refuse(c,
+				  strcmp(code, "internal") ? LWS_CLOSE_STATUS_POLICY_VIOLATION
+							   : LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+				  code, why);
 	if (!strcmp(name, H.d->conf.name))
-		return refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "conflict",
-			      "that is this hub's own name");
+		return hub_refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "conflict",
+				  "that is this hub's own name");
 	if (ec_store_cluster_path(&H.d->store, name, path, sizeof(path)))
-		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
-			      "the store failed");
+		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+				  "the store failed");
 	if (path[0] && strcmp(path, name)) {
 		snprintf(why, sizeof(why), "the name %s is already in this tree at %.100s", name,
 			 path);
-		return refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "conflict", why);
+		return hub_refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "conflict", why);
 	}
 	c->registering = joined && json_is_true(json_object_get(m, "register"));
 	if (joined)
-		issue(&cr, &credential, false);
+		hub_issue(&cr, &credential, false);
 	k = kid_add(name);
 	if (joined)
 		cr.resync = true; /* a new member: all of its state is news */
 	if (!k || (joined && ec_store_cred_put(&H.d->store, &cr))) {
 		json_decref(credential);
-		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
-			      "the store failed");
+		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+				  "the store failed");
 	}
 	c->authed = true;
 	lws_set_timeout(c->l.wsi, NO_PENDING_TIMEOUT, 0);
@@ -427,13 +399,14 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	ws_send(&c->l, welcome);
 	if (c->registering) {
 		/* registration only: the child installs, then comes back with the credential */
-		hlog(c, "registered (credential issued, expires in %us)", H.d->conf.credential_s);
+		hub_log(c, "registered (credential issued, expires in %us)",
+			H.d->conf.credential_s);
 		c->l.close_after = true;
 		c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
 		return 0;
 	}
 	if (k->conn && k->conn != c) {
-		hlog(k->conn, "replaced by a new link from %s", c->peer);
+		hub_log(k->conn, "replaced by a new link from %s", c->peer);
 		k->conn->dead = true;
 		k->conn->l.close_after = true;
 		k->conn->l.close_code = LWS_CLOSE_STATUS_GOINGAWAY;
@@ -447,150 +420,14 @@ static int on_hello(struct hub_conn *c, json_t *m)
 		ec_store_cred_put(&H.d->store, &cr);
 	}
 	ec_store_subtree_health(&H.d->store, name, "ok", NULL);
-	hlog(c, "attached%s", joined ? " with a join token (credential issued)" : "");
-	scan_now();
+	hub_log(c, "attached%s", joined ? " with a join token (credential issued)" : "");
+	hub_scan_now();
 	if (!digest || strcmp(digest, H.digest))
-		send_list(c);
+		hub_send_list(c);
 	return 0;
 }
 
-/* ---- up: state reports, heartbeats, leave ---- */
-
-/* Keep only keys in the child's subtree with string values; count the rest. */
-static int clean_map(struct hub_conn *c, json_t *map, int *dropped)
-{
-	const char *k;
-	json_t *v;
-	void *tmp;
-
-	if (!json_is_object(map))
-		return -1;
-	json_object_foreach_safe(map, tmp, k, v)
-	{
-		if (!tree_in_subtree(k, c->name) || !tree_path_ok(k) || !json_is_string(v) ||
-		    strlen(json_string_value(v)) > 8192) {
-			json_object_del(map, k);
-			(*dropped)++;
-		}
-	}
-	return 0;
-}
-
-static int on_state(struct hub_conn *c, json_t *m)
-{
-	json_t *items = json_object_get(m, "items"), *it;
-	json_t *seq = json_object_get(m, "seq");
-	struct ec_state_item *v;
-	int dropped = 0, rc;
-	size_t i, n = json_array_size(items);
-
-	if (!json_is_integer(seq) || !json_is_array(items))
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
-			      "state: needs seq (integer) and items (array)");
-	v = calloc(n + 1, sizeof(*v));
-	if (!v)
-		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
-			      "out of memory");
-	json_array_foreach(items, i, it)
-	{
-		v[i].mission = json_string_value(json_object_get(it, "mission"));
-		v[i].map = json_object_get(it, "state");
-		if (!v[i].mission || ec_check_dns_subdomain(v[i].mission) ||
-		    clean_map(c, v[i].map, &dropped)) {
-			free(v);
-			return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
-				      "state.items[]: needs mission (a name) and state (object)");
-		}
-	}
-	if (dropped)
-		hlog(c, "state: %d key(s) outside its subtree or not strings dropped", dropped);
-	rc = ec_store_state_replace_batch(&H.d->store, c->name, v, n, owes_up());
-	free(v);
-	if (rc)
-		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
-			      "the store failed");
-	ws_send(&c->l, json_pack("{s:s,s:O}", "type", "state-ack", "seq", seq));
-	if (owes_up())
-		owe_kick();
-	return 0;
-}
-
-static int on_heartbeat(struct hub_conn *c, json_t *m)
-{
-	json_t *self = json_object_get(m, "cluster"), *desc = json_object_get(m, "descendants");
-	json_t *objs = json_array(), *o, *ack, *cred_json = NULL;
-	const char *digest = json_string_value(json_object_get(m, "digest"));
-	char now[EC_TS_LEN + 1];
-	struct ec_cred cr;
-	struct kid *k = kid_find(c->name);
-	int bad = 0, clashes = 0;
-	size_t i;
-
-	ec_timestamp(time(NULL), now);
-	if (!json_is_object(self) || (desc && !json_is_array(desc)) ||
-	    !(o = tree_row_from(self, c->name, now))) {
-		json_decref(objs);
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
-			      "heartbeat.cluster: needs this child's EdgeCluster object");
-	}
-	json_object_set_new(json_object_get(o, "state"), "health",
-			    json_string(strcmp(json_string_value(json_object_get(
-						   json_object_get(self, "state"), "health"))
-						   ?: "",
-					       "degraded")
-					    ? "ok"
-					    : "degraded"));
-	json_array_append_new(objs, o);
-	json_array_foreach(desc, i, o)
-	{
-		const char *p =
-		    json_string_value(json_object_get(json_object_get(o, "state"), "path"));
-		json_t *row =
-		    p && tree_path_ok(p) && strcmp(p, c->name) && tree_in_subtree(p, c->name)
-			? tree_row_from(o, p, NULL)
-			: NULL;
-
-		if (row)
-			json_array_append_new(objs, row);
-		else
-			bad++;
-	}
-	if (ec_store_subtree_sync(&H.d->store, H.d->conf.name, c->name, objs, &clashes)) {
-		json_decref(objs);
-		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
-			      "the store failed");
-	}
-	json_decref(objs);
-	if (k && (bad || clashes) &&
-	    k->clashes != bad + clashes) /* once per change, not per beat */
-		hlog(c,
-		     "heartbeat: %d descendant(s) refused (bad path or object), %d name(s) "
-		     "already elsewhere in the tree",
-		     bad, clashes);
-	if (k)
-		k->clashes = bad + clashes;
-	/* rotate the credential at half its life; the child stores the new one */
-	if (!ec_store_cred_get(&H.d->store, c->name, &cr) &&
-	    cr.cur_expires - (int64_t)time(NULL) < (int64_t)H.d->conf.credential_s / 2) {
-		issue(&cr, &cred_json, true);
-		if (ec_store_cred_put(&H.d->store, &cr)) {
-			json_decref(cred_json);
-			cred_json = NULL;
-		}
-	}
-	ack = json_pack("{s:s,s:s}", "type", "heartbeat-ack", "time", now);
-	if (cred_json)
-		json_object_set_new(ack, "credential", cred_json);
-	ws_send(&c->l, ack);
-	/* anti-entropy: once it applied all we sent, its digest must be ours */
-	scan_now();
-	if (json_integer_value(json_object_get(m, "ack")) == c->sent_seq &&
-	    (!digest || strcmp(digest, H.digest))) {
-		hlog(c, "mission digest differs: sending the full list");
-		send_list(c);
-	}
-	return 0;
-}
+/* ---- leave, fetch (state and heartbeats: hub_up.c) ---- */
 
 static int on_fetch(struct hub_conn *c, json_t *m)
 {
@@ -598,32 +435,32 @@ static int on_fetch(struct hub_conn *c, json_t *m)
 	size_t i;
 
 	if (!json_is_array(names))
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
-			      "fetch: needs names (array)");
-	json_array_foreach(names, i, v) if (!json_is_string(v) ||
-					    ec_check_dns_subdomain(json_string_value(
-						v))) return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR,
-								   "protocol",
-								   "fetch.names[]: mission names");
-	scan_now();
+		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+				  "fetch: needs names (array)");
+	json_array_foreach(
+	    names, i, v) if (!json_is_string(v) ||
+			     ec_check_dns_subdomain(json_string_value(
+				 v))) return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR,
+							"protocol", "fetch.names[]: mission names");
+	hub_scan_now();
 	send_missions(c, names, NULL);
 	return 0;
 }
 
 static int on_leave(struct hub_conn *c)
 {
-	if (ec_store_subtree_drop(&H.d->store, c->name, owes_up()))
-		return refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
-			      "the store failed");
-	hlog(c, "left the tree (credential, rows and state keys removed)");
+	if (ec_store_subtree_drop(&H.d->store, c->name, hub_owes_up()))
+		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
+				  "the store failed");
+	hub_log(c, "left the tree (credential, rows and state keys removed)");
 	kid_del(c->name);
 	ws_send(&c->l, json_pack("{s:s}", "type", "left"));
 	c->authed = false;
 	c->dead = true;
 	c->l.close_after = true;
 	c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
-	if (owes_up())
-		owe_kick();
+	if (hub_owes_up())
+		hub_owe_kick();
 	return 0;
 }
 
@@ -634,22 +471,22 @@ static int on_message(struct hub_conn *c, json_t *m)
 
 	if (!c->authed)
 		return on_hello(c, m);
-	if ((k = kid_find(c->name)) && k->conn == c)
+	if ((k = hub_kid_find(c->name)) && k->conn == c)
 		k->last_rx_ms = ecd_now_ms();
 	if (c->registering)
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
-			      "a registration link carries nothing after the hello");
+		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+				  "a registration link carries nothing after the hello");
 	if (!strcmp(t, "heartbeat"))
-		return on_heartbeat(c, m);
+		return hub_on_heartbeat(c, m);
 	if (!strcmp(t, "state"))
-		return on_state(c, m);
+		return hub_on_state(c, m);
 	if (!strcmp(t, "fetch"))
 		return on_fetch(c, m);
 	if (!strcmp(t, "leave"))
 		return on_leave(c);
 	if (!strcmp(t, "error")) {
-		hlog(c, "the child reports an error: %.300s; link closed",
-		     json_string_value(json_object_get(m, "message")) ?: "?");
+		hub_log(c, "the child reports an error: %.300s; link closed",
+			json_string_value(json_object_get(m, "message")) ?: "?");
 		c->dead = true;
 		c->l.close_after = true;
 		c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
@@ -657,12 +494,12 @@ static int on_message(struct hub_conn *c, json_t *m)
 		return 0;
 	}
 	if (!strcmp(t, "hello"))
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol", "a second hello");
+		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol", "a second hello");
 	{
 		char why[128];
 
 		snprintf(why, sizeof(why), "unknown message type '%.40s'", t);
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol", why);
+		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol", why);
 	}
 }
 
@@ -678,13 +515,13 @@ static bool path_is_hub(struct lws *wsi)
 
 static void conn_gone(struct hub_conn *c)
 {
-	struct kid *k = c->name[0] ? kid_find(c->name) : NULL;
+	struct kid *k = c->name[0] ? hub_kid_find(c->name) : NULL;
 
 	if (k && k->conn == c) {
 		k->conn = NULL;
 		ec_store_subtree_health(&H.d->store, c->name, "disconnected", NULL);
 		if (!c->dead) /* else the reason was logged already */
-			hlog(c, "link closed");
+			hub_log(c, "link closed");
 	}
 	for (struct hub_conn **p = &H.conns; *p; p = &(*p)->next)
 		if (*p == c) {
@@ -726,10 +563,10 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		r = ws_receive(&c->l, in, len, c->authed ? TREE_MSG_MAX : TREE_HELLO_MAX, &m, &why,
 			       &code);
 		if (r < 0)
-			return refuse(c, code,
-				      code == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE ? "too-big"
-										 : "protocol",
-				      why);
+			return hub_refuse(c, code,
+					  code == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE ? "too-big"
+										     : "protocol",
+					  why);
 		if (r > 0) {
 			on_message(c, m);
 			json_decref(m);
@@ -760,13 +597,15 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		if (now - k->last_rx_ms <= to)
 			continue;
 		if (k->conn && !k->conn->dead) {
-			hlog(k->conn, "silent for %us; link closed", H.d->conf.heartbeat_timeout_s);
+			hub_log(k->conn, "silent for %us; link closed",
+				H.d->conf.heartbeat_timeout_s);
 			k->conn->dead = true;
 			lws_set_timeout(k->conn->l.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 		}
 		if (k->marked)
 			continue;
-		if (ec_store_state_mark_subtree(&H.d->store, k->name, "unreachable", owes_up()) ||
+		if (ec_store_state_mark_subtree(&H.d->store, k->name, "unreachable",
+						hub_owes_up()) ||
 		    ec_store_subtree_health(&H.d->store, k->name, "disconnected", "unreachable") ||
 		    ec_store_cred_get(&H.d->store, k->name, &cr)) {
 			ecd_log("hub: marking %s disconnected: %s", k->name,
@@ -779,8 +618,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		ecd_log("hub: %s silent for more than %us: disconnected, its subtree's mission "
 			"state unreachable",
 			k->name, H.d->conf.heartbeat_timeout_s);
-		if (owes_up())
-			owe_kick();
+		if (hub_owes_up())
+			hub_owe_kick();
 	}
 	lws_sul_schedule(H.d->lws, 0, sul, on_tick, LWS_US_PER_SEC);
 }

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* What hub.c (links, auth, missions down) and hub_up.c (state reports and
+ * heartbeats from the children) share; nothing outside the hub includes it. */
+#ifndef ECD_HUB_INT_H
+#define ECD_HUB_INT_H
+
+#include "links.h"
+
+struct kid { /* a child that holds a credential from us */
+	char name[EC_NAME_MAX + 1];
+	uint64_t last_rx_ms;
+	bool marked; /* its subtree's state says unreachable */
+	struct hub_conn *conn;
+	int clashes; /* names in its heartbeats used elsewhere in the tree (last count logged) */
+};
+
+struct hub_conn {
+	struct wslink l;
+	struct hub_conn *next;
+	char peer[64];
+	char name[EC_NAME_MAX + 1]; /* once authenticated */
+	bool authed, registering, dead;
+	int64_t sent_seq; /* of the last list/missions message */
+};
+
+struct hub_state {
+	struct ecd *d;
+	struct hub_conn *conns;
+	struct kid *kids;
+	size_t n_kids;
+	json_t *index; /* name -> [uid, rv]: what the children were last told */
+	uint64_t rev;
+	bool scanned;
+	char digest[TREE_DIGEST_HEX + 1];
+	lws_sorted_usec_list_t tick, scan;
+};
+extern struct hub_state H;
+
+void hub_log(struct hub_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Refuse this link: one log line, an error message, the close. */
+int hub_refuse(struct hub_conn *c, int close_code, const char *code, const char *why);
+struct kid *hub_kid_find(const char *name);
+/* This cluster reports up (attached), and asking it to flush what it owes. */
+bool hub_owes_up(void);
+void hub_owe_kick(void);
+/* Bring the mission index and digest up to the store; tell children what changed. */
+void hub_scan_now(void);
+/* The full list to one child (its digest differs). */
+void hub_send_list(struct hub_conn *c);
+/* A credential for cr's child (a new one, or the rotation of the current). */
+void hub_issue(struct ec_cred *cr, json_t **out, bool rotate);
+
+/* hub_up.c */
+int hub_on_state(struct hub_conn *c, json_t *m);
+int hub_on_heartbeat(struct hub_conn *c, json_t *m);
+
+#endif
