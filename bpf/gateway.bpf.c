@@ -225,15 +225,14 @@ XG_INLINE int xg_gw_rx_slot(const struct xg_gw_peer *peer, __u8 id)
 
 /* Where a frame from a peer for (p->vni, p->inner_dst) goes, from the maps
  * (the slow path of xg_gw_dest): 0 with d's kind, n and dst_be set, or a
- * drop reason. The rules of xg_route_miss (lib/route.h), stopped before the
- * pick, with an endpoint entry first, and a remote subnet refused: a
- * gateway never relays from peer to peer. */
+ * drop reason. An endpoint entry first, then xg_route_hops (lib/route.h),
+ * with a remote subnet refused: a gateway never relays from peer to peer. */
+_Static_assert(XG_MAX_DIVIDERS == XG_MAX_BOUNCERS, "one copy of either set fills dst_be");
 XG_INLINE int xg_gw_dest_lookup(struct xg_pkt *p, struct xg_gw_dc_slot *d)
 {
 	struct xg_endpoint *ep = xg_endpoint_of(p);
-	__u32 self = p->host->ip_be, n;
-	struct xg_subnet *s;
-	struct xg_vpc *vpc;
+	struct xg_hops h;
+	int rc;
 
 	if (ep && !(ep->flags & XG_EP_LOCAL)) {
 		d->kind = XG_GW_DC_HOSTS;
@@ -241,34 +240,16 @@ XG_INLINE int xg_gw_dest_lookup(struct xg_pkt *p, struct xg_gw_dc_slot *d)
 		d->dst_be[0] = ep->host_be;
 		return 0;
 	}
-	s = xg_subnet_of(p);
-	if (s) {
-		if (s->flags & XG_SUBNET_REMOTE)
-			return p->host->gateway_be ? XG_R_DROP_GW_TRANSIT : XG_R_DROP_NO_GATEWAY;
-		n = s->n_bouncers;
-		if (n == 0 || n > XG_MAX_BOUNCERS)
-			return XG_R_DROP_NO_ROUTE;
+	rc = xg_route_hops(p, &h);
+	if (rc)
+		return rc;
+	if (h.kind == XG_HOPS_GATEWAY)
+		return XG_R_DROP_GW_TRANSIT;
 #pragma unroll
-		for (int i = 0; i < XG_MAX_BOUNCERS; i++) {
-			if (i < n && s->bouncers_be[i] == self)
-				return XG_R_DROP_NO_ENDPOINT;
-			d->dst_be[i] = s->bouncers_be[i];
-		}
-		d->kind = XG_GW_DC_HOSTS;
-		d->n = n;
-		return 0;
-	}
-	vpc = xg_vpc_of(p);
-	if (!vpc)
-		return XG_R_DROP_VNI_UNKNOWN;
-	n = vpc->n_dividers;
-	if (n == 0 || n > XG_MAX_DIVIDERS)
-		return XG_R_DROP_NO_ROUTE;
-#pragma unroll
-	for (int i = 0; i < XG_MAX_DIVIDERS; i++)
-		d->dst_be[i] = vpc->dividers_be[i];
-	d->kind = XG_GW_DC_DIVIDERS;
-	d->n = n;
+	for (int i = 0; i < XG_MAX_BOUNCERS; i++)
+		d->dst_be[i] = h.set[i];
+	d->kind = h.kind == XG_HOPS_DIVIDERS ? XG_GW_DC_DIVIDERS : XG_GW_DC_HOSTS;
+	d->n = h.n;
 	return 0;
 }
 

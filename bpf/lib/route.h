@@ -49,8 +49,28 @@ XG_INLINE struct xg_vpc *xg_vpc_of(struct xg_pkt *p)
 	return bpf_map_lookup_elem(&xg_vpc, &p->vni);
 }
 
-/* Returns 0 with *r filled, or a drop reason. */
-XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent)
+/* Where a routing miss may go: the cluster gateway (n = 1), the subnet's
+ * bouncers (none of them us), or the VPC's dividers (a pick of us is no
+ * route). */
+enum xg_hops_kind {
+	XG_HOPS_GATEWAY,
+	XG_HOPS_BOUNCERS,
+	XG_HOPS_DIVIDERS,
+};
+
+struct xg_hops {
+	const __u32 *set; /* in the map entry that decided: 1..8 addresses */
+	__u32 n;
+	__u32 kind; /* enum xg_hops_kind */
+};
+
+/*
+ * The rules of a miss, stopped before the pick: 0 with *h filled, or a drop
+ * reason. Shared by xg_route_miss (picks at once) and the gateway (keeps
+ * the set in its per-CPU decision cache and picks per packet), so that the
+ * two cannot come to disagree on which destinations exist.
+ */
+XG_INLINE int xg_route_hops(struct xg_pkt *p, struct xg_hops *h)
 {
 	struct xg_subnet *s = xg_subnet_of(p);
 	struct xg_vpc *vpc;
@@ -61,9 +81,9 @@ XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent
 		if (s->flags & XG_SUBNET_REMOTE) {
 			if (!p->host->gateway_be)
 				return XG_R_DROP_NO_GATEWAY;
-			r->dst_be = p->host->gateway_be;
-			r->reason = from_agent ? XG_R_ENCAP_GATEWAY : XG_R_DIVIDER_TO_GATEWAY;
-			r->per_flow = 0;
+			h->set = &p->host->gateway_be;
+			h->n = 1;
+			h->kind = XG_HOPS_GATEWAY;
 			return 0;
 		}
 		n = s->n_bouncers;
@@ -73,9 +93,9 @@ XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent
 		for (int i = 0; i < XG_MAX_BOUNCERS; i++)
 			if (i < n && s->bouncers_be[i] == self)
 				return XG_R_DROP_NO_ENDPOINT;
-		r->dst_be = xg_pick(s->bouncers_be, n, p);
-		r->reason = from_agent ? XG_R_ENCAP_BOUNCER : XG_R_DIVIDER_FWD;
-		r->per_flow = n > 1;
+		h->set = s->bouncers_be;
+		h->n = n;
+		h->kind = XG_HOPS_BOUNCERS;
 		return 0;
 	}
 	vpc = xg_vpc_of(p);
@@ -84,11 +104,30 @@ XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent
 	n = vpc->n_dividers;
 	if (n == 0 || n > XG_MAX_DIVIDERS)
 		return XG_R_DROP_NO_ROUTE;
-	r->dst_be = xg_pick(vpc->dividers_be, n, p);
-	if (r->dst_be == self)
+	h->set = vpc->dividers_be;
+	h->n = n;
+	h->kind = XG_HOPS_DIVIDERS;
+	return 0;
+}
+
+/* Returns 0 with *r filled, or a drop reason. */
+XG_INLINE int xg_route_miss(struct xg_pkt *p, struct xg_route *r, int from_agent)
+{
+	struct xg_hops h;
+	int rc = xg_route_hops(p, &h);
+
+	if (rc)
+		return rc;
+	r->dst_be = xg_pick(h.set, h.n, p); /* n = 1 (the gateway): no hash */
+	if (h.kind == XG_HOPS_DIVIDERS && r->dst_be == p->host->ip_be)
 		return XG_R_DROP_NO_ROUTE;
-	r->reason = from_agent ? XG_R_ENCAP_DIVIDER : XG_R_BOUNCER_TO_DIVIDER;
-	r->per_flow = n > 1;
+	if (h.kind == XG_HOPS_GATEWAY)
+		r->reason = from_agent ? XG_R_ENCAP_GATEWAY : XG_R_DIVIDER_TO_GATEWAY;
+	else if (h.kind == XG_HOPS_BOUNCERS)
+		r->reason = from_agent ? XG_R_ENCAP_BOUNCER : XG_R_DIVIDER_FWD;
+	else
+		r->reason = from_agent ? XG_R_ENCAP_DIVIDER : XG_R_BOUNCER_TO_DIVIDER;
+	r->per_flow = h.n > 1;
 	return 0;
 }
 
