@@ -11,10 +11,9 @@
  * there (and its own state says applied), the exact counts: GET
  * edgeclusters/NAME, missions.known (received) and missions.active (applied
  * and reported) must reach M. Once every cluster has applied all, the root:
- * GET missions/NAME for each mission not complete yet, until every one's
- * state map holds every cluster's path with the expected value (clusters x M
- * keys). (Not the list: 2.5 MB of JSON the root would build in memory, and
- * the RSS figures would show our query.) The lower bound of a "yes" is the
+ * GET of the mission list (streamed by the root from a snapshot, not built
+ * in its memory), until every state map holds every cluster's path with the
+ * expected value (clusters x M keys). The lower bound of a "yes" is the
  * send time of the last "not yet", and never before the last mission was
  * created.
  *
@@ -293,52 +292,40 @@ static struct {
 	unsigned polls;
 } R = {-1, -1, 0, 0};
 
-/* The root, once every cluster applied all: every mission not complete yet,
- * GET missions/NAME one after the other (not the list: 2.5 MB of JSON that
- * the root builds in memory, its RSS would show our query); no state can be
- * at the root before the cluster that reports it applied. */
+/* The root, once every cluster applied all: one GET of the mission list per
+ * sweep, until every mission's state map holds every cluster's path. The
+ * root streams the list from a snapshot (it does not build the 2.5 MB in
+ * memory, so its RSS does not show our query); no state can be at the root
+ * before the cluster that reports it applied. */
 static void sweep_root(json_t *paths)
 {
-	double *done_at = calloc((size_t)W.missions, sizeof(*done_at));
 	int rounds = 0;
 
-	if (!done_at)
-		die("out of memory");
 	R.lo = W.t_created;
 	for (int i = 0; i < n_cls; i++)
 		if (cls[i].active_lo > R.lo)
 			R.lo = cls[i].active_lo;
 	while (R.hi < 0 && now_ms() - W.t0 < W.timeout) {
 		double s = now_ms();
+		json_t *doc, *it;
 		long have = 0;
-		int complete = 0;
+		int complete = 0, st;
+		size_t i;
 
 		rounds++;
-		for (int m = 0; m < W.missions; m++) {
-			char path[256];
-			json_t *doc;
-			long n;
-			int st;
+		st = hc_req(&cls[0].hc, "GET", API "/missions", NULL);
+		if (st != 200)
+			die("GET missions at %s: %d", cls[0].hc.url, st);
+		R.polls++;
+		doc = json_loadb(cls[0].hc.body, cls[0].hc.body_len, 0, NULL);
+		json_array_foreach(json_object_get(doc, "items"), i, it)
+		{
+			long n = state_count(it, W.want, paths);
 
-			if (done_at[m] > 0) {
-				complete++;
-				have += n_cls;
-				continue;
-			}
-			snprintf(path, sizeof(path), API "/missions/%s-%05d", C.prefix, m + 1);
-			st = hc_req(&cls[0].hc, "GET", path, NULL);
-			if (st != 200)
-				die("GET %s at %s: %d", path, cls[0].hc.url, st);
-			R.polls++;
-			doc = json_loadb(cls[0].hc.body, cls[0].hc.body_len, 0, NULL);
-			n = state_count(doc, W.want, paths);
-			json_decref(doc);
 			have += n;
-			if (n >= n_cls) {
-				done_at[m] = now_ms() - W.t0;
-				complete++;
-			}
+			complete += n >= n_cls;
 		}
+		json_decref(doc);
 		R.have = have;
 		if (complete == W.missions) {
 			R.hi = now_ms() - W.t0;
@@ -347,7 +334,6 @@ static void sweep_root(json_t *paths)
 			sleep_us((long)W.interval_ms * 1000);
 		}
 	}
-	free(done_at);
 	if (verbose)
 		fprintf(stderr, "tree_probe: %d sweeps of the root\n", rounds);
 }
@@ -411,7 +397,8 @@ static int report(bool create, const char *raw)
 		 "**the root has every (mission, path) state** (%ld keys = \"%s\")", total, W.want);
 	scale_row(what, R.hi, R.lo, cr, 5000);
 	free(v);
-	fprintf(stderr, "tree_probe: %u GETs of a mission at the root; it holds %ld/%ld states\n",
+	fprintf(stderr,
+		"tree_probe: %u GETs of the mission list at the root; it holds %ld/%ld states\n",
 		R.polls, R.have, total);
 	for (int i = 0; i < n_cls; i++)
 		if (!cls[i].active)
