@@ -28,26 +28,6 @@
  * large cache would only add to the RSS (SQLite's default is 2 MB). */
 #define SNAPSHOT_CACHE "PRAGMA cache_size=-128"
 
-int api_buf_put(struct api_buf *b, const void *data, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return -1;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	b->p[b->len] = 0;
-	return 0;
-}
-
 /* ---- lists ---- */
 
 struct api_stream {
@@ -160,11 +140,11 @@ static const char *text(sqlite3_stmt *st, int i)
 
 static int dump_cb(const char *buf, size_t size, void *data)
 {
-	return api_buf_put(data, buf, size);
+	return xg_buf_put(data, buf, size, 0);
 }
 
 /* The row the statement is on, if the selector takes it. */
-static int put_row(struct api_stream *s, struct api_buf *b)
+static int put_row(struct api_stream *s, struct xg_buf *b)
 {
 	sqlite3_stmt *st = s->st;
 	struct ec_row r = {0};
@@ -190,14 +170,14 @@ static int put_row(struct api_stream *s, struct api_buf *b)
 	o = ec_object_json(s->kind, &r);
 	if (!o)
 		return -1;
-	rc =
-	    (s->items && api_buf_put(b, ",", 1)) || json_dump_callback(o, dump_cb, b, JSON_COMPACT);
+	rc = (s->items && xg_buf_put(b, ",", 1, 0)) ||
+	     json_dump_callback(o, dump_cb, b, JSON_COMPACT);
 	json_decref(o);
 	s->items++;
 	return rc ? -1 : 0;
 }
 
-int api_stream_next(struct api_stream *s, struct api_buf *b, size_t min)
+int api_stream_next(struct api_stream *s, struct xg_buf *b, size_t min)
 {
 	size_t start = b->len;
 	int rc;
@@ -205,7 +185,7 @@ int api_stream_next(struct api_stream *s, struct api_buf *b, size_t min)
 	if (s->done)
 		return 0;
 	if (!s->started) {
-		if (api_buf_put(b, s->head, strlen(s->head)))
+		if (xg_buf_put(b, s->head, strlen(s->head), 0))
 			return -1;
 		s->started = true;
 	}
@@ -214,7 +194,7 @@ int api_stream_next(struct api_stream *s, struct api_buf *b, size_t min)
 		if (rc == SQLITE_DONE) {
 			snapshot_close(s);
 			s->done = true;
-			return api_buf_put(b, "]}", 2) ? -1 : 0;
+			return xg_buf_put(b, "]}", 2, 0) ? -1 : 0;
 		}
 		if (rc != SQLITE_ROW || put_row(s, b)) {
 			ecd_log("list %ss: %s after %zu items; the answer is cut short", s->kind,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "config.h"
 #include "resource.h"
 #include "store.h"
@@ -66,13 +67,6 @@ struct api_resp {
 	struct api_stream *stream; /* instead of body: an answer written as it is read (lists) */
 };
 
-/* A growing byte buffer; len bytes of p are used. */
-struct api_buf {
-	char *p;
-	size_t len, cap;
-};
-int api_buf_put(struct api_buf *b, const void *data, size_t n);
-
 /* Paths answered without a token (liveness). */
 bool api_is_public(const char *path);
 void api_handle(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
@@ -101,7 +95,7 @@ int api_mission_create_list(struct ecd *d, const struct api_req *rq, json_t *bod
  * the answer ends first. 1: more to come; 0: that was the end; -1: it cannot
  * be completed (logged): the transport must cut the connection so that the
  * client sees a truncated answer, not a short list. */
-int api_stream_next(struct api_stream *st, struct api_buf *b, size_t min);
+int api_stream_next(struct api_stream *st, struct xg_buf *b, size_t min);
 void api_stream_free(struct api_stream *st);
 
 /* ---- http.c: the lws side ---- */

@@ -61,7 +61,7 @@ struct conn {
 	unsigned char *out; /* LWS_PRE + response body */
 	size_t out_len, out_off;
 	struct api_stream *stream; /* or a streamed answer, and its next chunk */
-	struct api_buf sbuf;
+	struct xg_buf sbuf;
 };
 
 static void conn_free(struct conn *c)
@@ -346,13 +346,13 @@ static int answered(struct lws *wsi, struct conn *c)
 static int write_stream(struct lws *wsi, struct conn *c)
 {
 	static const char room[CHUNK_HEAD];
-	struct api_buf *b = &c->sbuf;
+	struct xg_buf *b = &c->sbuf;
 	char line[24];
 	size_t n, hl;
 	int more;
 
 	b->len = 0;
-	if (api_buf_put(b, room, CHUNK_HEAD) < 0)
+	if (xg_buf_put(b, room, CHUNK_HEAD, 0) < 0)
 		return -1;
 	more = api_stream_next(c->stream, b, CHUNK);
 	if (more < 0)
@@ -360,7 +360,7 @@ static int write_stream(struct lws *wsi, struct conn *c)
 	n = b->len - CHUNK_HEAD;
 	hl = (size_t)snprintf(line, sizeof(line), "%zx\r\n", n);
 	memcpy(b->p + CHUNK_HEAD - hl, line, hl);
-	if (api_buf_put(b, "\r\n", 2) || (!more && n && api_buf_put(b, "0\r\n\r\n", 5)))
+	if (xg_buf_put(b, "\r\n", 2, 0) || (!more && n && xg_buf_put(b, "0\r\n\r\n", 5, 0)))
 		return -1;
 	/* an empty part is the last chunk itself */
 	if (lws_write(wsi, (unsigned char *)b->p + CHUNK_HEAD - hl, b->len - CHUNK_HEAD + hl,

@@ -39,8 +39,7 @@ int uplink_on_missions(struct ecd *d, const char *parent, json_t *m, int64_t *ac
 /* Tell mission.c what a sync wrote or deleted (o->changed is released). */
 void uplink_notify(struct ecd *d, const char *parent, struct ec_sync_out *o);
 /* "list": drop what the parent no longer has, ask (on l) for what differs. */
-int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *m,
-		   int64_t *ack);
+int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *m, int64_t *ack);
 
 /* ---- script.c: the attach install/uninstall script (one at a time) ---- */
 typedef void (*script_done_fn)(int status, const char *what);
@@ -60,9 +59,8 @@ struct ws_out {
 struct wslink {
 	struct lws *wsi;
 	struct ws_out *head, *tail;
-	size_t queued; /* bytes */
-	char *in;      /* the message being reassembled */
-	size_t in_len, in_cap;
+	size_t queued;	  /* bytes */
+	struct xg_buf in; /* the message being reassembled */
 	bool close_after; /* the queue ends with an error: close once it is written */
 	int close_code;
 };

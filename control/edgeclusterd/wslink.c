@@ -87,37 +87,22 @@ int ws_receive(struct wslink *l, const void *in, size_t len, size_t max, json_t 
 		*close_code = LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE;
 		return -1;
 	}
-	if (l->in_len + len > max) {
+	if (l->in.len + len > max) {
 		*why = "message over the size limit";
 		*close_code = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
 		return -1;
 	}
-	if (l->in_len + len + 1 > l->in_cap) {
-		size_t cap = l->in_cap ? l->in_cap : 4096;
-		char *n;
-
-		while (cap < l->in_len + len + 1)
-			cap *= 2;
-		n = realloc(l->in, cap);
-		if (!n) {
-			*why = "out of memory";
-			*close_code = LWS_CLOSE_STATUS_UNEXPECTED_CONDITION;
-			return -1;
-		}
-		l->in = n;
-		l->in_cap = cap;
+	if (xg_buf_put(&l->in, in, len, 0)) {
+		*why = "out of memory";
+		*close_code = LWS_CLOSE_STATUS_UNEXPECTED_CONDITION;
+		return -1;
 	}
-	memcpy(l->in + l->in_len, in, len);
-	l->in_len += len;
 	if (!lws_is_final_fragment(l->wsi) || lws_remaining_packet_payload(l->wsi))
 		return 0;
-	*msg = json_loadb(l->in, l->in_len, JSON_REJECT_DUPLICATES, &je);
-	l->in_len = 0;
-	if (l->in_cap > (1u << 20)) { /* do not keep a big buffer per link */
-		free(l->in);
-		l->in = NULL;
-		l->in_cap = 0;
-	}
+	*msg = json_loadb(l->in.p, l->in.len, JSON_REJECT_DUPLICATES, &je);
+	l->in.len = 0;
+	if (l->in.cap > (1u << 20)) /* do not keep a big buffer per link */
+		xg_buf_free(&l->in);
 	if (!json_is_object(*msg) || !ws_type(*msg)) {
 		json_decref(*msg);
 		*msg = NULL;
@@ -136,7 +121,7 @@ void ws_reset(struct wslink *l)
 		l->head = o->next;
 		free(o);
 	}
-	free(l->in);
+	xg_buf_free(&l->in);
 	memset(l, 0, sizeof(*l));
 }
 

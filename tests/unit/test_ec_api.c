@@ -32,7 +32,7 @@ static void on_mission(struct ecd *d, const char *name, bool deleted)
 /* Drain a streamed answer in small parts, as the transport does in chunks. */
 static char *drain(struct api_stream *st)
 {
-	struct api_buf b = {0};
+	struct xg_buf b = {0};
 	int more;
 
 	parts = 0;
@@ -251,7 +251,7 @@ static void test_streamed_list(void)
 	struct api_req rq = {
 	    .method = EC_GET, .path = M, .query = "", .content_type = "", .peer = "test"};
 	struct api_resp rs;
-	struct api_buf b = {0};
+	struct xg_buf b = {0};
 	const char *prev = "";
 	char rv[32];
 	json_t *it, *snap;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/buf.h"
 #include "cli.h"
 
 #define DEFAULT_SERVER "http://127.0.0.1:7443"
@@ -30,8 +31,7 @@ struct call {
 	const unsigned char *body; /* LWS_PRE bytes before it are ours */
 	size_t body_len, sent;
 	int status;
-	char *resp;
-	size_t resp_len, resp_cap;
+	struct xg_buf resp;
 	bool done, failed;
 	char err[256];
 };
@@ -198,22 +198,11 @@ static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, voi
 		k->status = (int)lws_http_client_http_response(wsi);
 		return 0;
 	case LWS_CALLBACK_RECEIVE_CLIENT_HTTP_READ:
-		if (k->resp_len + len + 1 > k->resp_cap) {
-			size_t cap = (k->resp_len + len + 1) * 2;
-			char *r = cap <= RESP_MAX ? realloc(k->resp, cap) : NULL;
-
-			if (!r) {
-				snprintf(k->err, sizeof(k->err), "answer larger than %u bytes",
-					 RESP_MAX);
-				k->failed = true;
-				return -1;
-			}
-			k->resp = r;
-			k->resp_cap = cap;
+		if (xg_buf_put(&k->resp, in, len, RESP_MAX)) {
+			snprintf(k->err, sizeof(k->err), "answer larger than %u bytes", RESP_MAX);
+			k->failed = true;
+			return -1;
 		}
-		memcpy(k->resp + k->resp_len, in, len);
-		k->resp_len += len;
-		k->resp[k->resp_len] = 0;
 		return 0;
 	case LWS_CALLBACK_RECEIVE_CLIENT_HTTP: {
 		char buf[LWS_PRE + 4096], *px = buf + LWS_PRE;
@@ -321,12 +310,12 @@ int ecc_call(const struct ecc *e, const char *method, const char *path, const ch
 			     e->server, k.err[0] ? k.err : "no answer");
 	} else {
 		*status = k.status;
-		*out = k.resp ? json_loads(k.resp, 0, NULL) : NULL;
+		*out = k.resp.p ? json_loads(k.resp.p, 0, NULL) : NULL;
 		if (!*out && k.status < 300)
 			rc = xg_fail(XG_EFAIL, "edgeclusterd at %s sent an answer that is not JSON",
 				     e->server);
 	}
-	free(k.resp);
+	xg_buf_free(&k.resp);
 	return rc;
 }
 
