@@ -85,6 +85,23 @@ files_ok() { # files_ok NAME PREFIX: every content file in place, as sent
 	[ "$bad" = 0 ]
 }
 
+# watch_applies NAME PREFIX WHAT: poll NAME while it applies the N missions, then check that an
+# answer came in the middle, that all N were applied and every content file written
+watch_applies() {
+	local n=$1 pfx=$2 what=$3 p
+	poll "$n" "$T/$n.polls" &
+	POLLER=$!
+	wait_for 60 is_counts "$n" "$N $N $N"
+	kill "$POLLER"
+	wait "$POLLER" 2>/dev/null
+	POLLER=
+	p=$(seen_partial "$T/$n.polls")
+	[ -n "$p" ] && ok "$what: an answer came while $p matched missions were applied" ||
+		not_ok "$what: no answer while applying (answers: $(sort -u "$T/$n.polls" | paste -sd,))"
+	is_counts "$n" "$N $N $N" && ok "then all $N applied at $n" || not_ok "$n: counts $(counts "$n")"
+	files_ok "$n" "$pfx" && ok "every content file written at $n" || not_ok "content files missing at $n"
+}
+
 # ---- 1. at start ----
 conf a "batch=no"
 start a
@@ -96,15 +113,7 @@ wait_for 30 is_counts a "$N 0 0" && ok "a: $N known, 0 matched" || not_ok "a: co
 stop a
 conf a "batch=yes"
 start a
-poll a "$T/a.polls" &
-POLLER=$!
-wait_for 60 is_counts a "$N $N $N"
-kill "$POLLER"; wait "$POLLER" 2>/dev/null; POLLER=
-P=$(seen_partial "$T/a.polls")
-[ -n "$P" ] && ok "restarted with batch=yes: an answer came while $P matched missions were applied" ||
-	not_ok "no answer while applying (answers: $(sort -u "$T/a.polls" | paste -sd,))"
-is_counts a "$N $N $N" && ok "then all $N applied" || not_ok "a: counts $(counts a)"
-files_ok a s && ok "every content file written" || not_ok "content files missing at a"
+watch_applies a s "restarted with batch=yes"
 stop a
 
 # ---- 2. from the parent ----
@@ -116,15 +125,7 @@ create_many p m $N role=leaf && ok "$N missions for role=leaf created at the par
 	not_ok "creating the missions at p"
 start c
 up c || { not_ok "c did not start: $(cat "$T/c.log")"; summary; exit 1; }
-poll c "$T/c.polls" &
-POLLER=$!
-wait_for 60 is_counts c "$N $N $N"
-kill "$POLLER"; wait "$POLLER" 2>/dev/null; POLLER=
-P=$(seen_partial "$T/c.polls")
-[ -n "$P" ] && ok "c received the missions and answered while $P matched were applied" ||
-	not_ok "no answer while applying (answers: $(sort -u "$T/c.polls" | paste -sd,))"
-is_counts c "$N $N $N" && ok "then all $N applied at c" || not_ok "c: counts $(counts c)"
-files_ok c m && ok "every content file written at c" || not_ok "content files missing at c"
+watch_applies c m "c received the missions from p"
 at_parent() { api p missions | jq -r '[.items[] | select(.state.c == "applied")] | length'; }
 parent_has() { [ "$(at_parent)" = "$N" ]; }
 wait_for 30 parent_has
