@@ -10,10 +10,10 @@
  * one created: missions travel and are applied in order), and when that is
  * there (and its own state says applied), the exact counts: GET
  * edgeclusters/NAME, missions.known (received) and missions.active (applied
- * and reported) must reach M. Once every cluster has applied all, the root:
- * GET of the mission list (streamed by the root from a snapshot, not built
- * in its memory), until every state map holds every cluster's path with the
- * expected value (clusters x M keys). The lower bound of a "yes" is the
+ * and reported) must reach M. Once every cluster has applied all, the root
+ * (sweep_root): the mission list, then only the missions still incomplete,
+ * until every state map holds every cluster's path with the expected value
+ * (clusters x M keys). The lower bound of a "yes" is the
  * send time of the last "not yet", and never before the last mission was
  * created.
  *
@@ -292,40 +292,94 @@ static struct {
 	unsigned polls;
 } R = {-1, -1, 0, 0};
 
-/* The root, once every cluster applied all: one GET of the mission list per
- * sweep, until every mission's state map holds every cluster's path. The
- * root streams the list from a snapshot (it does not build the 2.5 MB in
- * memory, so its RSS does not show our query); no state can be at the root
- * before the cluster that reports it applied. */
+/* One GET at the root; the number of complete missions (states of all
+ * clusters), the states counted into *have, done[] marked. */
+static int root_list(json_t *paths, char *done, long *have)
+{
+	json_t *doc, *it;
+	int complete = 0, st;
+	size_t i;
+
+	st = hc_req(&cls[0].hc, "GET", API "/missions", NULL);
+	if (st != 200)
+		die("GET missions at %s: %d", cls[0].hc.url, st);
+	R.polls++;
+	doc = json_loadb(cls[0].hc.body, cls[0].hc.body_len, 0, NULL);
+	json_array_foreach(json_object_get(doc, "items"), i, it)
+	{
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
+		size_t pl = strlen(C.prefix);
+		long n = state_count(it, W.want, paths);
+		int m = name && !strncmp(name, C.prefix, pl) && name[pl] == '-'
+			    ? atoi(name + pl + 1) - 1
+			    : -1;
+
+		*have += n;
+		if (n >= n_cls && m >= 0 && m < W.missions && !done[m]) {
+			done[m] = 1;
+			complete++;
+		}
+	}
+	json_decref(doc);
+	return complete;
+}
+
+/* GET missions/NAME for the few not complete yet: 1 if m is complete now. */
+static int root_one(json_t *paths, int m, long *have)
+{
+	char path[256];
+	json_t *doc;
+	long n;
+	int st;
+
+	snprintf(path, sizeof(path), API "/missions/%s-%05d", C.prefix, m + 1);
+	st = hc_req(&cls[0].hc, "GET", path, NULL);
+	if (st != 200)
+		die("GET %s at %s: %d", path, cls[0].hc.url, st);
+	R.polls++;
+	doc = json_loadb(cls[0].hc.body, cls[0].hc.body_len, 0, NULL);
+	n = state_count(doc, W.want, paths);
+	json_decref(doc);
+	*have += n;
+	return n >= n_cls;
+}
+
+/* The root, once every cluster applied all, until every state map holds every
+ * cluster's path with the expected value (clusters x M keys). While many
+ * missions are incomplete, one GET of the list per sweep (the root streams it
+ * from a snapshot: its RSS does not show our query); once at most
+ * ROOT_FEW are, only those, one by one (a 2.5 MB list per sweep would make
+ * the resolution ~1 s on a busy host). No state can be at the root before the
+ * cluster that reports it applied. */
+#define ROOT_FEW 64
 static void sweep_root(json_t *paths)
 {
-	int rounds = 0;
+	char *done = calloc((size_t)W.missions, 1);
+	int rounds = 0, complete = 0;
 
+	if (!done)
+		die("out of memory");
 	R.lo = W.t_created;
 	for (int i = 0; i < n_cls; i++)
 		if (cls[i].active_lo > R.lo)
 			R.lo = cls[i].active_lo;
 	while (R.hi < 0 && now_ms() - W.t0 < W.timeout) {
 		double s = now_ms();
-		json_t *doc, *it;
 		long have = 0;
-		int complete = 0, st;
-		size_t i;
 
 		rounds++;
-		st = hc_req(&cls[0].hc, "GET", API "/missions", NULL);
-		if (st != 200)
-			die("GET missions at %s: %d", cls[0].hc.url, st);
-		R.polls++;
-		doc = json_loadb(cls[0].hc.body, cls[0].hc.body_len, 0, NULL);
-		json_array_foreach(json_object_get(doc, "items"), i, it)
-		{
-			long n = state_count(it, W.want, paths);
-
-			have += n;
-			complete += n >= n_cls;
+		if (W.missions - complete > ROOT_FEW) {
+			memset(done, 0, (size_t)W.missions);
+			complete = root_list(paths, done, &have);
+		} else {
+			have = (long)complete * n_cls;
+			for (int m = 0; m < W.missions; m++)
+				if (!done[m] && root_one(paths, m, &have)) {
+					done[m] = 1;
+					complete++;
+				}
 		}
-		json_decref(doc);
 		R.have = have;
 		if (complete == W.missions) {
 			R.hi = now_ms() - W.t0;
@@ -334,6 +388,7 @@ static void sweep_root(json_t *paths)
 			sleep_us((long)W.interval_ms * 1000);
 		}
 	}
+	free(done);
 	if (verbose)
 		fprintf(stderr, "tree_probe: %d sweeps of the root\n", rounds);
 }
