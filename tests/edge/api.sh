@@ -9,6 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
 XG=$(readlink -f "$2")
 source "$HERE/../lib.sh"
+source "$HERE/lib.sh"
 T=$(mktemp -d /tmp/xgt-edge-XXXXXX)
 PID=
 BUSY=
@@ -20,9 +21,8 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 130" INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
-TOK=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TOK=$(secret tok)
 API=http://127.0.0.1:$PORT/apis/edge.xgate.io/v1
 cat > "$T/e.conf" <<EOF
 [Cluster]
@@ -382,12 +382,7 @@ kill -TERM "$PID"; wait "$PID"; RC=$?; PID=
 [ "$RC" = 0 ] && grep -q "stopped" "$T/ecd.log" && ok "SIGTERM: exit 0, logged" || not_ok "SIGTERM: rc $RC"
 
 # ---- TLS: https with our own CA, curl and xgate verify it ----
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=xgate test CA" \
-	-keyout "$T/ca.key" -out "$T/ca.pem" 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$T/srv.key" -out "$T/srv.csr" 2>/dev/null
-printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$T/ext"
-openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 2 \
-	-extfile "$T/ext" -out "$T/srv.pem" 2>/dev/null
+test_ca "$T"
 sed "s|^Token = .*|Token = $TOK\nTLSCert = $T/srv.pem\nTLSKey = $T/srv.key|" "$T/e.conf" > "$T/tls.conf"
 "$ECD" -c "$T/tls.conf" 2>> "$T/ecd.log" & PID=$!
 if wait_for 10 curl -sf --cacert "$T/ca.pem" "https://localhost:$PORT/healthz"; then

@@ -15,6 +15,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
+source "$HERE/lib.sh"
 T=$(mktemp -d /tmp/xgt-batch-XXXXXX)
 N=400
 declare -A PID PORT
@@ -28,9 +29,8 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 130" INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TOK=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-JOIN=join-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TOK=$(secret tok)
+JOIN=$(secret join)
 for n in a p c; do PORT[$n]=$(free_port); done
 url() { echo "http://127.0.0.1:${PORT[$1]}"; }
 api() { curl -sf -H "Authorization: Bearer $TOK" "$(url "$1")/apis/edge.xgate.io/v1/$2"; }

@@ -15,6 +15,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
 XG=$(readlink -f "$2")
 source "$HERE/../lib.sh"
+source "$HERE/lib.sh"
 T=$(mktemp -d /tmp/xgt-miss-XXXXXX)
 PID=
 KPID=
@@ -34,9 +35,8 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 130" INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
-TOK=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TOK=$(secret tok)
 API=http://127.0.0.1:$PORT/apis/edge.xgate.io/v1
 conf() { # conf LABELS: the local daemon's config
 	cat > "$T/e.conf" <<EOF

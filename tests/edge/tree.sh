@@ -18,6 +18,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
 XG=$(readlink -f "$2")
 source "$HERE/../lib.sh"
+source "$HERE/lib.sh"
 PY=/usr/bin/python3 # the distribution's: python3-websockets lives there
 HC="$PY $HERE/hubclient.py --ca"
 T=$(mktemp -d /tmp/xgt-tree-XXXXXX)
@@ -43,18 +44,12 @@ if ! $PY -c 'import websockets' 2>/dev/null; then
 	exit 1
 fi
 
-free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TOK=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-JOIN=join-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TOK=$(secret tok)
+JOIN=$(secret join)
 export XGATE_TOKEN=$TOK
 for n in a b c d e f g h i; do PORT[$n]=$(free_port); done
 
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=xgate tree test CA" \
-	-keyout "$T/ca.key" -out "$T/ca.pem" 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$T/srv.key" -out "$T/srv.csr" 2>/dev/null
-printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$T/ext"
-openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 2 \
-	-extfile "$T/ext" -out "$T/srv.pem" 2>/dev/null
+test_ca "$T"
 
 url() { [ "$1" = a ] && echo "https://localhost:${PORT[a]}" || echo "http://127.0.0.1:${PORT[$1]}"; }
 hub() { [ "$1" = a ] && echo "wss://localhost:${PORT[a]}" || echo "ws://127.0.0.1:${PORT[$1]}"; }
