@@ -312,13 +312,20 @@ static int sp(struct ec_store *s, const char *const kept_sql[SP_KEPT], const cha
 	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
+/* Back to synchronous=FULL after a repairable group. */
+static void tx_sync_restore(struct ec_store *s)
+{
+	if (s->tx_normal && !run1(s, "PRAGMA synchronous=FULL"))
+		s->tx_normal = false;
+}
+
 int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 {
 	if (s->tx_depth == 0) {
 		if ((flags & EC_TX_REPAIRABLE) && !run1(s, "PRAGMA synchronous=NORMAL"))
 			s->tx_normal = true;
 		if (run1(s, "BEGIN IMMEDIATE")) {
-			ec_store_tx_sync_restore(s);
+			tx_sync_restore(s);
 			return -1;
 		}
 	} else if (sp(s, sp_open, "SAVEPOINT", s->tx_depth)) {
@@ -340,29 +347,12 @@ int ec_store_tx_end(struct ec_store *s, int rc)
 		return rc ? rc : -1;
 	}
 	if (rc == 0 && !run1(s, "COMMIT")) {
-		ec_store_tx_sync_restore(s);
+		tx_sync_restore(s);
 		return 0;
 	}
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	ec_store_tx_sync_restore(s);
+	tx_sync_restore(s);
 	return rc ? rc : -1;
-}
-
-void ec_store_tx_sync_restore(struct ec_store *s)
-{
-	if (s->tx_normal && !run1(s, "PRAGMA synchronous=FULL"))
-		s->tx_normal = false;
-}
-
-static int begin(struct ec_store *s)
-{
-	return ec_store_tx_begin(s, 0);
-}
-
-/* Commit, or roll back; rc passes through when it is not a success. */
-static int end(struct ec_store *s, int rc)
-{
-	return ec_store_tx_end(s, rc);
 }
 
 /* ---- writes: the revision bumped inside each ---- */
@@ -416,15 +406,15 @@ static int begin_write(struct ec_store *s, enum ec_table t, const char *name,
 	uint64_t rv;
 	int rc;
 
-	if (begin(s))
+	if (ec_store_tx_begin(s, 0))
 		return -1;
 	rc = current_rv(s, t, name, &rv);
 	if (!expect_rv && rc != EC_ST_NOTFOUND)
-		return end(s, rc ? rc : EC_ST_EXISTS);
+		return ec_store_tx_end(s, rc ? rc : EC_ST_EXISTS);
 	if (expect_rv && (rc || rv != *expect_rv))
-		return end(s, rc ? rc : EC_ST_CONFLICT);
+		return ec_store_tx_end(s, rc ? rc : EC_ST_CONFLICT);
 	if (bump(s, rev))
-		return end(s, -1);
+		return ec_store_tx_end(s, -1);
 	return 0;
 }
 
@@ -446,7 +436,7 @@ int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 		sqlite3_bind_text(st, 6, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 7, r->state ? r->state : "{}", -1, SQLITE_STATIC);
 	}
-	rc = end(s, step_done(s, st));
+	rc = ec_store_tx_end(s, step_done(s, st));
 	if (!rc)
 		r->rv = rev;
 	return rc;
@@ -467,7 +457,7 @@ int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint
 		sqlite3_bind_text(st, 3, r->labels ? r->labels : "{}", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
 	}
-	rc = end(s, step_done(s, st));
+	rc = ec_store_tx_end(s, step_done(s, st));
 	if (!rc) {
 		struct ec_row now;
 
@@ -488,23 +478,23 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 	uint64_t rev;
 	int rc;
 
-	if (begin(s))
+	if (ec_store_tx_begin(s, 0))
 		return -1;
 	rc = ec_store_get(s, t, name, old);
 	if (rc)
-		return end(s, rc);
+		return ec_store_tx_end(s, rc);
 	if (expect_rv && old->rv != expect_rv) {
 		ec_row_free(old);
-		return end(s, EC_ST_CONFLICT);
+		return ec_store_tx_end(s, EC_ST_CONFLICT);
 	}
 	if (bump(s, &rev)) {
 		ec_row_free(old);
-		return end(s, -1);
+		return ec_store_tx_end(s, -1);
 	}
 	st = prep(s, "DELETE FROM %s WHERE name=?1", t);
 	if (st)
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = end(s, step_done(s, st));
+	rc = ec_store_tx_end(s, step_done(s, st));
 	if (rc)
 		ec_row_free(old);
 	return rc;
@@ -519,18 +509,18 @@ int ec_store_state_put(struct ec_store *s, const char *mission, const char *key,
 	char *text = NULL;
 	int rc;
 
-	if (begin(s))
+	if (ec_store_tx_begin(s, 0))
 		return -1;
 	st = prep(s, "SELECT state FROM %s WHERE name=?1", EC_T_MISSIONS);
 	if (!st)
-		return end(s, -1);
+		return ec_store_tx_end(s, -1);
 	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		state = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
 	ec_store_release(s, st);
 	if (rc != SQLITE_ROW)
-		return end(s, rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1);
+		return ec_store_tx_end(s, rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1);
 	if (!json_is_object(state)) { /* unreadable: start over rather than fail forever */
 		json_decref(state);
 		state = json_object();
@@ -538,20 +528,20 @@ int ec_store_state_put(struct ec_store *s, const char *mission, const char *key,
 	/* jansson refuses invalid UTF-8: then fail rather than write nothing */
 	if (value && json_object_set_new(state, key, json_string(value))) {
 		json_decref(state);
-		return end(s, -1);
+		return ec_store_tx_end(s, -1);
 	}
 	if (!value)
 		json_object_del(state, key);
 	text = json_dumps(state, JSON_COMPACT);
 	json_decref(state);
 	if (!text)
-		return end(s, -1);
+		return ec_store_tx_end(s, -1);
 	st = prep(s, "UPDATE %s SET state=?2 WHERE name=?1", EC_T_MISSIONS);
 	if (st) {
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
 	}
-	rc = end(s, step_done(s, st));
+	rc = ec_store_tx_end(s, step_done(s, st));
 	free(text);
 	return rc;
 }

@@ -65,8 +65,6 @@ int ec_store_tx_begin(struct ec_store *s, unsigned flags);
 /* rc 0 commits (the outermost pair) or releases (a nested one); nonzero rolls
  * back to the matching begin. Returns rc, or -1 when a commit failed. */
 int ec_store_tx_end(struct ec_store *s, int rc);
-/* Internal: back to synchronous=FULL after a repairable group. */
-void ec_store_tx_sync_restore(struct ec_store *s);
 
 /* ---- statements, for the stores of the other parts (tree_store.c, tree_sync.c) ---- */
 /* The kept statement of sql (a string that lives as long as the store: a

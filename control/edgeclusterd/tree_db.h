@@ -10,17 +10,6 @@
 
 #include "store.h"
 
-/* One transaction, or a savepoint inside a caller's group (store.h). */
-static inline int tx_begin(struct ec_store *s)
-{
-	return ec_store_tx_begin(s, 0);
-}
-
-static inline int tx_end(struct ec_store *s, int rc)
-{
-	return ec_store_tx_end(s, rc);
-}
-
 /* The kept statement of sql (a literal: see ec_store_stmt); give it back
  * with rel() or done(). */
 static inline sqlite3_stmt *q(struct ec_store *s, const char *sql)

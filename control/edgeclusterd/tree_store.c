@@ -104,7 +104,7 @@ int ec_store_outbox_mark(struct ec_store *s, const char *mission)
 {
 	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
-	return tx_end(s, outbox_mark_tx(s, mission));
+	return ec_store_tx_end(s, outbox_mark_tx(s, mission));
 }
 
 int ec_store_outbox_mark_all(struct ec_store *s)
@@ -112,13 +112,14 @@ int ec_store_outbox_mark_all(struct ec_store *s)
 	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
 	/* one new seq for all: the whole set is owed again */
-	return tx_end(s, sqlite3_exec(s->db,
-				      "UPDATE meta SET v=v+1 WHERE k='outbox_seq';"
-				      "INSERT OR REPLACE INTO outbox (mission, seq) SELECT name,"
-				      " (SELECT v FROM meta WHERE k='outbox_seq') FROM missions;",
-				      NULL, NULL, NULL) == SQLITE_OK
-			     ? 0
-			     : -1);
+	return ec_store_tx_end(
+	    s, sqlite3_exec(s->db,
+			    "UPDATE meta SET v=v+1 WHERE k='outbox_seq';"
+			    "INSERT OR REPLACE INTO outbox (mission, seq) SELECT name,"
+			    " (SELECT v FROM meta WHERE k='outbox_seq') FROM missions;",
+			    NULL, NULL, NULL) == SQLITE_OK
+		   ? 0
+		   : -1);
 }
 
 /* The callback of a list and its argument, for the ec_each_fn below. */
@@ -153,7 +154,7 @@ int ec_store_outbox_ack(struct ec_store *s, int64_t upto)
 	st = q(s, "DELETE FROM outbox WHERE seq <= ?1");
 	if (st)
 		sqlite3_bind_int64(st, 1, upto);
-	return tx_end(s, done(s, st));
+	return ec_store_tx_end(s, done(s, st));
 }
 
 int ec_store_outbox_clear(struct ec_store *s)
@@ -238,7 +239,7 @@ int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct e
 {
 	int rc = 0;
 
-	if (tx_begin(s))
+	if (ec_store_tx_begin(s, 0))
 		return -1;
 	for (size_t i = 0; i < n && !rc; i++) {
 		json_t *state;
@@ -258,7 +259,7 @@ int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct e
 		}
 		json_decref(state);
 	}
-	return tx_end(s, rc);
+	return ec_store_tx_end(s, rc);
 }
 
 int ec_store_state_replace_subtree(struct ec_store *s, const char *mission, const char *child,
@@ -321,9 +322,9 @@ static int mark_tx(struct ec_store *s, const char *child, const char *value, boo
 
 int ec_store_state_mark_subtree(struct ec_store *s, const char *child, const char *value, bool owe)
 {
-	if (tx_begin(s))
+	if (ec_store_tx_begin(s, 0))
 		return -1;
-	return tx_end(s, mark_tx(s, child, value, owe));
+	return ec_store_tx_end(s, mark_tx(s, child, value, owe));
 }
 
 /* ---- credentials this hub issued ---- */
@@ -525,7 +526,7 @@ int ec_store_subtree_sync(struct ec_store *s, const char *self, const char *chil
 	}
 	json_decref(rows);
 	json_decref(seen);
-	return tx_end(s, rc);
+	return ec_store_tx_end(s, rc);
 }
 
 int ec_store_subtree_health(struct ec_store *s, const char *child, const char *child_health,
@@ -535,7 +536,7 @@ int ec_store_subtree_health(struct ec_store *s, const char *child, const char *c
 	const char *name;
 	int rc;
 
-	if (tx_begin(s))
+	if (ec_store_tx_begin(s, 0))
 		return -1;
 	rc = rows_by_name(s, "", &rows);
 	json_object_foreach(rows, name, v)
@@ -559,7 +560,7 @@ int ec_store_subtree_health(struct ec_store *s, const char *child, const char *c
 		free(text);
 	}
 	json_decref(rows);
-	return tx_end(s, rc);
+	return ec_store_tx_end(s, rc);
 }
 
 int ec_store_subtree_drop(struct ec_store *s, const char *child, bool owe)
@@ -569,7 +570,7 @@ int ec_store_subtree_drop(struct ec_store *s, const char *child, bool owe)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (tx_begin(s))
+	if (ec_store_tx_begin(s, 0))
 		return -1;
 	rc = rows_by_name(s, "", &rows);
 	json_object_foreach(
@@ -582,7 +583,7 @@ int ec_store_subtree_drop(struct ec_store *s, const char *child, bool owe)
 		sqlite3_bind_text(st, 1, child, -1, SQLITE_STATIC);
 		rc = done(s, st);
 	}
-	return tx_end(s, rc);
+	return ec_store_tx_end(s, rc);
 }
 
 int ec_store_cluster_path(struct ec_store *s, const char *name, char *path, size_t len)

@@ -181,7 +181,7 @@ static int sync_apply(struct ec_store *s, json_t *upserts, json_t *deletes, stru
 	json_array_foreach(deletes, i, v) if (!rc) rc =
 	    delete_one(s, json_string_value(v), out->changed);
 	json_array_foreach(upserts, i, v) if (!rc) rc = upsert_one(s, v, out->changed);
-	rc = tx_end(s, rc);
+	rc = ec_store_tx_end(s, rc);
 	if (rc) /* rolled back: nothing changed */
 		json_array_clear(out->changed);
 	return rc;
