@@ -135,15 +135,22 @@ static void link_down(const char *why)
 	schedule_retry();
 }
 
-static bool is_abandoned(struct lws *wsi, bool forget)
+/* The slot of U.abandoned holding w (NULL: a free one), or NULL. */
+static struct lws **abandoned_slot(const struct lws *w)
 {
 	for (size_t i = 0; i < sizeof(U.abandoned) / sizeof(U.abandoned[0]); i++)
-		if (U.abandoned[i] == wsi) {
-			if (forget)
-				U.abandoned[i] = NULL;
-			return true;
-		}
-	return false;
+		if (U.abandoned[i] == w)
+			return &U.abandoned[i];
+	return NULL;
+}
+
+static bool is_abandoned(struct lws *wsi, bool forget)
+{
+	struct lws **slot = abandoned_slot(wsi);
+
+	if (slot && forget)
+		*slot = NULL;
+	return slot != NULL;
 }
 
 /*
@@ -169,13 +176,10 @@ static void on_connect_timeout(lws_sorted_usec_list_t *sul)
 	if (U.st != L_CONNECTING)
 		return;
 	if (w) {
-		size_t i;
+		struct lws **free_slot = abandoned_slot(NULL);
 
-		for (i = 0; i < sizeof(U.abandoned) / sizeof(U.abandoned[0]); i++)
-			if (!U.abandoned[i])
-				break;
-		if (i < sizeof(U.abandoned) / sizeof(U.abandoned[0]))
-			U.abandoned[i] = w;
+		if (free_slot)
+			*free_slot = w;
 		lws_set_timeout(w, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 	}
 	U.l.wsi = NULL;
