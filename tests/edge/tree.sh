@@ -253,15 +253,16 @@ expect_rc 4 "detach again: not attached" xg h cluster detach
 G=$(hub g)
 [ "$($HC refused "$G" x --none)" = "unauthorized 1008" ] && ok "hello without auth: refused (1008)" || not_ok "no auth"
 [ "$($HC refused "$G" x --join "wrong-$JOIN")" = "unauthorized 1008" ] && ok "wrong join token: refused" || not_ok "wrong join"
-[ "$($HC refused "$G" x --cred AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA)" = "unauthorized 1008" ] && ok "credential never issued: refused" || not_ok "unknown cred"
+[ "$($HC refused "$G" x --cred=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA)" = "unauthorized 1008" ] && ok "credential never issued: refused" || not_ok "unknown cred"
 CRED=$($HC join "$G" pyx "$JOIN" | jq -r .value)
 [ ${#CRED} = 43 ] && ok "join: a credential (43 characters)" || not_ok "join: '$CRED'"
 # the first character changed (to A, or to B if it was A); not the last: it carried the
 # same credential back 1 run in 64, and its low bits are base64 padding
 [ "${CRED:0:1}" = A ] && WRONG=B${CRED:1} || WRONG=A${CRED:1}
-[ "$($HC refused "$G" pyx --cred "$WRONG")" = "unauthorized 1008" ] && ok "a wrong credential: refused" || not_ok "wrong cred"
+# --cred=VALUE: a credential may begin with "-" (base64url), which argparse would take for an option
+[ "$($HC refused "$G" pyx --cred="$WRONG")" = "unauthorized 1008" ] && ok "a wrong credential: refused" || not_ok "wrong cred"
 sleep 4
-[ "$($HC refused "$G" pyx --cred "$CRED")" = "expired 1008" ] && ok "an expired credential (CredentialLifetime 3): refused" || not_ok "expired cred"
+[ "$($HC refused "$G" pyx --cred="$CRED")" = "expired 1008" ] && ok "an expired credential (CredentialLifetime 3): refused" || not_ok "expired cred"
 A=$(hub a)
 $PY "$HERE/hubclient.py" refused "$A" x --none > "$T/noca.out" 2>&1 &&
 	not_ok "wss without our CA was accepted: $(cat "$T/noca.out")" ||
