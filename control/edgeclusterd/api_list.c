@@ -63,7 +63,7 @@ static int snapshot_open(struct ecd *d, struct api_stream *s, const char *table,
 {
 	const char *file = sqlite3_db_filename(d->store.db, "main");
 	sqlite3_stmt *st = NULL;
-	char sql[128];
+	char sql[512];
 	int rc;
 
 	if (!file || !*file) {
@@ -84,7 +84,8 @@ static int snapshot_open(struct ecd *d, struct api_stream *s, const char *table,
 	if (rc != SQLITE_ROW)
 		goto fail;
 	snprintf(sql, sizeof(sql),
-		 "SELECT name, uid, rv, created, labels, spec, state FROM %s ORDER BY name", table);
+		 "SELECT name, uid, rv, created, labels, spec, %s FROM %s ORDER BY name",
+		 strcmp(table, "missions") ? "state" : EC_MISSION_STATE_SQL, table);
 	if (sqlite3_prepare_v2(s->db, sql, -1, &s->st, NULL) != SQLITE_OK)
 		goto fail;
 	return 0;

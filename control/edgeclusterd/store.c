@@ -8,7 +8,9 @@
 #include "db.h"
 #include "store.h"
 
-/* user_version 1: the schema below. A later schema migrates from it. */
+/* user_version 2: the schema below. Schema 1 kept each mission's state map
+ * as JSON text in missions.state; schema 2 keeps it as rows of mstate
+ * (migrated in ec_store_open). missions.state stays, always '{}'. */
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
@@ -40,7 +42,22 @@ static const char schema[] =
     " prv INTEGER NOT NULL, lrv INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS outbox (mission TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
     "INSERT OR IGNORE INTO meta VALUES ('outbox_seq', 0);"
-    "PRAGMA user_version=1;";
+    /* schema 2: a mission's state map, a row per key. A parent replaces a
+     * child's few keys of a map that holds one per cluster below it:
+     * parsing and rewriting the whole map as JSON per report was most of a
+     * root's CPU. Rows of a mission go with it (the trigger: every path
+     * that deletes a mission row, or replaces it under another uid). */
+    "CREATE TABLE IF NOT EXISTS mstate (mission TEXT NOT NULL, path TEXT NOT NULL,"
+    " value TEXT NOT NULL, PRIMARY KEY (mission, path)) WITHOUT ROWID;"
+    "CREATE TRIGGER IF NOT EXISTS mstate_gone AFTER DELETE ON missions"
+    " BEGIN DELETE FROM mstate WHERE mission=OLD.name; END;";
+
+/* Schema 1 -> 2, in one transaction: the JSON maps become rows. */
+static const char migrate_1[] =
+    "INSERT OR IGNORE INTO mstate (mission, path, value)"
+    " SELECT m.name, j.key, j.value FROM missions m, json_each(m.state) j"
+    " WHERE json_valid(m.state) AND j.type='text';"
+    "UPDATE missions SET state='{}' WHERE state<>'{}';";
 
 static const char *const tables[] = {"missions", "clusters"};
 
@@ -58,14 +75,22 @@ int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen
 			ver = sqlite3_column_int(st, 0);
 		sqlite3_finalize(st);
 	}
-	if (ver < 0 || ver > 1) {
+	if (ver < 0 || ver > 2) {
 		snprintf(err, errlen, "%s: %s", path,
 			 ver < 0 ? sqlite3_errmsg(s->db)
-				 : "written by a newer edgeclusterd (schema > 1)");
+				 : "written by a newer edgeclusterd (schema > 2)");
 		ec_store_close(s);
 		return -1;
 	}
 	if (db_exec(s->db, path, schema, err, errlen)) {
+		ec_store_close(s);
+		return -1;
+	}
+	/* the version moves with the migration: interrupted, it runs again */
+	if (ver < 2 && (db_exec(s->db, path, "BEGIN IMMEDIATE", err, errlen) ||
+			(ver == 1 && db_exec(s->db, path, migrate_1, err, errlen)) ||
+			db_exec(s->db, path, "PRAGMA user_version=2; COMMIT", err, errlen))) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		ec_store_close(s);
 		return -1;
 	}
@@ -203,6 +228,18 @@ static char *dup_col(sqlite3_stmt *st, int i)
 }
 
 #define ROW_COLS "name, uid, rv, created, labels, spec, state"
+/* What a read returns as ROW_COLS: a mission's state is its mstate rows. */
+static const char *const read_cols[] = {"name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL,
+					ROW_COLS};
+
+/* A read of fmt ("SELECT %s FROM %s ...") filled with t's columns and name. */
+static sqlite3_stmt *prep_read(struct ec_store *s, const char *fmt, enum ec_table t)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql), fmt, read_cols[t], tables[t]);
+	return kept(s, fmt, (unsigned)t + 1, sql);
+}
 
 /* An ec_from_fn: *out is a struct ec_row. */
 static int row_from(sqlite3_stmt *st, void *out)
@@ -240,8 +277,8 @@ int ec_store_revision(struct ec_store *s, uint64_t *rev)
 
 int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct ec_row *r)
 {
-	return ec_store_one(s, prep(s, "SELECT " ROW_COLS " FROM %s WHERE name=?1", t), name,
-			    row_from, r);
+	return ec_store_one(s, prep_read(s, "SELECT %s FROM %s WHERE name=?1", t), name, row_from,
+			    r);
 }
 
 /* The callback of a list and its argument, for the ec_each_fn below. */
@@ -267,8 +304,7 @@ int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg)
 {
 	struct row_list l = {cb, arg};
 
-	return ec_store_each(s, prep(s, "SELECT " ROW_COLS " FROM %s ORDER BY name", t), list_row,
-			     &l);
+	return ec_store_each(s, prep_read(s, "SELECT %s FROM %s ORDER BY name", t), list_row, &l);
 }
 
 /* ---- transactions: one per write, or one per group of writes ---- */
@@ -434,7 +470,9 @@ int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 		sqlite3_bind_text(st, 4, r->created, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 5, r->labels ? r->labels : "{}", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 6, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 7, r->state ? r->state : "{}", -1, SQLITE_STATIC);
+		/* a mission's state is rows of mstate, written by state reports only */
+		sqlite3_bind_text(st, 7, r->state && t != EC_T_MISSIONS ? r->state : "{}", -1,
+				  SQLITE_STATIC);
 	}
 	rc = ec_store_tx_end(s, step_done(s, st));
 	if (!rc)
@@ -505,45 +543,23 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value)
 {
 	sqlite3_stmt *st;
-	json_t *state = NULL;
-	char *text = NULL;
 	int rc;
 
 	if (ec_store_tx_begin(s, 0))
 		return -1;
-	st = prep(s, "SELECT state FROM %s WHERE name=?1", EC_T_MISSIONS);
-	if (!st)
-		return ec_store_tx_end(s, -1);
-	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		state = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-	ec_store_release(s, st);
-	if (rc != SQLITE_ROW)
-		return ec_store_tx_end(s, rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1);
-	if (!json_is_object(state)) { /* unreadable: start over rather than fail forever */
-		json_decref(state);
-		state = json_object();
-	}
-	/* jansson refuses invalid UTF-8: then fail rather than write nothing */
-	if (value && json_object_set_new(state, key, json_string(value))) {
-		json_decref(state);
-		return ec_store_tx_end(s, -1);
-	}
-	if (!value)
-		json_object_del(state, key);
-	text = json_dumps(state, JSON_COMPACT);
-	json_decref(state);
-	if (!text)
-		return ec_store_tx_end(s, -1);
-	st = prep(s, "UPDATE %s SET state=?2 WHERE name=?1", EC_T_MISSIONS);
+	rc = current_rv(s, EC_T_MISSIONS, mission, &(uint64_t){0});
+	if (rc)
+		return ec_store_tx_end(s, rc);
+	st = ec_store_stmt(s, value ? "INSERT OR REPLACE INTO mstate (mission, path, value)"
+				      " VALUES (?1,?2,?3)"
+				    : "DELETE FROM mstate WHERE mission=?1 AND path=?2");
 	if (st) {
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+		if (value)
+			sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
 	}
-	rc = ec_store_tx_end(s, step_done(s, st));
-	free(text);
-	return rc;
+	return ec_store_tx_end(s, step_done(s, st));
 }
 
 void ec_applied_free(struct ec_applied *a)

@@ -25,6 +25,12 @@
 enum { EC_ST_NOTFOUND = 1, EC_ST_EXISTS = 2, EC_ST_CONFLICT = 3 };
 enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
 
+/* A mission's state map as JSON text, from its rows in table mstate (one per
+ * key, in key order), in a SELECT ... FROM missions. */
+#define EC_MISSION_STATE_SQL                                                                       \
+	"COALESCE((SELECT json_group_object(path, value) FROM mstate"                             \
+	" WHERE mstate.mission=missions.name), '{}')"
+
 /* Prepared statements are kept (store.c): a slot per SQL text, keyed by the
  * address of the text (string literals in the code: each is prepared once). */
 #define EC_STMT_SLOTS 128

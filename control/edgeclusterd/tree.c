@@ -160,22 +160,19 @@ static int count_one(void *arg, sqlite3_stmt *st)
 
 /*
  * Asked by every heartbeat and every GET of our EdgeCluster. SQLite's
- * json_extract picks the placement and our own state key out of the text:
- * parsing every spec and state map (100 keys per mission at a root of 100
- * clusters) into jansson objects was most of a poll's cost.
+ * json_extract picks the placement out of the spec text and our own state
+ * key is one row: parsing every spec into jansson objects was most of a
+ * poll's cost.
  */
 int tree_mission_counts(struct ecd *d, int *known, int *matched, int *active)
 {
-	static const char sql[] = "SELECT json_extract(spec, '$.placement'), "
-				  "json_extract(state, ?1) FROM missions";
+	static const char sql[] = "SELECT json_extract(spec, '$.placement'), (SELECT value FROM"
+				  " mstate WHERE mission=missions.name AND path=?1) FROM missions";
 	struct counts_ctx c = {d, known, matched, active};
 	sqlite3_stmt *st = ec_store_stmt(&d->store, sql);
-	char key[EC_NAME_MAX + 8];
 
 	*known = *matched = *active = 0;
-	/* a DNS-1123 label: nothing to escape in a quoted path member */
-	snprintf(key, sizeof(key), "$.\"%s\"", d->conf.name);
-	if (st && sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+	if (st && sqlite3_bind_text(st, 1, d->conf.name, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
 		ec_store_release(&d->store, st);
 		return -1;
 	}

@@ -171,67 +171,101 @@ bool tree_in_subtree(const char *k, const char *child)
 	return !strncmp(k, child, n) && (k[n] == 0 || k[n] == '/');
 }
 
-/* Read a mission's state map (EC_ST_NOTFOUND if there is no such mission). */
-static int state_read(struct ec_store *s, const char *mission, json_t **map)
+/* The child's keys of a mission's map: the child's own ("b") and those below
+ * it ("b/..."): '/' + 1 is '0', so "b/" <= key < "b0" is the subtree. */
+#define SUBTREE_SQL "(path=?2 OR (path>=?3 AND path<?4))"
+
+/* Bind the subtree of child to ?2..?4 (buf holds the two bounds). */
+static int bind_subtree(sqlite3_stmt *st, const char *child, char *buf, size_t len)
 {
-	sqlite3_stmt *st = q(s, "SELECT state FROM missions WHERE name=?1");
+	size_t n = strlen(child);
+
+	if (2 * (n + 2) > len)
+		return -1;
+	memcpy(buf, child, n);
+	memcpy(buf + n, "/", 2);
+	memcpy(buf + n + 2, child, n);
+	memcpy(buf + 2 * n + 2, "0", 2);
+	sqlite3_bind_text(st, 2, child, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, buf, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, buf + n + 2, -1, SQLITE_STATIC);
+	return 0;
+}
+
+static int mission_exists(struct ec_store *s, const char *mission)
+{
+	sqlite3_stmt *st = q(s, "SELECT 1 FROM missions WHERE name=?1");
 	int rc;
 
 	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	*map = NULL;
-	if (rc == SQLITE_ROW) {
-		*map = json_loads(col(st, 0), 0, NULL);
-		if (!json_is_object(*map)) { /* unreadable: start over rather than fail forever */
-			json_decref(*map);
-			*map = json_object();
-		}
-	}
 	rel(s, st);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
 }
 
-static int state_write(struct ec_store *s, const char *mission, json_t *map)
+/* One key: value NULL removes it. */
+static int key_put(struct ec_store *s, const char *mission, const char *path, const char *value)
 {
-	char *text = json_dumps(map, JSON_COMPACT | JSON_SORT_KEYS);
-	sqlite3_stmt *st = text ? q(s, "UPDATE missions SET state=?2 WHERE name=?1") : NULL;
-	int rc;
+	sqlite3_stmt *st = q(s, value ? "INSERT OR REPLACE INTO mstate (mission, path, value)"
+					" VALUES (?1,?2,?3)"
+				      : "DELETE FROM mstate WHERE mission=?1 AND path=?2");
 
-	if (st) {
-		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
-	}
-	rc = done(s, st);
-	free(text);
-	return rc;
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+	if (value)
+		sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
+	return done(s, st);
 }
 
-/* Replace the child's keys in one map; true if anything changed. Compared
- * key by key first: at a parent most reports change one key of a map that
- * holds a key per descendant, and a copy of the map per report was most of
- * the cost. */
-static bool replace_keys(json_t *state, const char *child, json_t *map)
+/* Make the child's keys of one mission what map says (its other keys are
+ * not the child's to say: ignored); *changed if any row was written. Only
+ * the keys that differ are written: at a parent most reports change one key
+ * of a map that holds a key per descendant. */
+static int replace_keys(struct ec_store *s, const char *mission, const char *child, json_t *map,
+			bool *changed)
 {
-	json_t *v;
+	sqlite3_stmt *st = q(s, "SELECT path, value FROM mstate WHERE mission=?1 AND " SUBTREE_SQL);
+	json_t *had = json_object(), *v;
 	const char *k;
-	void *tmp;
-	size_t mine = 0, theirs = 0;
-	bool same = true;
+	char bounds[2 * EC_PATH_MAX + 8];
+	int rc;
 
-	json_object_foreach(map, k, v) if (tree_in_subtree(k, child))
-	{
-		theirs++;
-		same = same && json_equal(json_object_get(state, k), v);
+	*changed = false;
+	if (!st || !had || bind_subtree(st, child, bounds, sizeof(bounds))) {
+		rel(s, st);
+		json_decref(had);
+		return -1;
 	}
-	json_object_foreach(state, k, v) mine += tree_in_subtree(k, child);
-	if (same && mine == theirs)
-		return false;
-	json_object_foreach_safe(state, tmp, k, v) if (tree_in_subtree(k, child))
-	    json_object_del(state, k);
-	json_object_foreach(map, k, v) if (tree_in_subtree(k, child)) json_object_set(state, k, v);
-	return true;
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_object_set_new(had, col(st, 0), json_string(col(st, 1)));
+	rel(s, st);
+	rc = rc == SQLITE_DONE ? 0 : -1;
+	json_object_foreach(had, k, v)
+	{
+		if (rc || json_object_get(map, k))
+			continue;
+		rc = key_put(s, mission, k, NULL);
+		*changed = true;
+	}
+	json_object_foreach(map, k, v)
+	{
+		const char *now = json_string_value(v), *was;
+
+		if (rc || !now || !tree_in_subtree(k, child))
+			continue;
+		was = json_string_value(json_object_get(had, k));
+		if (was && !strcmp(was, now))
+			continue;
+		rc = key_put(s, mission, k, now);
+		*changed = true;
+	}
+	json_decref(had);
+	return rc;
 }
 
 int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct ec_state_item *items,
@@ -242,22 +276,15 @@ int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct e
 	if (ec_store_tx_begin(s, 0))
 		return -1;
 	for (size_t i = 0; i < n && !rc; i++) {
-		json_t *state;
-		int r = state_read(s, items[i].mission, &state);
+		bool changed;
+		int r = mission_exists(s, items[i].mission);
 
 		items[i].found = r == 0;
 		if (r == EC_ST_NOTFOUND)
 			continue; /* gone here: the report is moot */
-		if (r) {
-			rc = -1;
-			break;
-		}
-		if (replace_keys(state, child, items[i].map)) {
-			rc = state_write(s, items[i].mission, state);
-			if (!rc && owe)
-				rc = outbox_mark_tx(s, items[i].mission);
-		}
-		json_decref(state);
+		rc = r ? r : replace_keys(s, items[i].mission, child, items[i].map, &changed);
+		if (!rc && changed && owe)
+			rc = outbox_mark_tx(s, items[i].mission);
 	}
 	return ec_store_tx_end(s, rc);
 }
@@ -271,51 +298,40 @@ int ec_store_state_replace_subtree(struct ec_store *s, const char *mission, cons
 	return rc ? rc : it.found ? 0 : EC_ST_NOTFOUND;
 }
 
-/* For every mission: set (or remove) the child's subtree keys. */
+/* For every mission: set (value NULL: remove) the child's subtree keys. */
 static int mark_tx(struct ec_store *s, const char *child, const char *value, bool owe)
 {
-	sqlite3_stmt *st = q(s, "SELECT name, state FROM missions");
-	json_t *todo = json_object();
-	const char *name;
-	json_t *map;
+	sqlite3_stmt *st = q(s, "SELECT DISTINCT mission FROM mstate WHERE " SUBTREE_SQL
+				" AND (?1 IS NULL OR value<>?1)");
+	json_t *todo = json_array(), *v;
+	char bounds[2 * EC_PATH_MAX + 8];
+	size_t i;
 	int rc;
 
-	if (!st || !todo) {
+	if (!st || !todo || bind_subtree(st, child, bounds, sizeof(bounds))) {
 		rel(s, st);
 		json_decref(todo);
 		return -1;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *state = json_loads(col(st, 1), 0, NULL), *v;
-		const char *k;
-		void *tmp;
-		bool changed = false;
-
-		json_object_foreach_safe(state, tmp, k, v)
-		{
-			if (!tree_in_subtree(k, child))
-				continue;
-			if (!value)
-				json_object_del(state, k);
-			else if (!json_is_string(v) || strcmp(json_string_value(v), value))
-				json_object_set_new(state, k, json_string(value));
-			else
-				continue;
-			changed = true;
-		}
-		if (changed)
-			json_object_set(todo, col(st, 0), state);
-		json_decref(state);
-	}
+	if (value)
+		sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(todo, json_string(col(st, 0)));
 	rel(s, st);
 	rc = rc == SQLITE_DONE ? 0 : -1;
-	json_object_foreach(todo, name, map)
-	{
-		if (!rc)
-			rc = state_write(s, name, map);
-		if (!rc && owe)
-			rc = outbox_mark_tx(s, name);
+	st = rc || !json_array_size(todo)
+		 ? NULL
+		 : q(s, value ? "UPDATE mstate SET value=?1 WHERE " SUBTREE_SQL " AND value<>?1"
+			      : "DELETE FROM mstate WHERE " SUBTREE_SQL);
+	if (st && !bind_subtree(st, child, bounds, sizeof(bounds))) {
+		if (value)
+			sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
+		rc = done(s, st);
+	} else if (st) {
+		rel(s, st);
+		rc = -1;
 	}
+	json_array_foreach(todo, i, v) if (!rc && owe) rc = outbox_mark_tx(s, json_string_value(v));
 	json_decref(todo);
 	return rc;
 }

@@ -254,24 +254,41 @@ struct flush_ctx {
 	size_t bytes;
 };
 
-/* Our map as the parent stores it: our own key stays, a descendant's gets
- * our name in front ("c/d" -> "b/c/d"). */
-static json_t *report_map(const char *state_text)
+/* A mission's map as the parent stores it: our own key stays, a
+ * descendant's gets our name in front ("c/d" -> "b/c/d"); NULL if the
+ * mission is gone. */
+static json_t *report_map(const char *mission, size_t *bytes)
 {
-	json_t *in = json_loads(state_text, 0, NULL), *out = json_object(), *v;
-	const char *k;
+	/* a row with NULLs for a mission without keys; none for one gone */
+	sqlite3_stmt *st = ec_store_stmt(&U.d->store, "SELECT s.path, s.value FROM missions m"
+						      " LEFT JOIN mstate s ON s.mission=m.name"
+						      " WHERE m.name=?1");
+	const char *self = U.d->conf.name;
 	char key[EC_PATH_MAX * 2];
+	json_t *out = NULL;
+	int rc;
 
-	json_object_foreach(in, k, v)
-	{
-		if (!strcmp(k, U.d->conf.name)) {
-			json_object_set(out, k, v);
+	if (!st)
+		return NULL;
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+
+		if (!out)
+			out = json_object();
+		if (!k || !v)
 			continue;
-		}
-		snprintf(key, sizeof(key), "%s/%s", U.d->conf.name, k);
-		json_object_set(out, key, v);
+		if (strcmp(k, self))
+			snprintf(key, sizeof(key), "%s/%s", self, k);
+		json_object_set_new(out, strcmp(k, self) ? key : k, json_string(v));
+		*bytes += strlen(k) + strlen(v) + strlen(self) + 8;
 	}
-	json_decref(in);
+	ec_store_release(&U.d->store, st);
+	if (rc != SQLITE_DONE) {
+		json_decref(out);
+		return NULL;
+	}
 	return out;
 }
 
@@ -279,21 +296,13 @@ static int flush_one(void *arg, const char *mission, int64_t seq)
 {
 	struct flush_ctx *f = arg;
 	/* the state alone: the whole row (spec, labels) is not sent */
-	sqlite3_stmt *st = ec_store_stmt(&U.d->store, "SELECT state FROM missions WHERE name=?1");
-	const char *state;
+	json_t *map = report_map(mission, &f->bytes);
 
 	f->max = seq;
-	if (!st)
-		return -1;
-	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_ROW || !(state = (const char *)sqlite3_column_text(st, 0))) {
-		ec_store_release(&U.d->store, st);
+	if (!map)
 		return 0; /* deleted since: nothing to report, the ack clears it */
-	}
-	f->bytes += strlen(state) + strlen(mission) + 32;
-	json_array_append_new(
-	    f->items, json_pack("{s:s,s:o}", "mission", mission, "state", report_map(state)));
-	ec_store_release(&U.d->store, st);
+	f->bytes += strlen(mission) + 32;
+	json_array_append_new(f->items, json_pack("{s:s,s:o}", "mission", mission, "state", map));
 	return f->bytes >= TREE_BATCH_BYTES ? 1 : 0;
 }
 

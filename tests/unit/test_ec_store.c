@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* edgeclusterd's store on a real SQLite file: create/replace/delete with
  * the revision counter and optimistic concurrency, reopen keeps everything,
- * a database from a newer schema is refused. */
+ * a database from a newer schema is refused, one of schema 1 migrated. */
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +28,70 @@ static int count_cb(void *arg, struct ec_row *r)
 	(void)r;
 	++*(int *)arg;
 	return 0;
+}
+
+/* A database of schema 1 (each mission's state map as JSON text in its row,
+ * as edgeclusterd wrote it before schema 2) opens with its maps as rows. */
+static void migrate_from_1(const char *dir)
+{
+	static const char v1[] =
+	    "CREATE TABLE meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+	    "CREATE TABLE missions (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
+	    " rv INTEGER NOT NULL, created TEXT NOT NULL, labels TEXT NOT NULL, spec TEXT NOT NULL,"
+	    " state TEXT NOT NULL DEFAULT '{}');"
+	    "INSERT INTO meta VALUES ('revision', 7);"
+	    "INSERT INTO missions VALUES ('m1', 'u1', 6, '2025-01-01T00:00:00Z', '{}',"
+	    " '{\"content\":\"x\"}', '{\"b\":\"applied\",\"b/c\":\"ok \\\"quoted\\\"\",\"a\":\"pending\"}');"
+	    "INSERT INTO missions VALUES ('m2', 'u2', 7, '2025-01-01T00:00:00Z', '{}',"
+	    " '{\"content\":\"y\"}', '{}');"
+	    "PRAGMA user_version=1;";
+	struct ec_store s;
+	struct ec_row r;
+	sqlite3 *db;
+	char path[512], err[512] = "";
+	uint64_t rev = 0;
+
+	snprintf(path, sizeof(path), "%s/v1.db", dir);
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK &&
+		  sqlite3_exec(db, v1, NULL, NULL, NULL) == SQLITE_OK,
+	      "a database of schema 1");
+	sqlite3_close(db);
+	CHECK(ec_store_open(&s, path, err, sizeof(err)) == 0, "schema 1 opens: %s", err);
+	CHECK(ec_store_get(&s, EC_T_MISSIONS, "m1", &r) == 0 &&
+		  !strcmp(r.state, "{\"a\":\"pending\",\"b\":\"applied\","
+				   "\"b/c\":\"ok \\\"quoted\\\"\"}") &&
+		  r.rv == 6,
+	      "its state map is rows now, in key order: %s", r.state);
+	ec_row_free(&r);
+	CHECK(ec_store_get(&s, EC_T_MISSIONS, "m2", &r) == 0 && !strcmp(r.state, "{}"),
+	      "an empty map stays empty: %s", r.state);
+	ec_row_free(&r);
+	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 7, "the revision is kept: %llu",
+	      (unsigned long long)rev);
+	CHECK(ec_store_state_put(&s, "m1", "b", "gone") == 0 &&
+		  ec_store_state_put(&s, "m1", "a", NULL) == 0 &&
+		  ec_store_get(&s, EC_T_MISSIONS, "m1", &r) == 0 &&
+		  !strcmp(r.state, "{\"b\":\"gone\",\"b/c\":\"ok \\\"quoted\\\"\"}"),
+	      "a key set, a key removed: %s", r.state);
+	ec_row_free(&r);
+	ec_store_close(&s);
+	CHECK(ec_store_open(&s, path, err, sizeof(err)) == 0 &&
+		  ec_store_get(&s, EC_T_MISSIONS, "m1", &r) == 0 &&
+		  !strcmp(r.state, "{\"b\":\"gone\",\"b/c\":\"ok \\\"quoted\\\"\"}"),
+	      "reopened: migrated once, not again (the edits stay): %s", r.state);
+	ec_row_free(&r);
+	CHECK(ec_store_delete(&s, EC_T_MISSIONS, "m1", 0, &r) == 0, "delete m1");
+	ec_row_free(&r);
+	CHECK(ec_store_state_put(&s, "m1", "b", "x") == EC_ST_NOTFOUND,
+	      "a state for a mission gone: not found");
+	{
+		sqlite3_stmt *st = ec_store_stmt(&s, "SELECT count(*) FROM mstate");
+
+		CHECK(st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 0,
+		      "its state rows went with it");
+		ec_store_release(&s, st);
+	}
+	ec_store_close(&s);
 }
 
 /* The same statement text used inside its own rows: the kept statement is
@@ -199,13 +263,14 @@ int main(void)
 		sqlite3 *db;
 
 		CHECK(sqlite3_open(path, &db) == SQLITE_OK &&
-			  sqlite3_exec(db, "PRAGMA user_version=2", NULL, NULL, NULL) == SQLITE_OK,
-		      "mark the database as schema 2");
+			  sqlite3_exec(db, "PRAGMA user_version=3", NULL, NULL, NULL) == SQLITE_OK,
+		      "mark the database as schema 3");
 		sqlite3_close(db);
 		CHECK(ec_store_open(&s, path, err, sizeof(err)) < 0 && strstr(err, "newer"),
 		      "a newer schema is refused: %s", err);
 		ec_store_close(&s);
 	}
+	migrate_from_1(dir);
 	CHECK(ec_store_open(&s, "/nonexistent/dir/x.db", err, sizeof(err)) < 0 &&
 		  strstr(err, "/nonexistent/dir/x.db"),
 	      "unopenable path named: %s", err);

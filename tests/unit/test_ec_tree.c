@@ -176,8 +176,13 @@ int main(void)
 	ec_timestamp(time(NULL), r.created);
 	r.labels = strdup("{}");
 	r.spec = strdup("{\"content\":\"x\"}");
-	r.state = strdup("{\"a\":\"x\",\"b\":\"y\",\"b/c\":\"z\",\"bb\":\"w\"}");
-	CHECK(ec_store_create(&s, EC_T_MISSIONS, &r) == 0, "a mission with a state map");
+	r.state = strdup("{\"ignored\":\"x\"}");
+	CHECK(ec_store_create(&s, EC_T_MISSIONS, &r) == 0 &&
+		  ec_store_state_put(&s, "m1", "a", "x") == 0 &&
+		  ec_store_state_put(&s, "m1", "b", "y") == 0 &&
+		  ec_store_state_put(&s, "m1", "b/c", "z") == 0 &&
+		  ec_store_state_put(&s, "m1", "bb", "w") == 0,
+	      "a mission with a state map");
 	ec_row_free(&r);
 	ec_store_revision(&s, &rev);
 	map = json_pack("{s:s,s:s,s:s}", "b", "1", "b/d", "2", "c", "not b's");
