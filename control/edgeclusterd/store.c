@@ -40,7 +40,8 @@ static const char schema[] =
     " resync INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS inherited (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
     " prv INTEGER NOT NULL, lrv INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS outbox (mission TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS outbox (mission TEXT PRIMARY KEY, seq INTEGER NOT NULL)"
+    " WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta VALUES ('outbox_seq', 0);"
     /* schema 2: a mission's state map, a row per key. A parent replaces a
      * child's few keys of a map that holds one per cluster below it:
@@ -57,7 +58,12 @@ static const char migrate_1[] =
     "INSERT OR IGNORE INTO mstate (mission, path, value)"
     " SELECT m.name, j.key, j.value FROM missions m, json_each(m.state) j"
     " WHERE json_valid(m.state) AND j.type='text';"
-    "UPDATE missions SET state='{}' WHERE state<>'{}';";
+    "UPDATE missions SET state='{}' WHERE state<>'{}';"
+    /* one b-tree instead of a table and its key's index (written per report) */
+    "CREATE TABLE outbox2 (mission TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;"
+    "INSERT INTO outbox2 SELECT mission, seq FROM outbox;"
+    "DROP TABLE outbox;"
+    "ALTER TABLE outbox2 RENAME TO outbox;";
 
 static const char *const tables[] = {"missions", "clusters"};
 
@@ -371,6 +377,39 @@ int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 	return 0;
 }
 
+/* The outbox counter as far as handed out, in the commit it was used in. */
+static int outbox_save(struct ec_store *s)
+{
+	sqlite3_stmt *st = ec_store_stmt(s, "UPDATE meta SET v=?1 WHERE k='outbox_seq' AND v<?1");
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, s->outbox_seq);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	ec_store_release(s, st);
+	return rc;
+}
+
+int64_t ec_store_outbox_next(struct ec_store *s)
+{
+	if (!s->tx_depth)
+		return -1;
+	if (!s->outbox_loaded) {
+		sqlite3_stmt *st = ec_store_stmt(s, "SELECT v FROM meta WHERE k='outbox_seq'");
+
+		if (!st || sqlite3_step(st) != SQLITE_ROW) {
+			ec_store_release(s, st);
+			return -1;
+		}
+		s->outbox_seq = sqlite3_column_int64(st, 0);
+		s->outbox_loaded = true;
+		ec_store_release(s, st);
+	}
+	s->outbox_dirty = true;
+	return ++s->outbox_seq;
+}
+
 int ec_store_tx_end(struct ec_store *s, int rc)
 {
 	int d = --s->tx_depth;
@@ -382,6 +421,9 @@ int ec_store_tx_end(struct ec_store *s, int rc)
 		sp(s, sp_release, "RELEASE", d);
 		return rc ? rc : -1;
 	}
+	if (rc == 0 && s->outbox_dirty && outbox_save(s))
+		rc = -1;
+	s->outbox_dirty = false;
 	if (rc == 0 && !run1(s, "COMMIT")) {
 		tx_sync_restore(s);
 		return 0;

@@ -47,6 +47,10 @@ struct ec_store {
 	sqlite3 *db;
 	int tx_depth;	/* open ec_store_tx_begin()s */
 	bool tx_normal; /* the open group commits with synchronous=NORMAL */
+	/* the outbox's counter (tree_store.c): handed out from memory, written
+	 * to table meta once per commit rather than once per entry */
+	int64_t outbox_seq;
+	bool outbox_loaded, outbox_dirty;
 	struct ec_stmt_slot stmts[EC_STMT_SLOTS];
 	/* prepared for one use: the kept one was busy (a statement of the same
 	 * text stepping further up the stack) or every slot was taken */
@@ -79,6 +83,10 @@ int ec_store_tx_end(struct ec_store *s, int rc);
  * texts go) and clears its bindings. */
 sqlite3_stmt *ec_store_stmt(struct ec_store *s, const char *sql);
 void ec_store_release(struct ec_store *s, sqlite3_stmt *st); /* st may be NULL */
+/* The next outbox seq, inside a transaction (group) only: it is written to
+ * table meta when the outermost group commits; -1 outside one or on an error.
+ * A rolled-back seq is never handed out again (seqs only need to grow). */
+int64_t ec_store_outbox_next(struct ec_store *s);
 /* Bump the revision counter and read the new value. */
 int ec_store_bump(struct ec_store *s, uint64_t *rev);
 /* Fill out (a struct of the caller's) from the row st is on; 0 or -1. */

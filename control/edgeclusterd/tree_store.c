@@ -86,14 +86,15 @@ int ec_store_attach_put(struct ec_store *s, const struct ec_attach *a)
 
 static int outbox_mark_tx(struct ec_store *s, const char *mission)
 {
-	sqlite3_stmt *st;
+	int64_t seq = ec_store_outbox_next(s);
+	sqlite3_stmt *st = seq < 0 ? NULL
+				   : q(s, "INSERT INTO outbox (mission, seq) VALUES (?1,?2)"
+					  " ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
 
-	if (done(s, q(s, "UPDATE meta SET v=v+1 WHERE k='outbox_seq'")))
-		return -1;
-	st = q(s, "INSERT OR REPLACE INTO outbox (mission, seq)"
-		  " SELECT ?1, v FROM meta WHERE k='outbox_seq'");
-	if (st)
+	if (st) {
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, seq);
+	}
 	return done(s, st);
 }
 
@@ -109,17 +110,19 @@ int ec_store_outbox_mark(struct ec_store *s, const char *mission)
 
 int ec_store_outbox_mark_all(struct ec_store *s)
 {
+	int64_t seq;
+	sqlite3_stmt *st;
+
 	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
 	/* one new seq for all: the whole set is owed again */
-	return ec_store_tx_end(
-	    s, sqlite3_exec(s->db,
-			    "UPDATE meta SET v=v+1 WHERE k='outbox_seq';"
-			    "INSERT OR REPLACE INTO outbox (mission, seq) SELECT name,"
-			    " (SELECT v FROM meta WHERE k='outbox_seq') FROM missions;",
-			    NULL, NULL, NULL) == SQLITE_OK
-		   ? 0
-		   : -1);
+	seq = ec_store_outbox_next(s);
+	st = seq < 0 ? NULL
+		     : q(s, "INSERT INTO outbox (mission, seq) SELECT name, ?1 FROM missions WHERE 1"
+			    " ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
+	if (st)
+		sqlite3_bind_int64(st, 1, seq);
+	return ec_store_tx_end(s, done(s, st));
 }
 
 /* The callback of a list and its argument, for the ec_each_fn below. */

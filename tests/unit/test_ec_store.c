@@ -44,6 +44,8 @@ static void migrate_from_1(const char *dir)
 	    " '{\"content\":\"x\"}', '{\"b\":\"applied\",\"b/c\":\"ok \\\"quoted\\\"\",\"a\":\"pending\"}');"
 	    "INSERT INTO missions VALUES ('m2', 'u2', 7, '2025-01-01T00:00:00Z', '{}',"
 	    " '{\"content\":\"y\"}', '{}');"
+	    "CREATE TABLE outbox (mission TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
+	    "INSERT INTO outbox VALUES ('m2', 5);"
 	    "PRAGMA user_version=1;";
 	struct ec_store s;
 	struct ec_row r;
@@ -68,6 +70,21 @@ static void migrate_from_1(const char *dir)
 	ec_row_free(&r);
 	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 7, "the revision is kept: %llu",
 	      (unsigned long long)rev);
+	{
+		sqlite3_stmt *st = ec_store_stmt(
+		    &s, "SELECT (SELECT group_concat(mission || '=' || seq) FROM outbox),"
+			" (SELECT sql FROM sqlite_master WHERE name='outbox')");
+		const char *rows = NULL, *sql = NULL;
+
+		if (st && sqlite3_step(st) == SQLITE_ROW) {
+			rows = (const char *)sqlite3_column_text(st, 0);
+			sql = (const char *)sqlite3_column_text(st, 1);
+		}
+		CHECK(rows && !strcmp(rows, "m2=5") && sql && strstr(sql, "WITHOUT ROWID"),
+		      "the outbox is kept, as one b-tree now: %s / %s", rows ? rows : "-",
+		      sql ? sql : "-");
+		ec_store_release(&s, st);
+	}
 	CHECK(ec_store_state_put(&s, "m1", "b", "gone") == 0 &&
 		  ec_store_state_put(&s, "m1", "a", NULL) == 0 &&
 		  ec_store_get(&s, EC_T_MISSIONS, "m1", &r) == 0 &&

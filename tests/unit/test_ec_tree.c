@@ -47,6 +47,23 @@ static int outbox_cb(void *arg, const char *mission, int64_t seq)
 	return 0;
 }
 
+static int outbox_max(void *arg, const char *mission, int64_t seq)
+{
+	(void)mission;
+	if (seq > *(int64_t *)arg)
+		*(int64_t *)arg = seq;
+	return 0;
+}
+
+/* The highest seq in the outbox (0: empty). */
+static int64_t outbox_top(struct ec_store *s)
+{
+	int64_t top = 0;
+
+	ec_store_outbox_list(s, 0, outbox_max, &top);
+	return top;
+}
+
 static json_t *pmission(const char *name, const char *uid, const char *rv, const char *content)
 {
 	return json_pack("{s:{s:s,s:s,s:s,s:s,s:{}},s:{s:s}}", "metadata", "name", name, "uid", uid,
@@ -217,6 +234,21 @@ int main(void)
 	CHECK(ec_store_outbox_mark_all(&s) == 0, "owe everything (a resync)");
 	ec_store_outbox_list(&s, 0, outbox_cb, box);
 	CHECK(!strcmp(box, "m1 "), "m1 owed again");
+	{
+		int64_t s1 = outbox_top(&s), s2 = 0, s3 = 0;
+
+		CHECK(ec_store_tx_begin(&s, 0) == 0 && ec_store_outbox_mark(&s, "m1") == 0 &&
+			  outbox_top(&s) > s1 && ec_store_tx_end(&s, -1) == -1 &&
+			  outbox_top(&s) == s1,
+		      "a mark rolled back with its group: m1 keeps seq %lld", (long long)s1);
+		CHECK(ec_store_outbox_mark(&s, "m1") == 0 && (s2 = outbox_top(&s)) > s1,
+		      "marked again: a higher seq (%lld > %lld)", (long long)s2, (long long)s1);
+		ec_store_close(&s);
+		CHECK(ec_store_open(&s, path, err, sizeof(err)) == 0 &&
+			  ec_store_outbox_mark(&s, "m1") == 0 && (s3 = outbox_top(&s)) > s2,
+		      "reopened: the counter went on from the committed seq (%lld > %lld)",
+		      (long long)s3, (long long)s2);
+	}
 
 	/* ---- missions from a parent ---- */
 	ups = json_pack("[o,o]", pmission("p1", "11111111-1111-4111-8111-111111111111", "7", "one"),
