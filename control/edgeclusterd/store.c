@@ -433,6 +433,18 @@ int ec_store_tx_end(struct ec_store *s, int rc)
 	return rc ? rc : -1;
 }
 
+int ec_store_one_begin(struct ec_store *s, unsigned flags)
+{
+	if (s->tx_depth)
+		return 0;
+	return ec_store_tx_begin(s, flags) ? -1 : 1;
+}
+
+int ec_store_one_end(struct ec_store *s, int opened, int rc)
+{
+	return opened ? ec_store_tx_end(s, rc) : rc;
+}
+
 /* ---- writes: the revision bumped inside each ---- */
 
 int ec_store_bump(struct ec_store *s, uint64_t *rev)
@@ -585,13 +597,13 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value)
 {
 	sqlite3_stmt *st;
-	int rc;
+	int own = ec_store_one_begin(s, 0), rc;
 
-	if (ec_store_tx_begin(s, 0))
+	if (own < 0)
 		return -1;
 	rc = current_rv(s, EC_T_MISSIONS, mission, &(uint64_t){0});
 	if (rc)
-		return ec_store_tx_end(s, rc);
+		return ec_store_one_end(s, own, rc);
 	st = ec_store_stmt(s, value ? "INSERT OR REPLACE INTO mstate (mission, path, value)"
 				      " VALUES (?1,?2,?3)"
 				    : "DELETE FROM mstate WHERE mission=?1 AND path=?2");
@@ -601,7 +613,7 @@ int ec_store_state_put(struct ec_store *s, const char *mission, const char *key,
 		if (value)
 			sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
 	}
-	return ec_store_tx_end(s, step_done(s, st));
+	return ec_store_one_end(s, own, step_done(s, st));
 }
 
 void ec_applied_free(struct ec_applied *a)

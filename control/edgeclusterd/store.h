@@ -75,6 +75,13 @@ int ec_store_tx_begin(struct ec_store *s, unsigned flags);
 /* rc 0 commits (the outermost pair) or releases (a nested one); nonzero rolls
  * back to the matching begin. Returns rc, or -1 when a commit failed. */
 int ec_store_tx_end(struct ec_store *s, int rc);
+/* For a write of one statement (atomic on its own: a failing one undoes
+ * itself): inside a group it joins it without a savepoint of its own (two
+ * statements fewer per write; a reconcile turn makes a few per mission),
+ * outside one it opens a transaction. Returns 1 (opened), 0 (joined) or -1;
+ * pass that to ec_store_one_end with the write's result. */
+int ec_store_one_begin(struct ec_store *s, unsigned flags);
+int ec_store_one_end(struct ec_store *s, int opened, int rc);
 
 /* ---- statements, for the stores of the other parts (tree_store.c, tree_sync.c) ---- */
 /* The kept statement of sql (a string that lives as long as the store: a
@@ -120,7 +127,7 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 /* ---- slice 3 (mission.c): this cluster's state key, and what it applied ---- */
 
 /* Set (value NULL: remove) one key of a mission's state map, in one
- * transaction (or a group's savepoint). It does NOT bump the revision or the mission's
+ * transaction (or as one statement of a group). It does NOT bump the revision or the mission's
  * resourceVersion: state is a report, not a change of the object, and a
  * client that read the mission must still be able to replace it with that
  * resourceVersion while state checks keep reporting. EC_ST_NOTFOUND if the

@@ -103,9 +103,9 @@ static int outbox_mark_tx(struct ec_store *s, const char *mission)
  * at the next resync; an ack taken back only sends a state twice. */
 int ec_store_outbox_mark(struct ec_store *s, const char *mission)
 {
-	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
-		return -1;
-	return ec_store_tx_end(s, outbox_mark_tx(s, mission));
+	int own = ec_store_one_begin(s, EC_TX_REPAIRABLE);
+
+	return own < 0 ? -1 : ec_store_one_end(s, own, outbox_mark_tx(s, mission));
 }
 
 int ec_store_outbox_mark_all(struct ec_store *s)
