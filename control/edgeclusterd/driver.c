@@ -129,6 +129,7 @@ void ec_drv_init(struct ec_drv *dv, const struct ec_conf *c)
 	size_t n;
 
 	memset(dv, 0, sizeof(*dv));
+	dv->rootfd = -1;
 	dv->kind = c->driver;
 	snprintf(dv->kubectl_bin, sizeof(dv->kubectl_bin), "%s", c->kubectl);
 	if (c->distro == EC_DISTRO_K3S && !strcmp(c->kubectl, "kubectl")) {
@@ -183,18 +184,43 @@ int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, ch
 	return mkdir(out, 0700) && errno != EEXIST ? -1 : 0;
 }
 
-int ec_drv_write_content(const struct ec_drv *dv, const char *mission, const char *content,
-			 char *path, size_t len)
+void ec_drv_close(struct ec_drv *dv)
 {
-	char dir[EC_PATH_MAX + 256], tmp[EC_PATH_MAX + 300];
+	if (dv->rootfd >= 0)
+		close(dv->rootfd);
+	dv->rootfd = -1;
+}
+
+/* The work root's fd, made and opened when needed; again when it was
+ * removed meanwhile (again: ENOENT from a call relative to the old one). */
+static int root_fd(struct ec_drv *dv, bool again)
+{
+	if (again)
+		ec_drv_close(dv);
+	if (dv->rootfd >= 0)
+		return dv->rootfd;
+	if (mkdir(dv->workroot, 0700) && errno != EEXIST)
+		return -1;
+	dv->rootfd = open(dv->workroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return dv->rootfd;
+}
+
+/* Written relative to the work root's fd: each call walks two names, not
+ * the whole path (a content-only mission is little more than these calls). */
+static int write_rel(int root, const char *mission, const char *content)
+{
+	char tmp[EC_PATH_MAX], dst[EC_PATH_MAX];
 	size_t n = strlen(content), off = 0;
 	int fd;
 
-	if (ec_drv_workdir(dv, mission, true, dir, sizeof(dir)) ||
-	    (size_t)snprintf(path, len, "%s/content", dir) >= len)
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.content.tmp", mission) >= sizeof(tmp) ||
+	    (size_t)snprintf(dst, sizeof(dst), "%s/content", mission) >= sizeof(dst)) {
+		errno = ENAMETOOLONG;
 		return -1;
-	snprintf(tmp, sizeof(tmp), "%s/.content.tmp", dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	}
+	if (mkdirat(root, mission, 0700) && errno != EEXIST)
+		return -1;
+	fd = openat(root, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -1;
 	while (off < n) {
@@ -204,17 +230,38 @@ int ec_drv_write_content(const struct ec_drv *dv, const char *mission, const cha
 			continue;
 		if (w <= 0) {
 			close(fd);
-			unlink(tmp);
+			unlinkat(root, tmp, 0);
 			return -1;
 		}
 		off += (size_t)w;
 	}
 	/* renamed into place: a command never reads half a manifest */
-	if (close(fd) || rename(tmp, path)) {
-		unlink(tmp);
+	if (close(fd) || renameat(root, tmp, root, dst)) {
+		int e = errno;
+
+		unlinkat(root, tmp, 0);
+		errno = e;
 		return -1;
 	}
 	return 0;
+}
+
+int ec_drv_write_content(struct ec_drv *dv, const char *mission, const char *content, char *path,
+			 size_t len)
+{
+	int root = root_fd(dv, false);
+
+	if ((size_t)snprintf(path, len, "%s/%s/content", dv->workroot, mission) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (root < 0)
+		return -1;
+	if (!write_rel(root, mission, content))
+		return 0;
+	if (errno != ENOENT || (root = root_fd(dv, true)) < 0)
+		return -1;
+	return write_rel(root, mission, content); /* the root was removed and is made again */
 }
 
 int ec_drv_remove_small(const struct ec_drv *dv, const char *mission)

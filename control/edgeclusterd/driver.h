@@ -108,17 +108,20 @@ struct ec_drv {
 	char kubectl_bin[EC_PATH_MAX];
 	char kubeconfig[EC_PATH_MAX];
 	char workroot[EC_PATH_MAX]; /* <Database minus .db>.missions */
+	int rootfd;		    /* workroot, opened on the first content write; -1 */
 };
 
 void ec_drv_init(struct ec_drv *dv, const struct ec_conf *c);
+void ec_drv_close(struct ec_drv *dv);
 /* kubectl [--kubeconfig K] apply -f -  |  ... delete --ignore-not-found -f - */
 char **ec_drv_kubectl_argv(const struct ec_drv *dv, bool apply);
 /* WORKROOT/MISSION; with create, mkdir -p (mode 0700: manifests hold secrets). */
 int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, char *out,
 		   size_t len);
-/* The local driver's content file, WORKDIR/content (0600), written whole. */
-int ec_drv_write_content(const struct ec_drv *dv, const char *mission, const char *content,
-			 char *path, size_t len);
+/* The local driver's content file, WORKDIR/content (0600), written whole
+ * (a temporary file renamed into place); its path into path. */
+int ec_drv_write_content(struct ec_drv *dv, const char *mission, const char *content, char *path,
+			 size_t len);
 /* Remove WORKDIR here if that is quick: it is missing, or a directory with
  * nothing but the content file. 0 done; -1: anything else, for the command
  * below (the content file may be gone by then). */

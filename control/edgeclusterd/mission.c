@@ -508,6 +508,7 @@ void mission_stop(struct ecd *d)
 	d->on_mission = NULL;
 	lws_sul_cancel(&rn->sul_work);
 	ec_exec_free(rn->x); /* interrupted applies stay "applying": the next start redoes them */
+	ec_drv_close(&rn->dv);
 	for (size_t i = 0; (m = htab_next(&rn->byname, &i));)
 		mrt_free(m);
 	htab_free(&rn->byname);

@@ -422,6 +422,14 @@ static void test_drivers(void)
 		  S_ISDIR(st.st_mode),
 	      "a work dir is made with its missing root");
 	rmdir(dir);
+	rmdir(dv.workroot);
+	CHECK(!ec_drv_write_content(&dv, "m5", "y", path, sizeof(path)) && !stat(path, &st) &&
+		  st.st_size == 1,
+	      "the work root removed while the driver had it open: made again, %s written", path);
+	unlink(path);
+	ec_drv_workdir(&dv, "m5", false, dir, sizeof(dir));
+	rmdir(dir);
+	ec_drv_close(&dv);
 	unlink(target);
 	rmdir(dv.workroot);
 	rmdir(root);
