@@ -393,7 +393,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	welcome = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b}", "type", "welcome", "v", 1, "name",
 			    H.d->conf.name, "time", now, "heartbeatSeconds", H.d->conf.heartbeat_s,
 			    "heartbeatTimeoutSeconds", H.d->conf.heartbeat_timeout_s, "resync",
-			    !c->registering && (cr.resync || k->marked));
+			    !c->registering && (cr.resync || k->marked || !k->synced));
 	if (credential)
 		json_object_set_new(welcome, "credential", credential);
 	ws_send(&c->l, welcome);
@@ -415,6 +415,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	k->conn = c;
 	k->last_rx_ms = ecd_now_ms();
 	k->marked = false;
+	k->synced = true;
 	if (cr.resync) { /* cleared once told: the child keeps owing it in its outbox */
 		cr.resync = false;
 		ec_store_cred_put(&H.d->store, &cr);

@@ -10,6 +10,9 @@ struct kid { /* a child that holds a credential from us */
 	char name[EC_NAME_MAX + 1];
 	uint64_t last_rx_ms;
 	bool marked; /* its subtree's state says unreachable */
+	/* linked since this hub started: its state reports commit without fsync
+	 * (repairable), so its first link after a start asks for all of it again */
+	bool synced;
 	struct hub_conn *conn;
 	int clashes; /* names in its heartbeats used elsewhere in the tree (last count logged) */
 };

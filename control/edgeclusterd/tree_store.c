@@ -271,12 +271,16 @@ static int replace_keys(struct ec_store *s, const char *mission, const char *chi
 	return rc;
 }
 
+/* Repairable: the hub asks each child for all of its state again on its
+ * first link after a start (hub.c, kid.synced), so what a power loss takes
+ * back is sent again; an fsync per report was what a parent of many
+ * children waited for most on a disk. */
 int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct ec_state_item *items,
 				 size_t n, bool owe)
 {
 	int rc = 0;
 
-	if (ec_store_tx_begin(s, 0))
+	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
 	for (size_t i = 0; i < n && !rc; i++) {
 		bool changed;

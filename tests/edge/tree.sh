@@ -203,6 +203,7 @@ kill9 c
 start c && ok "c restarted while its parent is down" || not_ok "c restart: $(tail -3 "$T/c.log")"
 expect 10 "offline, c serves from its database and d comes back to it" "c=ok d=ok d/py=ok|$ALL3" view c
 [ "$(api b attach 2>/dev/null)" = "" ] && [ "$(missions_at a)" = "m-all m-name m-new" ] && ok "(the root has the edited set; b is still down)" || not_ok "root missions: $(missions_at a)"
+RESYNC_C=$(grep -c 'asks for all our state' "$T/c.log")
 start b && ok "b restarted" || not_ok "b restart"
 NEW3="m-all m-name m-new"
 expect 20 "restored: the edits converge down the whole chain" "b:$NEW3 c:$NEW3 d:$NEW3 " missions_all b c d
@@ -210,6 +211,9 @@ expect 10 "and to the foreign child" "$NEW3" py_missions
 grep -q '^m-name .*"d"' "$T/py/missions" && ok "the changed m-name arrived (placement c,f,d)" || not_ok "m-name at py: $(grep m-name "$T/py/missions")"
 expect 15 "the root sees the tree ok again" "a=ok b=ok b/c=ok b/c/d=ok b/c/d/py=ok e=ok f=ok g=ok" tree_at a
 expect 15 "owed state arrived: b/c/d/py = py-v2 at the root" py-v2 state_at a m-all b/c/d/py
+# b commits its children's reports without fsync: after its start it asks for all of it again
+[ "$(grep -c 'asks for all our state' "$T/c.log")" -gt "$RESYNC_C" ] &&
+	ok "b restarted asks c for all its state (resync)" || not_ok "c was not asked for a resync after b's start: $(grep 'linked to' "$T/c.log" | tail -2)"
 [ "$(api d missions/m-all | jq -r .metadata.resourceVersion)" = "$RV_D" ] && ok "unchanged m-all was not rewritten at d (rv $RV_D)" || not_ok "m-all rv at d changed"
 expect 20 "m-labels was reversed where it had been applied (c, e)" "c m-labels|e m-labels" lines_of "$T/reversed" m-labels
 expect 20 "m-name v2 applied at c, d, f" "c m-name v2|d m-name v2|f m-name v2" lines_of "$T/applied" "m-name v2"
