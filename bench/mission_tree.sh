@@ -503,8 +503,7 @@ run_scale() {
 
 echo "mission_tree: $(nproc) CPUs, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), databases in $T ($(df -PT "$T" | awk 'NR == 2 {print $2}'))"
 echo "  every daemon: driver local, [Intervals] Heartbeat $HB s (HeartbeatTimeout $((3 * HB)) s), StateCheck $SC s," \
-	"CommandTimeout 60 s; store synchronous=FULL; the hubs poll their revision every 200 ms and"
-echo "  coalesce state reports for 50 ms (not configurable); the probe polls each level's API every ~0.5 ms (latency)"
+	"CommandTimeout 60 s; the probe polls each level's API every ~0.5 ms (latency)"
 echo
 [ "$ONLY" = scale ] || {
 	run_chain ws
