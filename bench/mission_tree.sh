@@ -12,7 +12,7 @@
 #     the way is watched too (per-hop breakdown).
 #  2. scale: a tree of N daemons (fan-out F per level, e.g. root -> 10 -> 89),
 #     M missions created at the root with no placement (every cluster applies
-#     every one), one POST each or (--bulk) in MissionLists; until every
+#     every one), in MissionLists (--bulk; or one POST each); until every
 #     cluster applied all M (each one's own API), and until the root holds
 #     every (mission, path) state (N x M keys).
 #  3. RSS (VmRSS, VmHWM, RssAnon of /proc/PID/status) of every daemon of the
@@ -30,8 +30,9 @@
 #   --clusters N     daemons in the scale tree, the root included (default 100)
 #   --fanout F       children per cluster in the scale tree (default 10)
 #   --missions M     missions created at the root in the scale run (default 1000)
-#   --bulk N         scale: create them N per POST, as a MissionList (default 0:
-#                    one Mission per POST)
+#   --bulk N         scale: create them N per POST, as a MissionList (default:
+#                    all in one, up to the API's 5000 per list; 0: one
+#                    Mission per POST)
 #   --kind K         scale missions: content (default: a file), command (and
 #                    /bin/true), check (and a stateCheck printing "ok")
 #   --preload        scale: create the missions at the root before the other
@@ -68,7 +69,7 @@ TIMEOUT=900
 KEEP=0
 VERBOSE=0
 PRELOAD=0
-BULK=0
+BULK=
 usage() { sed -n '/^#   usage:/,/^#   --verbose/p' "$0" | cut -c3-; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -105,6 +106,7 @@ range --repeat "$REPEAT" 1
 range --clusters "$CLUSTERS" 2 1000
 range --fanout "$FANOUT" 1 99
 range --missions "$MISSIONS" 1
+[ -n "$BULK" ] || BULK=$((MISSIONS < 5000 ? MISSIONS : 5000))
 range --bulk "$BULK" 0 "$MISSIONS"
 range --heartbeat "$HB" 1
 range --statecheck "$SC" 1
