@@ -235,8 +235,8 @@ static char *dup_col(sqlite3_stmt *st, int i)
 
 #define ROW_COLS "name, uid, rv, created, labels, spec, state"
 /* What a read returns as ROW_COLS: a mission's state is its mstate rows. */
-static const char *const read_cols[] = {"name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL,
-					ROW_COLS};
+static const char *const read_cols[] = {
+    "name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL, ROW_COLS};
 
 /* A read of fmt ("SELECT %s FROM %s ...") filled with t's columns and name. */
 static sqlite3_stmt *prep_read(struct ec_store *s, const char *fmt, enum ec_table t)

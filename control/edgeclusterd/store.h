@@ -28,7 +28,7 @@ enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
 /* A mission's state map as JSON text, from its rows in table mstate (one per
  * key, in key order), in a SELECT ... FROM missions. */
 #define EC_MISSION_STATE_SQL                                                                       \
-	"COALESCE((SELECT json_group_object(path, value) FROM mstate"                             \
+	"COALESCE((SELECT json_group_object(path, value) FROM mstate"                              \
 	" WHERE mstate.mission=missions.name), '{}')"
 
 /* Prepared statements are kept (store.c): a slot per SQL text, keyed by the

@@ -117,9 +117,10 @@ int ec_store_outbox_mark_all(struct ec_store *s)
 		return -1;
 	/* one new seq for all: the whole set is owed again */
 	seq = ec_store_outbox_next(s);
-	st = seq < 0 ? NULL
-		     : q(s, "INSERT INTO outbox (mission, seq) SELECT name, ?1 FROM missions WHERE 1"
-			    " ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
+	st = seq < 0
+		 ? NULL
+		 : q(s, "INSERT INTO outbox (mission, seq) SELECT name, ?1 FROM missions WHERE 1"
+			" ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
 	if (st)
 		sqlite3_bind_int64(st, 1, seq);
 	return ec_store_tx_end(s, done(s, st));

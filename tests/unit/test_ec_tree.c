@@ -198,8 +198,10 @@ int main(void)
 		  ec_store_state_put(&s, "m1", "a", "x") == 0 &&
 		  ec_store_state_put(&s, "m1", "b", "y") == 0 &&
 		  ec_store_state_put(&s, "m1", "b/c", "z") == 0 &&
-		  ec_store_state_put(&s, "m1", "bb", "w") == 0,
-	      "a mission with a state map");
+		  ec_store_state_put(&s, "m1", "bb", "w") == 0 &&
+		  ec_store_state_put(&s, "m1", "b-1", "v") == 0 &&
+		  ec_store_state_put(&s, "m1", "b0", "u") == 0,
+	      "a mission with a state map (b-1 and b0 sort around b's subtree, not in it)");
 	ec_row_free(&r);
 	ec_store_revision(&s, &rev);
 	map = json_pack("{s:s,s:s,s:s}", "b", "1", "b/d", "2", "c", "not b's");
@@ -207,8 +209,10 @@ int main(void)
 	CHECK(ec_store_state_replace_batch(&s, "b", &it, 1, true) == 0 && it.found,
 	      "replace b's subtree");
 	st = state_of(&s, "m1");
-	CHECK(!strcmp(st, "{\"a\":\"x\",\"b\":\"1\",\"b/d\":\"2\",\"bb\":\"w\"}"),
-	      "b and b/c replaced by b and b/d; a, bb kept; a key outside b's subtree ignored: %s",
+	CHECK(!strcmp(st, "{\"a\":\"x\",\"b\":\"1\",\"b-1\":\"v\",\"b/d\":\"2\",\"b0\":\"u\","
+			  "\"bb\":\"w\"}"),
+	      "b and b/c replaced by b and b/d; a, b-1, b0, bb kept; a key outside b's subtree "
+	      "ignored: %s",
 	      st);
 	free(st);
 	json_decref(map);
@@ -223,9 +227,10 @@ int main(void)
 	CHECK(ec_store_state_mark_subtree(&s, "b", "unreachable", false) == 0,
 	      "mark b unreachable");
 	st = state_of(&s, "m1");
-	CHECK(
-	    !strcmp(st, "{\"a\":\"x\",\"b\":\"unreachable\",\"b/d\":\"unreachable\",\"bb\":\"w\"}"),
-	    "b's subtree unreachable, the rest untouched: %s", st);
+	CHECK(!strcmp(st,
+		      "{\"a\":\"x\",\"b\":\"unreachable\",\"b-1\":\"v\",\"b/d\":\"unreachable\","
+		      "\"b0\":\"u\",\"bb\":\"w\"}"),
+	      "b's subtree unreachable, the rest untouched: %s", st);
 	free(st);
 	CHECK(ec_store_outbox_ack(&s, 1000) == 0, "ack");
 	box[0] = 0;
