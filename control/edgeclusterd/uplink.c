@@ -483,6 +483,17 @@ static int on_error_msg(json_t *m)
 			set_phase(PH_INACTIVE, "the join token was refused");
 		} else if (U.a.phase == PH_DEREGISTERING) {
 			set_phase(PH_UNINSTALLING, "the parent no longer knows us");
+		} else if (U.a.phase == PH_ACTIVE && U.d->conf.join_token[0]) {
+			/* cut off past CredentialLifetime (or the parent lost its
+			 * records): the config's JoinToken attaches it again, as at
+			 * first start; refused, the phase goes inactive as then */
+			snprintf(U.a.token, sizeof(U.a.token), "%s", U.d->conf.join_token);
+			set_phase(PH_REGISTERING,
+				  strcmp(code, "expired")
+				      ? "the credential was refused: attaching again "
+					"with the configured JoinToken"
+				      : "the credential expired: attaching again with "
+					"the configured JoinToken");
 		} else {
 			save();
 		}

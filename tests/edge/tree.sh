@@ -47,7 +47,7 @@ fi
 TOK=$(secret tok)
 JOIN=$(secret join)
 export XGATE_TOKEN=$TOK
-for n in a b c d e f g h i; do PORT[$n]=$(free_port); done
+for n in a b c d e f g h i k; do PORT[$n]=$(free_port); done
 
 test_ca "$T"
 
@@ -267,6 +267,21 @@ CRED=$($HC join "$G" pyx "$JOIN" | jq -r .value)
 [ "$($HC refused "$G" pyx --cred="$WRONG")" = "unauthorized 1008" ] && ok "a wrong credential: refused" || not_ok "wrong cred"
 sleep 4
 [ "$($HC refused "$G" pyx --cred="$CRED")" = "expired 1008" ] && ok "an expired credential (CredentialLifetime 3): refused" || not_ok "expired cred"
+# a child cut off past the lifetime attaches again with the JoinToken of its config
+conf k "zone=north" g
+start k || not_ok "k did not start: $(tail -3 "$T/k.log")"
+expect 15 "k attached to g (its credential lives 3 s, renewed while linked)" active phase_at k
+sleep 4
+[ "$(phase_at k)" = active ] && ok "still active after the credential's lifetime: renewed while linked" || not_ok "k: $(phase_at k)"
+kill9 k
+sleep 4
+start k || not_ok "k did not restart: $(tail -3 "$T/k.log")"
+link_at() { api "$1" attach | jq -r '.state.phase + " " + .state.link'; }
+expect 15 "k, down past its credential's lifetime, is active and linked again" "active up" link_at k
+grep -q "the credential expired: attaching again with the configured JoinToken" "$T/k.log" &&
+	ok "k's log says why: the credential expired, the configured JoinToken attached it again" ||
+	not_ok "k's log: $(grep 'attach:' "$T/k.log" | tail -3)"
+expect 15 "k appears at the root as g/k again" "g/k=ok" health_of a k
 A=$(hub a)
 $PY "$HERE/hubclient.py" refused "$A" x --none > "$T/noca.out" 2>&1 &&
 	not_ok "wss without our CA was accepted: $(cat "$T/noca.out")" ||
@@ -285,7 +300,7 @@ sleep 2
 tail -n +$((LN + 1)) "$T/a.log" > "$T/a.garbage.log"
 [ "$(grep -c 'hub: .*link closed' "$T/a.garbage.log")" -ge 8 ] && ! grep -E 'hub: (b|e|f|g) \(' "$T/a.garbage.log" &&
 	ok "one log line per refused link; b, e, f, g untouched" || not_ok "links after garbage: $(cat "$T/a.garbage.log")"
-expect 5 "the tree is intact after the garbage" "a=ok b=ok b/c=ok b/c/d=ok b/c/d/py=ok e=ok f=ok g=ok" tree_at a
+expect 5 "the tree is intact after the garbage" "a=ok b=ok b/c=ok b/c/d=ok b/c/d/py=ok e=ok f=ok g=ok g/k=ok" tree_at a
 
 # ---- delete everywhere ----
 for m in m-all m-name m-new; do xg a mission delete $m > /dev/null || not_ok "delete $m"; done
@@ -313,7 +328,7 @@ grep -q "not linked within 1s" "$T/i.log" && ok "the log says why: $(grep -m1 'n
 [ "$(phase_at i)" = registering ] && ok "i stays registering, its API serving" || not_ok "i: $(phase_at i)"
 
 # ---- stop cleanly ----
-for n in a b c d e f g h i; do
+for n in a b c d e f g h i k; do
 	kill -TERM "${PID[$n]}"
 	wait "${PID[$n]}" || not_ok "$n: exit $? on SIGTERM"
 	PID[$n]=
