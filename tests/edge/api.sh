@@ -342,6 +342,28 @@ OUT=$("$XG" mission apply -f "$T/cl.json" 2>&1) && [ "$OUT" = "$(printf 'mission
 OUT=$("$XG" mission apply -f "$T/cl.json" 2>&1) && [ "$OUT" = "$(printf 'mission cli-000%s unchanged\n' 0 1 2 | head -c -1)" ] && ok "apply it again: one by one, unchanged" || not_ok "apply list again: $OUT"
 jq -c '.items[1].spec.content = "changed"' "$T/cl.json" > "$T/cl2.json"
 OUT=$("$XG" mission apply -f "$T/cl2.json" 2>&1) && [ "$OUT" = "$(printf 'mission cli-0000 unchanged\nmission cli-0001 configured\nmission cli-0002 unchanged')" ] && ok "apply a list with one change: configured" || not_ok "apply changed list: $OUT"
+# a directory of files (one Mission each; a MissionList among them) and repeated -f: one request
+mkdir -p "$T/md"
+for i in 0 1 2; do mlist dir 3 | jq -c ".items[$i]" > "$T/md/m$i.json"; done
+mlist dirl 2 > "$T/md/z-list.json"
+echo "not json, not read" > "$T/md/README"
+OUT=$("$XG" mission apply -f "$T/md" 2>&1) &&
+	[ "$OUT" = "$(printf 'mission dir-000%s created\n' 0 1 2; printf 'mission dirl-000%s created\n' 0 1 | head -c -1)" ] &&
+	ok "apply -f DIR: its *.json files in name order, a list's items among them" || not_ok "apply dir: $OUT"
+[ "$(grep -c 'mission dirl\?-.*(MissionList item [0-9] of 5)' "$T/ecd.log")" = 5 ] && ok "all 5 in one MissionList POST" || not_ok "dir apply log: $(grep 'dir' "$T/ecd.log")"
+jq -c '.spec.content = "changed"' "$T/md/m1.json" > "$T/m1x.json"
+OUT=$("$XG" mission apply -f "$T/md/m0.json" -f "$T/m1x.json" 2>&1) &&
+	[ "$OUT" = "$(printf 'mission dir-0000 unchanged\nmission dir-0001 configured')" ] &&
+	ok "apply -f A -f B: existing ones one by one (unchanged, configured)" || not_ok "apply -f -f: $OUT"
+printf '{"apiVersion":"edge.xgate.io/v1","kind":"Mission","metadata":{"name":"Bad_Name"},"spec":{}}' > "$T/md/m3.json"
+mlist dirn 1 | jq -c '.items[0]' > "$T/md/a-new.json"
+OUT=$("$XG" mission apply -f "$T/md" 2>&1); RC=$?
+[ "$RC" = 2 ] && echo "$OUT" | grep -q "items\[4\]" && echo "$OUT" | grep -q "(items\[4\] is $T/md/m3.json)" &&
+	ok "a bad file in a directory: 422 for all, and the file named" || not_ok "bad file in dir: rc $RC: $OUT"
+req GET /missions/dirn-0000; expect_code 404 "nothing of that request was created"
+mkdir -p "$T/empty"
+expect_rc 3 "apply -f an empty directory" "$XG" mission apply -f "$T/empty"
+expect_err "no *.json files" "the directory named"
 req GET /missions/nginx
 [ "$(j .metadata.labels.app)" = nginx2 ] && [ "$(j .metadata.resourceVersion)" -gt "$RVX" ] && ok "curl sees the replace" || not_ok "replace not visible: $BODY"
 "$XG" mission get > "$T/table" 2>&1

@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * `xgate mission apply -f FILE | get [NAME] | delete NAME | state NAME`:
- * missions on an edgeclusterd (edge.xgate.io/v1). apply is declarative like
- * kubectl's: create the mission, or replace it using the resourceVersion it
- * has right now; a race with another writer (409) is retried. A MissionList
- * goes in one request (one transaction, one fsync at the server for all of
- * them); only when some of its missions exist already is it applied one
- * mission at a time.
+ * `xgate mission apply -f FILE|DIR [-f ...] | get [NAME] | delete NAME |
+ * state NAME`: missions on an edgeclusterd (edge.xgate.io/v1). apply is
+ * declarative like kubectl's: create the mission, or replace it using the
+ * resourceVersion it has right now; a race with another writer (409) is
+ * retried. What several files (or a directory's *.json, or a MissionList)
+ * hold goes in MissionLists of up to APPLY_LIST_MAX, one request each (one
+ * transaction, one fsync at the server for all of them: one POST per
+ * mission costs the tree ~6x the CPU); only a list some of whose missions
+ * exist already is applied one mission at a time.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-#define MISSIONS    "/apis/edge.xgate.io/v1/missions"
-#define APPLY_TRIES 5
+#define MISSIONS       "/apis/edge.xgate.io/v1/missions"
+#define APPLY_TRIES    5
+#define APPLY_LIST_MAX 1000 /* missions per request (the server takes up to 5000) */
+#define APPLY_FILES    64   /* -f options */
 
 static json_t *md(json_t *o)
 {
@@ -211,7 +217,8 @@ static int apply_one(struct cli *c, struct ecc *e, json_t *m, const char *where)
  * *exists is set when the server refused it because one of them exists (or
  * it does not know lists): then the caller applies them one by one (create
  * or replace). */
-static int apply_list(struct cli *c, struct ecc *e, json_t *doc, bool *exists)
+static int apply_list(struct cli *c, struct ecc *e, json_t *doc, bool *exists, json_t *wheres,
+		      size_t first)
 {
 	json_t *items = json_object_get(doc, "items"), *m, *res = NULL;
 	const char *reason, *field;
@@ -235,7 +242,14 @@ static int apply_list(struct cli *c, struct ecc *e, json_t *doc, bool *exists)
 	    (status == 422 && field && !strcmp(field, "kind"))) {
 		*exists = true;
 	} else if (status != 201) {
+		size_t k;
+
 		rc = ecc_fail(status, res);
+		/* items[K] of the request: say which file it came from */
+		if (field && sscanf(field, "items[%zu]", &k) == 1 &&
+		    json_array_get(wheres, first + k))
+			fprintf(stderr, "(items[%zu] is %s)\n", k,
+				json_string_value(json_array_get(wheres, first + k)));
 	} else if (c->json) {
 		out_json(res);
 	} else {
@@ -246,13 +260,15 @@ static int apply_list(struct cli *c, struct ecc *e, json_t *doc, bool *exists)
 	return rc;
 }
 
-static int mission_apply(struct cli *c, struct ecc *e, const char *file)
+/* Read one file (- for stdin): its Mission, or its MissionList's items,
+ * appended to items, each with where it came from. */
+static int load_file(const char *file, json_t *items, json_t *wheres, bool *list)
 {
 	json_error_t je;
-	json_t *doc, *items, *m;
+	json_t *doc, *v, *m;
 	size_t i;
-	int rc = XG_OK;
 
+	*list = false;
 	doc = !strcmp(file, "-") ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &je)
 				 : json_load_file(file, JSON_REJECT_DUPLICATES, &je);
 	if (!doc) {
@@ -262,36 +278,112 @@ static int mission_apply(struct cli *c, struct ecc *e, const char *file)
 				       "%s", je.text);
 		return xg_fail(XG_EUSAGE, "%s:%d:%d: %s", file, je.line, je.column, je.text);
 	}
-	/* one Mission, or a MissionList of them */
-	items = json_object_get(doc, "items");
-	if (json_is_array(items) && json_is_string(json_object_get(doc, "kind")) &&
-	    !strcmp(json_string_value(json_object_get(doc, "kind")), "MissionList")) {
-		bool exists;
+	v = json_object_get(doc, "items");
+	*list = json_is_array(v) && json_is_string(json_object_get(doc, "kind")) &&
+		!strcmp(json_string_value(json_object_get(doc, "kind")), "MissionList");
+	if (!*list) {
+		json_array_append(items, doc);
+		json_array_append_new(wheres, json_string(file));
+	}
+	json_array_foreach(*list ? v : NULL, i, m)
+	{
+		char where[600];
 
-		rc = apply_list(c, e, doc, &exists);
-		/* some exist already: create or replace them one by one */
-		json_array_foreach(items, i, m)
-		{
-			char where[600];
-
-			if (rc || !exists)
-				break;
-			snprintf(where, sizeof(where), "%s: items[%zu]", file, i);
-			if ((rc = apply_one(c, e, m, where)))
-				break;
-		}
-	} else {
-		rc = apply_one(c, e, doc, file);
+		snprintf(where, sizeof(where), "%s: items[%zu]", file, i);
+		json_array_append(items, m);
+		json_array_append_new(wheres, json_string(where));
 	}
 	json_decref(doc);
+	return XG_OK;
+}
+
+static int json_file(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return d->d_name[0] != '.' && n > 5 && !strcmp(d->d_name + n - 5, ".json");
+}
+
+/* A file, or a directory's *.json files in name order (not its subdirectories). */
+static int load_source(const char *src, json_t *items, json_t *wheres, bool *list)
+{
+	struct dirent **ents;
+	struct stat st;
+	int n, rc = XG_OK;
+
+	if (strcmp(src, "-") && !stat(src, &st) && S_ISDIR(st.st_mode)) {
+		n = scandir(src, &ents, json_file, alphasort);
+		if (n < 0)
+			return xg_fail(XG_EFAIL, "%s: %s", src, strerror(errno));
+		if (!n)
+			rc = xg_fail(XG_ENOTFOUND, "%s: no *.json files", src);
+		for (int i = 0; i < n; i++) {
+			char path[4096];
+			bool l = false;
+
+			snprintf(path, sizeof(path), "%s/%s", src, ents[i]->d_name);
+			if (!rc)
+				rc = load_file(path, items, wheres, &l);
+			free(ents[i]);
+		}
+		free(ents);
+		*list = true;
+		return rc;
+	}
+	return load_file(src, items, wheres, list);
+}
+
+/* Missions first..first+n-1 of items as one MissionList; if some exist
+ * already, one by one. */
+static int apply_batch(struct cli *c, struct ecc *e, json_t *items, json_t *wheres, size_t first,
+		       size_t n)
+{
+	json_t *list = json_pack("{s:s,s:s,s:[]}", "apiVersion", "edge.xgate.io/v1", "kind",
+				 "MissionList", "items");
+	json_t *arr = json_object_get(list, "items");
+	bool exists = false;
+	int rc;
+
+	for (size_t i = first; i < first + n; i++)
+		json_array_append(arr, json_array_get(items, i));
+	rc = apply_list(c, e, list, &exists, wheres, first);
+	json_decref(list);
+	for (size_t i = first; !rc && exists && i < first + n; i++)
+		rc = apply_one(c, e, json_array_get(items, i),
+			       json_string_value(json_array_get(wheres, i)));
+	return rc;
+}
+
+static int mission_apply(struct cli *c, struct ecc *e, const char *const *files, int nfiles)
+{
+	json_t *items = json_array(), *wheres = json_array();
+	bool list = false;
+	size_t n;
+	int rc = XG_OK;
+
+	for (int i = 0; !rc && i < nfiles; i++) {
+		bool l = false;
+
+		rc = load_source(files[i], items, wheres, &l);
+		list |= l;
+	}
+	n = json_array_size(items);
+	if (!rc && nfiles == 1 && !list && n == 1) /* one Mission: create or replace it */
+		rc = apply_one(c, e, json_array_get(items, 0), files[0]);
+	else
+		for (size_t i = 0; !rc && i < n; i += APPLY_LIST_MAX)
+			rc = apply_batch(c, e, items, wheres, i,
+					 n - i < APPLY_LIST_MAX ? n - i : APPLY_LIST_MAX);
+	json_decref(items);
+	json_decref(wheres);
 	return rc;
 }
 
 int cmd_mission(struct cli *c, struct args *a)
 {
-	const char *verb = arg_next(a), *name = NULL, *file = NULL, *sel = NULL, *s;
+	const char *verb = arg_next(a), *name = NULL, *files[APPLY_FILES], *sel = NULL, *s;
 	struct ecc e;
-	int rc;
+	int rc, nfiles = 0;
 
 	if (!verb)
 		return usage_error("mission", "missing command: apply, get, delete or state");
@@ -301,7 +393,12 @@ int cmd_mission(struct cli *c, struct args *a)
 		return rc;
 	while ((s = arg_next(a))) {
 		if (arg_is(verb, "apply") && (arg_is(s, "-f") || arg_is(s, "--filename"))) {
-			if (!(file = arg_value(a, s)))
+			if (nfiles == APPLY_FILES)
+				return usage_error("mission",
+						   "apply takes at most %d -f (name a "
+						   "directory instead)",
+						   APPLY_FILES);
+			if (!(files[nfiles++] = arg_value(a, s)))
 				return XG_EUSAGE;
 		} else if (arg_is(verb, "get") && (arg_is(s, "-l") || arg_is(s, "--selector"))) {
 			if (!(sel = arg_value(a, s)))
@@ -313,11 +410,11 @@ int cmd_mission(struct cli *c, struct args *a)
 		}
 	}
 	if (arg_is(verb, "apply")) {
-		if (!file)
-			return usage_error(
-			    "mission",
-			    "apply needs -f FILE (a Mission or MissionList in JSON, - for stdin)");
-		return mission_apply(c, &e, file);
+		if (!nfiles)
+			return usage_error("mission",
+					   "apply needs -f FILE (a Mission or MissionList in JSON, "
+					   "- for stdin) or -f DIR (its *.json files)");
+		return mission_apply(c, &e, files, nfiles);
 	}
 	if (arg_is(verb, "get") || arg_is(verb, "ls") || arg_is(verb, "list"))
 		return mission_get(c, &e, name, sel);
