@@ -172,6 +172,29 @@ char **ec_drv_kubectl_argv(const struct ec_drv *dv, bool apply)
 	return ec_argv_dup((char *const *)a);
 }
 
+char **ec_drv_kubectl_get_nodes(const struct ec_drv *dv, const char *label)
+{
+	const char *a[12];
+	int n = 0;
+
+	for (int i = 0; dv->kubectl[i]; i++)
+		a[n++] = dv->kubectl[i];
+	if (dv->kubeconfig[0]) {
+		a[n++] = "--kubeconfig";
+		a[n++] = dv->kubeconfig;
+	}
+	a[n++] = "get";
+	a[n++] = "nodes";
+	if (label) {
+		a[n++] = "-l";
+		a[n++] = label;
+	}
+	a[n++] = "-o";
+	a[n++] = "name";
+	a[n] = NULL;
+	return ec_argv_dup((char *const *)a);
+}
+
 int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, char *out, size_t len)
 {
 	if ((size_t)snprintf(out, len, "%s/%s", dv->workroot, mission) >= len)

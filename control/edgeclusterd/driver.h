@@ -115,6 +115,8 @@ void ec_drv_init(struct ec_drv *dv, const struct ec_conf *c);
 void ec_drv_close(struct ec_drv *dv);
 /* kubectl [--kubeconfig K] apply -f -  |  ... delete --ignore-not-found -f - */
 char **ec_drv_kubectl_argv(const struct ec_drv *dv, bool apply);
+/* kubectl [--kubeconfig K] get nodes [-l LABEL] -o name (nodes.c) */
+char **ec_drv_kubectl_get_nodes(const struct ec_drv *dv, const char *label);
 /* WORKROOT/MISSION; with create, mkdir -p (mode 0700: manifests hold secrets). */
 int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, char *out,
 		   size_t len);

@@ -26,6 +26,7 @@ struct ecd {
 	struct lws_context *lws;
 	volatile sig_atomic_t stop;
 	json_t *self_labels; /* this cluster's labels as a JSON object */
+	json_t *nodes, *edge_nodes; /* the kubectl driver's (nodes.c); NULL until known */
 	uint64_t started_ms;
 
 	/* ---- hooks between slice 2 (the tree) and slice 3 (missions); each may be NULL ---- */

@@ -492,6 +492,7 @@ int mission_start(struct ecd *d)
 		rc = -1;
 	}
 	json_object_foreach(names, name, v) on_mission(d, name, false);
+	nodes_start(rn);
 	ecd_log("missions: driver %s, work directory %s, %zu missions or records",
 		ec_driver_name(rn->dv.kind), rn->dv.workroot, json_object_size(names));
 	json_decref(names);
@@ -507,8 +508,12 @@ void mission_stop(struct ecd *d)
 		return;
 	d->on_mission = NULL;
 	lws_sul_cancel(&rn->sul_work);
+	nodes_stop(rn);
 	ec_exec_free(rn->x); /* interrupted applies stay "applying": the next start redoes them */
 	ec_drv_close(&rn->dv);
+	json_decref(d->nodes);
+	json_decref(d->edge_nodes);
+	d->nodes = d->edge_nodes = NULL;
 	for (size_t i = 0; (m = htab_next(&rn->byname, &i));)
 		mrt_free(m);
 	htab_free(&rn->byname);

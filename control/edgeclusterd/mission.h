@@ -60,6 +60,10 @@ struct ec_run {
 	int grouped; /* open group_begin()s that did open a group */
 };
 
+/* ---- nodes.c: the kubectl driver's nodes and edge nodes, into d->nodes ---- */
+void nodes_start(struct ec_run *rn);
+void nodes_stop(struct ec_run *rn);
+
 /* ---- mission.c ---- */
 void reconcile(struct mrt *m, bool retry);
 void arm(struct mrt *m, enum tmr t, unsigned seconds);

@@ -271,17 +271,19 @@ json_t *tree_self_json(struct ecd *d)
 		degraded |= !h || strcmp(h, "ok");
 	}
 	json_decref(kids);
-	nodes = json_array();
-	/* the local driver runs missions on this host: it is the cluster's node */
+	/* the kubectl driver's from kubectl (nodes.c); the local driver runs
+	 * missions on this host: it is the cluster's node */
+	nodes = d->nodes ? json_deep_copy(d->nodes) : json_array();
 	if (d->conf.driver == EC_DRIVER_LOCAL && !gethostname(host, sizeof(host))) {
 		host[sizeof(host) - 1] = 0;
 		json_array_append_new(nodes, json_string(host));
 	}
 	ec_timestamp(time(NULL), now);
-	st = json_pack("{s:s,s:s,s:o,s:o,s:o,s:[],s:{s:i,s:i,s:i}}", "health",
+	st = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:{s:i,s:i,s:i}}", "health",
 		       degraded ? "degraded" : "ok", "path", d->conf.name, "children", children,
-		       "edgeClusters", edge, "nodes", nodes, "edgeNodes", "missions", "known",
-		       known, "matched", matched, "active", active);
+		       "edgeClusters", edge, "nodes", nodes, "edgeNodes",
+		       d->edge_nodes ? json_deep_copy(d->edge_nodes) : json_array(), "missions",
+		       "known", known, "matched", matched, "active", active);
 	if (!ec_store_attach_get(&d->store, &a) && (a.phase != PH_INACTIVE || a.parent[0])) {
 		json_object_set_new(st, "attach", json_string(tree_phase_name(a.phase)));
 		json_object_set_new(st, "parentLink",

@@ -237,6 +237,13 @@ stop
 # ---- the kubectl driver, with a fake kubectl ----
 cat > "$T/kubectl" <<EOF
 #!/bin/sh
+# the nodes (not recorded): three, two of them edge nodes; fails while nodes.fail exists
+case "\$*" in *" get nodes "*)
+	[ -e "$T/nodes.fail" ] && { echo "error: the server is down" >&2; exit 1; }
+	case "\$*" in *node-role.kubernetes.io/edge*) printf 'node/edge-1\\nnode/edge-2\\n';;
+	*) printf 'node/cp-1\\nnode/edge-1\\nnode/edge-2\\n';; esac
+	exit 0;;
+esac
 # records what edgeclusterd asked for; refuses a manifest saying FAIL
 in=\$(cat)
 { echo "ARGS: \$*"; echo "KUBECONFIG=\$KUBECONFIG"; printf '%s\\n' "\$in"; echo "END"; } >> $T/kubectl.log
@@ -258,6 +265,8 @@ Listen = 127.0.0.1:$KPORT
 Token = $TOK
 [Store]
 Database = $T/db/edge-k.db
+[Intervals]
+StateCheck = 1
 EOF
 "$ECD" -c "$T/k.conf" 2>> "$T/ecd-k.log" & KPID=$!
 wait_for 10 curl -sf "http://127.0.0.1:$KPORT/healthz" && ok "edgeclusterd with the kubectl driver" || not_ok "kubectl daemon: $(cat "$T/ecd-k.log")"
@@ -276,6 +285,19 @@ printf 'reverse\nARGS: --kubeconfig %s delete --ignore-not-found -f -\nKUBECONFI
 tail -n 6 "$T/kubectl.log" | cmp -s "$T/k.want" - && ok "delete: reverseCommand, then kubectl delete --ignore-not-found -f - with the content" || not_ok "kubectl log: $(cat "$T/kubectl.log")"
 create k2 '{"content":"kind: FAIL\n"}'
 expect_state k2 "failed: kubectl apply exited 1: error: the server said no" 10 "a manifest kubectl refuses" edge-k
+k_nodes() { curl -sf -H "Authorization: Bearer $TOK" "http://127.0.0.1:$KPORT/apis/edge.xgate.io/v1/edgeclusters/edge-k" | jq -c '[.state.nodes, .state.edgeNodes]'; }
+NODES='[["cp-1","edge-1","edge-2"],["edge-1","edge-2"]]'
+nodes_are() { [ "$(k_nodes)" = "$NODES" ]; }
+wait_for 10 nodes_are && ok "EdgeCluster nodes and edgeNodes from kubectl get nodes (-l node-role.kubernetes.io/edge)" || not_ok "nodes: $(k_nodes)"
+touch "$T/nodes.fail"
+wait_for 10 grep -q "nodes: kubectl get nodes exited 1: error: the server is down (the EdgeCluster keeps the last lists)" "$T/ecd-k.log" &&
+	ok "kubectl get nodes failing: logged" || not_ok "no nodes log line: $(grep nodes: "$T/ecd-k.log")"
+sleep 2
+[ "$(grep -c 'nodes: kubectl get nodes exited 1' "$T/ecd-k.log")" = 1 ] && nodes_are &&
+	ok "logged once, the last lists kept" || not_ok "nodes while failing: $(k_nodes), $(grep -c 'nodes: kubectl' "$T/ecd-k.log") lines"
+rm -f "$T/nodes.fail"
+wait_for 10 grep -q "nodes: kubectl answers again (3 nodes, 2 edge nodes)" "$T/ecd-k.log" &&
+	ok "and when it answers again, that is logged too" || not_ok "no recovery line: $(grep nodes: "$T/ecd-k.log")"
 unset BASE
 kill "$KPID"; wait "$KPID" 2>/dev/null; KPID=
 
