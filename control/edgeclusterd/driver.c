@@ -149,9 +149,9 @@ void ec_drv_init(struct ec_drv *dv, const struct ec_conf *c)
 	snprintf(dv->workroot, sizeof(dv->workroot), "%.*s.missions", (int)n, c->database);
 }
 
-char **ec_drv_kubectl_argv(const struct ec_drv *dv, bool apply)
+/* KUBECTL [--kubeconfig K] into a; the count. */
+static int kubectl_prefix(const struct ec_drv *dv, const char **a)
 {
-	const char *a[12];
 	int n = 0;
 
 	for (int i = 0; dv->kubectl[i]; i++)
@@ -160,6 +160,14 @@ char **ec_drv_kubectl_argv(const struct ec_drv *dv, bool apply)
 		a[n++] = "--kubeconfig";
 		a[n++] = dv->kubeconfig;
 	}
+	return n;
+}
+
+char **ec_drv_kubectl_argv(const struct ec_drv *dv, bool apply)
+{
+	const char *a[12];
+	int n = kubectl_prefix(dv, a);
+
 	if (apply) {
 		a[n++] = "apply";
 	} else {
@@ -175,14 +183,8 @@ char **ec_drv_kubectl_argv(const struct ec_drv *dv, bool apply)
 char **ec_drv_kubectl_get_nodes(const struct ec_drv *dv, const char *label)
 {
 	const char *a[12];
-	int n = 0;
+	int n = kubectl_prefix(dv, a);
 
-	for (int i = 0; dv->kubectl[i]; i++)
-		a[n++] = dv->kubectl[i];
-	if (dv->kubeconfig[0]) {
-		a[n++] = "--kubeconfig";
-		a[n++] = dv->kubeconfig;
-	}
 	a[n++] = "get";
 	a[n++] = "nodes";
 	if (label) {
