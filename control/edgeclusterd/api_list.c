@@ -59,15 +59,14 @@ void api_stream_free(struct api_stream *s)
 }
 
 /* Open the read transaction and read the revision in it; prepare the rows. */
-static int snapshot_open(struct ecd *d, struct api_stream *s, const char *table, uint64_t *rev)
+static int snapshot_open(struct ecd *d, struct api_stream *s, uint64_t *rev)
 {
 	const char *file = sqlite3_db_filename(d->store.db, "main");
 	sqlite3_stmt *st = NULL;
-	char sql[512];
 	int rc;
 
 	if (!file || !*file) {
-		ecd_log("list %s: the store has no file to read a snapshot from", table);
+		ecd_log("list missions: the store has no file to read a snapshot from");
 		return -1;
 	}
 	if (sqlite3_open_v2(file, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
@@ -83,14 +82,12 @@ static int snapshot_open(struct ecd *d, struct api_stream *s, const char *table,
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
 		goto fail;
-	snprintf(sql, sizeof(sql),
-		 "SELECT name, uid, rv, created, labels, spec, %s FROM %s ORDER BY name",
-		 strcmp(table, "missions") ? "state" : EC_MISSION_STATE_SQL, table);
-	if (sqlite3_prepare_v2(s->db, sql, -1, &s->st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db, "SELECT " EC_MISSION_COLS " FROM missions ORDER BY name", -1,
+			       &s->st, NULL) != SQLITE_OK)
 		goto fail;
 	return 0;
 fail:
-	ecd_log("store: list %s: %s", table, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	ecd_log("store: list missions: %s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
 	snapshot_close(s);
 	return -1;
 }
@@ -111,7 +108,7 @@ int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *r
 		api_stream_free(s);
 		return api_errorf(rs, 400, NULL, "labelSelector", "labelSelector: %s", why);
 	}
-	if (snapshot_open(d, s, "missions", &rev)) {
+	if (snapshot_open(d, s, &rev)) {
 		api_stream_free(s);
 		return api_errorf(rs, 500, NULL, NULL,
 				  "the store failed (list missions); nothing was written");

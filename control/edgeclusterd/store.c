@@ -235,8 +235,7 @@ static char *dup_col(sqlite3_stmt *st, int i)
 
 #define ROW_COLS "name, uid, rv, created, labels, spec, state"
 /* What a read returns as ROW_COLS: a mission's state is its mstate rows. */
-static const char *const read_cols[] = {
-    "name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL, ROW_COLS};
+static const char *const read_cols[] = {EC_MISSION_COLS, ROW_COLS};
 
 /* A read of fmt ("SELECT %s FROM %s ...") filled with t's columns and name. */
 static sqlite3_stmt *prep_read(struct ec_store *s, const char *fmt, enum ec_table t)
@@ -377,18 +376,23 @@ int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 	return 0;
 }
 
+/* Step a write once and release it: 0 or -1 (also when st is NULL). */
+static int step_done(struct ec_store *s, sqlite3_stmt *st)
+{
+	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+
+	ec_store_release(s, st);
+	return rc;
+}
+
 /* The outbox counter as far as handed out, in the commit it was used in. */
 static int outbox_save(struct ec_store *s)
 {
 	sqlite3_stmt *st = ec_store_stmt(s, "UPDATE meta SET v=?1 WHERE k='outbox_seq' AND v<?1");
-	int rc;
 
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, s->outbox_seq);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-	ec_store_release(s, st);
-	return rc;
+	if (st)
+		sqlite3_bind_int64(st, 1, s->outbox_seq);
+	return step_done(s, st);
 }
 
 int64_t ec_store_outbox_next(struct ec_store *s)
@@ -471,15 +475,6 @@ static int current_rv(struct ec_store *s, enum ec_table t, const char *name, uin
 	rc = sqlite3_step(st);
 	*rv = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
 	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
-	ec_store_release(s, st);
-	return rc;
-}
-
-/* Step a write once and release it: 0 or -1 (also when st is NULL). */
-static int step_done(struct ec_store *s, sqlite3_stmt *st)
-{
-	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-
 	ec_store_release(s, st);
 	return rc;
 }
@@ -594,26 +589,35 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 
 /* ---- slice 3 (mission.c): state keys and applied records ---- */
 
-int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value)
+int ec_store_mission_exists(struct ec_store *s, const char *name)
 {
-	sqlite3_stmt *st;
-	int own = ec_store_one_begin(s, 0), rc;
+	return current_rv(s, EC_T_MISSIONS, name, &(uint64_t){0});
+}
 
-	if (own < 0)
-		return -1;
-	rc = current_rv(s, EC_T_MISSIONS, mission, &(uint64_t){0});
-	if (rc)
-		return ec_store_one_end(s, own, rc);
-	st = ec_store_stmt(s, value ? "INSERT OR REPLACE INTO mstate (mission, path, value)"
-				      " VALUES (?1,?2,?3)"
-				    : "DELETE FROM mstate WHERE mission=?1 AND path=?2");
+int ec_store_state_key(struct ec_store *s, const char *mission, const char *key, const char *value)
+{
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, value ? "INSERT OR REPLACE INTO mstate (mission, path,"
+				     " value) VALUES (?1,?2,?3)"
+				   : "DELETE FROM mstate WHERE mission=?1 AND path=?2");
+
 	if (st) {
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
 		if (value)
 			sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
 	}
-	return ec_store_one_end(s, own, step_done(s, st));
+	return step_done(s, st);
+}
+
+int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value)
+{
+	int own = ec_store_one_begin(s, 0), rc;
+
+	if (own < 0)
+		return -1;
+	rc = ec_store_mission_exists(s, mission);
+	return ec_store_one_end(s, own, rc ? rc : ec_store_state_key(s, mission, key, value));
 }
 
 void ec_applied_free(struct ec_applied *a)

@@ -30,6 +30,8 @@ enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
 #define EC_MISSION_STATE_SQL                                                                       \
 	"COALESCE((SELECT json_group_object(path, value) FROM mstate"                              \
 	" WHERE mstate.mission=missions.name), '{}')"
+/* A mission row's columns as every read returns them (ROW_COLS' order). */
+#define EC_MISSION_COLS "name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL
 
 /* Prepared statements are kept (store.c): a slot per SQL text, keyed by the
  * address of the text (string literals in the code: each is prepared once). */
@@ -133,6 +135,11 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
  * resourceVersion while state checks keep reporting. EC_ST_NOTFOUND if the
  * mission is gone. */
 int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value);
+/* The same without the check that the mission exists and without a group of
+ * its own (a caller's group, or autocommit): one statement. */
+int ec_store_state_key(struct ec_store *s, const char *mission, const char *key, const char *value);
+/* 0 if mission NAME exists, EC_ST_NOTFOUND, or -1. */
+int ec_store_mission_exists(struct ec_store *s, const char *name);
 
 /* What this cluster applied for a mission, kept apart from the mission row
  * so that a deleted mission can still be reversed, and a restart knows what

@@ -196,35 +196,6 @@ static int bind_subtree(sqlite3_stmt *st, const char *child, char *buf, size_t l
 	return 0;
 }
 
-static int mission_exists(struct ec_store *s, const char *mission)
-{
-	sqlite3_stmt *st = q(s, "SELECT 1 FROM missions WHERE name=?1");
-	int rc;
-
-	if (!st)
-		return -1;
-	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	rel(s, st);
-	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
-}
-
-/* One key: value NULL removes it. */
-static int key_put(struct ec_store *s, const char *mission, const char *path, const char *value)
-{
-	sqlite3_stmt *st = q(s, value ? "INSERT OR REPLACE INTO mstate (mission, path, value)"
-					" VALUES (?1,?2,?3)"
-				      : "DELETE FROM mstate WHERE mission=?1 AND path=?2");
-
-	if (!st)
-		return -1;
-	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
-	if (value)
-		sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
-	return done(s, st);
-}
-
 /* Make the child's keys of one mission what map says (its other keys are
  * not the child's to say: ignored); *changed if any row was written. Only
  * the keys that differ are written: at a parent most reports change one key
@@ -253,7 +224,7 @@ static int replace_keys(struct ec_store *s, const char *mission, const char *chi
 	{
 		if (rc || json_object_get(map, k))
 			continue;
-		rc = key_put(s, mission, k, NULL);
+		rc = ec_store_state_key(s, mission, k, NULL);
 		*changed = true;
 	}
 	json_object_foreach(map, k, v)
@@ -265,7 +236,7 @@ static int replace_keys(struct ec_store *s, const char *mission, const char *chi
 		was = json_string_value(json_object_get(had, k));
 		if (was && !strcmp(was, now))
 			continue;
-		rc = key_put(s, mission, k, now);
+		rc = ec_store_state_key(s, mission, k, now);
 		*changed = true;
 	}
 	json_decref(had);
@@ -285,7 +256,7 @@ int ec_store_state_replace_batch(struct ec_store *s, const char *child, struct e
 		return -1;
 	for (size_t i = 0; i < n && !rc; i++) {
 		bool changed;
-		int r = mission_exists(s, items[i].mission);
+		int r = ec_store_mission_exists(s, items[i].mission);
 
 		items[i].found = r == 0;
 		if (r == EC_ST_NOTFOUND)
