@@ -233,15 +233,10 @@ died() { # died: 0 (true) when a daemon that should run is gone
 	done
 	return 1
 }
+# shellcheck source=../deploy/lib/ca.sh
+source "$(dirname "$0")/../deploy/lib/ca.sh"
 tls_files() {
-	[ -f "$T/srv.pem" ] && return 0
-	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=xgate mission_tree bench CA" \
-		-keyout "$T/ca.key" -out "$T/ca.pem" 2>/dev/null &&
-		openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$T/srv.key" \
-			-out "$T/srv.csr" 2>/dev/null &&
-		printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$T/ext" &&
-		openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
-			-days 2 -extfile "$T/ext" -out "$T/srv.pem" 2>/dev/null
+	[ -f "$T/srv.pem" ] || test_ca "$T" "xgate mission_tree bench CA"
 }
 
 # probe ARGS...: run tree_probe in the background (a signal to this script is
