@@ -109,7 +109,7 @@ static json_t *mission_msg(struct ecd *d, const char *name, size_t *bytes)
 	struct ec_row r;
 	json_t *o;
 
-	if (ec_store_get(&d->store, EC_T_MISSIONS, name, &r))
+	if (ec_store_mission_bare(&d->store, name, &r))
 		return NULL;
 	*bytes = strlen(r.spec) + strlen(r.labels) + strlen(r.name) + 200;
 	o = ec_object_json("Mission", &r);

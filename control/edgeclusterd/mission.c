@@ -182,18 +182,19 @@ void set_statef(struct mrt *m, const char *fmt, ...)
 }
 
 /* Remember the stored value of our key, so restarts do not rewrite it. */
-static void cache_state(struct mrt *m, const struct ec_row *row)
+static void cache_state(struct mrt *m)
 {
-	json_t *st, *v;
+	char *v;
+	int rc;
 
-	if (m->cached || !row)
+	if (m->cached)
 		return;
-	st = json_loads(row->state, 0, NULL);
-	v = json_object_get(st, m->run->d->conf.name);
+	rc = ec_store_state_get(&m->run->d->store, m->name, m->run->d->conf.name, &v);
+	if (rc == -1)
+		return; /* asked again next time */
 	free(m->state);
-	m->state = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+	m->state = v;
 	m->cached = true;
-	json_decref(st);
 }
 
 /* ---- the record, the end of an operation ---- */
@@ -338,7 +339,7 @@ static int load_want(struct mrt *m, struct want *w)
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	rc = ec_store_get(&d->store, EC_T_MISSIONS, m->name, &w->r);
+	rc = ec_store_mission_bare(&d->store, m->name, &w->r);
 	if (rc == EC_ST_NOTFOUND)
 		return 0;
 	if (rc)
@@ -348,7 +349,7 @@ static int load_want(struct mrt *m, struct want *w)
 	w->matched = w->spec && ec_placement_match(w->spec, d->conf.name, d->self_labels);
 	if (w->matched)
 		digest_of(w->r.uid, w->spec, w->digest);
-	cache_state(m, &w->r);
+	cache_state(m);
 	return 0;
 }
 

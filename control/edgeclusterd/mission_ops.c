@@ -301,7 +301,7 @@ void op_check(struct mrt *m)
 	struct ec_row row;
 	json_t *spec;
 
-	if (m->job || ec_store_get(&d->store, EC_T_MISSIONS, m->name, &row))
+	if (m->job || ec_store_mission_bare(&d->store, m->name, &row))
 		return;
 	spec = json_loads(row.spec, 0, NULL);
 	ec_row_free(&row);

@@ -286,6 +286,13 @@ int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct e
 			    r);
 }
 
+int ec_store_mission_bare(struct ec_store *s, const char *name, struct ec_row *r)
+{
+	/* missions.state is '{}' since schema 2: no state row is read */
+	return ec_store_one(s, prep(s, "SELECT " ROW_COLS " FROM %s WHERE name=?1", EC_T_MISSIONS),
+			    name, row_from, r);
+}
+
 /* The callback of a list and its argument, for the ec_each_fn below. */
 struct row_list {
 	ec_row_cb cb;
@@ -608,6 +615,23 @@ int ec_store_state_key(struct ec_store *s, const char *mission, const char *key,
 			sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
 	}
 	return step_done(s, st);
+}
+
+int ec_store_state_get(struct ec_store *s, const char *mission, const char *key, char **value)
+{
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT value FROM mstate WHERE mission=?1 AND path=?2");
+	int rc;
+
+	*value = NULL;
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && !(*value = dup_col(st, 0)))
+		rc = SQLITE_ERROR;
+	ec_store_release(s, st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
 }
 
 int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value)

@@ -113,6 +113,9 @@ int ec_store_each(struct ec_store *s, sqlite3_stmt *st, ec_each_fn row, void *ar
 
 /* Read one row; the row owns its strings (ec_row_free). */
 int ec_store_get(struct ec_store *s, enum ec_table t, const char *name, struct ec_row *r);
+/* A mission's row with state {}: for readers that do not need its state
+ * (putting the map together is a query over its rows). */
+int ec_store_mission_bare(struct ec_store *s, const char *name, struct ec_row *r);
 /* Every row in name order; cb returns nonzero to stop (then that is the result). */
 typedef int (*ec_row_cb)(void *arg, struct ec_row *r);
 int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg);
@@ -135,6 +138,9 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
  * resourceVersion while state checks keep reporting. EC_ST_NOTFOUND if the
  * mission is gone. */
 int ec_store_state_put(struct ec_store *s, const char *mission, const char *key, const char *value);
+/* One key of a mission's map into *value (malloc'd): 0, EC_ST_NOTFOUND (no
+ * such key, or mission) or -1. */
+int ec_store_state_get(struct ec_store *s, const char *mission, const char *key, char **value);
 /* The same without the check that the mission exists and without a group of
  * its own (a caller's group, or autocommit): one statement. */
 int ec_store_state_key(struct ec_store *s, const char *mission, const char *key, const char *value);
