@@ -619,7 +619,8 @@ int ec_store_state_key(struct ec_store *s, const char *mission, const char *key,
 
 int ec_store_state_get(struct ec_store *s, const char *mission, const char *key, char **value)
 {
-	sqlite3_stmt *st = ec_store_stmt(s, "SELECT value FROM mstate WHERE mission=?1 AND path=?2");
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "SELECT value FROM mstate WHERE mission=?1 AND path=?2");
 	int rc;
 
 	*value = NULL;
