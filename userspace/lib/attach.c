@@ -43,6 +43,40 @@ int xg_xdp_query(__u32 ifindex, __u32 *prog_id, enum xg_mode *mode)
 	return XG_OK;
 }
 
+int xg_prog_name(__u32 prog_id, char *name, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(prog_id), err;
+
+	if (fd < 0)
+		return -errno;
+	err = bpf_obj_get_info_by_fd(fd, &info, &ilen);
+	close(fd);
+	if (err)
+		return err;
+	snprintf(name, len, "%s", info.name);
+	return 0;
+}
+
+int xg_pass_stubs(__u32 *ifindexes, int max)
+{
+	struct if_nameindex *all = if_nameindex(), *i;
+	int n = 0;
+
+	for (i = all; i && i->if_index && n < max; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		char name[16];
+
+		if (!bpf_xdp_query((int)i->if_index, 0, &q) && q.prog_id &&
+		    !xg_prog_name(q.prog_id, name, sizeof(name)) && !strcmp(name, "xg_pass"))
+			ifindexes[n++] = i->if_index;
+	}
+	if (all)
+		if_freenameindex(all);
+	return n;
+}
+
 static __u32 first_ipv4(const char *dev)
 {
 	struct ifaddrs *ifa, *i;

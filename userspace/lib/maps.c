@@ -101,6 +101,40 @@ int xg_obj_prepare(struct bpf_object *obj, const char *root)
 	return 0;
 }
 
+/* The instance remembers the network namespace it was made in (a directory
+ * netns-INODE in its pin directory: bpffs holds nothing but pins and
+ * directories), so that `-n NAME` alone can go back there: ifindexes in
+ * the maps mean nothing in another namespace. */
+static void mark_netns(const char *root)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return;
+	snprintf(path, sizeof(path), "%s/netns-%lu", root, (unsigned long)st.st_ino);
+	if (mkdir(path, 0700) && errno != EEXIST)
+		xg_err("note: cannot record the network namespace in %s: %s", root, strerror(errno));
+}
+
+int xg_instance_netns(const char *instance, unsigned long *ino)
+{
+	char root[PATH_MAX];
+	struct dirent *de;
+	int found = -1;
+	DIR *d;
+
+	if (xg_instance_root(instance, root, sizeof(root)))
+		return -1;
+	d = opendir(root);
+	while (d && (de = readdir(d)))
+		if (sscanf(de->d_name, "netns-%lu", ino) == 1)
+			found = 0;
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* Loading the transit object once creates and pins every map (they are all
  * LIBBPF_PIN_BY_NAME); the program itself is released right after. */
 static int create_maps(const char *root)
@@ -123,6 +157,8 @@ static int create_maps(const char *root)
 	if (!err)
 		err = transit_bpf__load(skel);
 	transit_bpf__destroy(skel);
+	if (!err)
+		mark_netns(root);
 	if (err) {
 		if (err == -EPERM)
 			return xg_fail(XG_EPERM, "loading BPF maps: permission denied "
@@ -227,7 +263,7 @@ int xg_instance_remove(const char *instance)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", root, de->d_name);
-		if (unlink(path))
+		if (unlink(path) && rmdir(path)) /* pins, or the netns mark */
 			xg_err("cannot remove %s: %s", path, strerror(errno));
 	}
 	closedir(d);

@@ -18,7 +18,7 @@
 #define XG_PIN_BASE "/sys/fs/bpf/xgate"
 #define XG_DEFAULT_INSTANCE "default"
 
-/* Exit codes of every xgate command (documented in docs/cli.md). */
+/* Exit codes of every xgate command (docs/cli.md, `xgate help`). */
 enum xg_exit {
 	XG_OK = 0,
 	XG_EFAIL = 1,      /* kernel or system error */
@@ -69,6 +69,9 @@ void xg_maps_close(struct xg_maps *m);
  * pins (works around a libbpf 1.1 devmap flag check). */
 struct bpf_object;
 int xg_obj_prepare(struct bpf_object *obj, const char *root);
+/* The inode of the network namespace the instance was made in: 0, or -1
+ * if it does not say (made by an older xgate, or no instance). */
+int xg_instance_netns(const char *instance, unsigned long *ino);
 /* Remove every pin of the instance (maps keep living while programs use them). */
 int xg_instance_remove(const char *instance);
 
@@ -95,6 +98,11 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 int xg_detach(struct xg_maps *m, const char *dev);
 /* prog id and mode of the XDP program on ifindex (0 if none). */
 int xg_xdp_query(__u32 ifindex, __u32 *prog_id, enum xg_mode *mode);
+/* The name of a loaded program (0, or -errno). */
+int xg_prog_name(__u32 prog_id, char *name, size_t len);
+/* The devices of this network namespace running the `pass` stub: it has
+ * no maps, so no instance records it. Returns how many (at most max). */
+int xg_pass_stubs(__u32 *ifindexes, int max);
 /* Ask the kernel to resolve the underlay neighbour for ip (via its route). */
 int xg_neigh_prime(__u32 ip_be);
 

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "xg.h"
@@ -37,10 +38,43 @@ static inline bool arg_is(const char *s, const char *kw)
 
 /* A keyword's value, or an error naming the keyword. */
 const char *arg_value(struct args *a, const char *kw);
+
+/*
+ * The command tables: one per object, each row {name, handler, usage}. They
+ * drive both dispatch and help (`xgate help`, `xgate OBJECT help`, the usage
+ * line a usage error points to), so the two cannot disagree. A verb with a
+ * NULL usage is an alias: dispatched, not listed.
+ */
+typedef int (*cmd_fn)(struct cli *c, struct args *a);
+struct cmd {
+	const char *name;
+	cmd_fn fn;
+	const char *usage; /* what follows "xgate OBJECT VERB" */
+	const char *help;  /* one line, or NULL */
+};
+struct object {
+	const char *name;
+	const char *alias;   /* another name it answers to, or NULL */
+	const char *section; /* heading in `xgate help`, on the first object of a group */
+	const struct cmd *verbs; /* NULL-terminated; NULL for an object that is a command */
+	cmd_fn fn;		  /* ... then its handler, usage and help */
+	const char *usage;
+	const char *help;
+	const char *notes; /* printed under the object's lines, or NULL */
+};
+extern const struct object xg_objects[];
+const struct object *object_find(const char *name);
+int object_run(const struct object *o, struct cli *c, struct args *a);
 int object_help(const char *object);
+void help_print(FILE *f);
+/* "xgate OBJECT: unknown ..." with the object's verbs; exit 2. */
 int usage_error(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- operations (cmd_net.c) ---- */
+/* The verb tables of each object (cmd_*.c). */
+extern const struct cmd host_verbs[], vpc_verbs[], subnet_verbs[], endpoint_verbs[],
+	cache_verbs[], gw_verbs[], mission_verbs[], cluster_verbs[];
+
+/* ---- ops.c: the operations every front end (commands, apply -f) uses ---- */
 struct vpc_spec {
 	__u32 vni;
 	struct xg_vpc v;
@@ -61,25 +95,21 @@ struct ep_spec {
 };
 
 int op_vpc_put(struct xg_maps *m, const struct vpc_spec *s, bool replace);
+int op_vpc_del(struct xg_maps *m, __u32 vni);
 int op_subnet_put(struct xg_maps *m, struct subnet_spec *s, bool replace);
+int op_subnet_del(struct xg_maps *m, __u32 vni, __u32 ip_be, int plen);
 int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace);
+int op_endpoint_del(struct xg_maps *m, __u32 vni, __u32 ip_be);
 int op_host_set(struct xg_maps *m, const __u32 *ip, const __u32 *gw, const __u32 *ttl);
+bool op_vpc_exists(struct xg_maps *m, __u32 vni);
 
-/* ---- commands ---- */
+/* ---- commands that are objects of their own ---- */
 int cmd_attach(struct cli *c, struct args *a);
 int cmd_detach(struct cli *c, struct args *a);
 int cmd_status(struct cli *c, struct args *a);
 int cmd_reset(struct cli *c, struct args *a);
-int cmd_host(struct cli *c, struct args *a);
-int cmd_vpc(struct cli *c, struct args *a);
-int cmd_subnet(struct cli *c, struct args *a);
-int cmd_endpoint(struct cli *c, struct args *a);
-int cmd_cache(struct cli *c, struct args *a);
 int cmd_stats(struct cli *c, struct args *a);
 int cmd_apply(struct cli *c, struct args *a);
-int cmd_gw(struct cli *c, struct args *a);
-int cmd_mission(struct cli *c, struct args *a);
-int cmd_cluster(struct cli *c, struct args *a);
 
 /* ---- edgeapi.c: the edgeclusterd API client (http or https) ---- */
 struct ecc {

@@ -259,8 +259,6 @@ int cmd_apply(struct cli *c, struct args *a)
 	int rc;
 
 	while ((s = arg_next(a))) {
-		if (arg_is(s, "help"))
-			return object_help("apply");
 		if (arg_is(s, "-f") || arg_is(s, "--file"))
 			file = arg_value(a, s);
 		else

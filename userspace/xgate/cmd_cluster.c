@@ -304,16 +304,12 @@ static int cluster_attach(struct cli *c, struct ecc *e, struct args *a, bool det
 	return rc;
 }
 
-int cmd_cluster(struct cli *c, struct args *a)
+static int cluster_main(struct cli *c, struct args *a, const char *verb)
 {
-	const char *verb = arg_next(a), *name = NULL, *s, *join = NULL;
+	const char *name = NULL, *s, *join = NULL;
 	struct ecc e;
 	int rc;
 
-	if (!verb)
-		return usage_error("cluster", "missing command: get, tree, attach or detach");
-	if (arg_is(verb, "help"))
-		return object_help("cluster");
 	if (arg_is(verb, "attach"))
 		join = take_join_token(a);
 	if ((rc = ecc_setup(&e, a)))
@@ -328,7 +324,27 @@ int cmd_cluster(struct cli *c, struct args *a)
 	}
 	if (arg_is(verb, "get") || arg_is(verb, "ls") || arg_is(verb, "list"))
 		return cluster_get(c, &e, name);
-	if (arg_is(verb, "tree"))
-		return cluster_tree(c, &e);
-	return usage_error("cluster", "unknown command '%s': get, tree, attach or detach", verb);
+	return cluster_tree(c, &e);
 }
+
+#define VERB(fn, verb)                               \
+	static int fn(struct cli *c, struct args *a) \
+	{                                            \
+		return cluster_main(c, a, verb);     \
+	}
+VERB(cluster_get_cmd, "get")
+VERB(cluster_tree_cmd, "tree")
+VERB(cluster_attach_cmd, "attach")
+VERB(cluster_detach_cmd, "detach")
+
+const struct cmd cluster_verbs[] = {
+	{ "get", cluster_get_cmd, "[NAME]", "the edge clusters: this one and its descendants" },
+	{ "tree", cluster_tree_cmd, "", "the same as an indented tree" },
+	{ "attach", cluster_attach_cmd, "--parent URL --token JOIN-TOKEN [--no-wait] [--timeout S]",
+	  "link to a parent; prints each phase to active" },
+	{ "detach", cluster_detach_cmd, "[--no-wait] [--timeout S]",
+	  "unlink; prints each phase to inactive" },
+	{ "ls", cluster_get_cmd, NULL, NULL },
+	{ "list", cluster_get_cmd, NULL, NULL },
+	{ 0 },
+};

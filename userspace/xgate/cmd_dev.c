@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Device commands: attach, detach, status, reset, host. */
+/* Device commands: attach, detach, status, reset; host set|show. */
 #include <bpf/bpf.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -7,12 +7,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-#define HELP(obj, a)                                                       \
-	do {                                                               \
-		if ((a)->argc && (arg_is((a)->argv[0], "help")))           \
-			return object_help(obj);                           \
-	} while (0)
 
 int cmd_attach(struct cli *c, struct args *a)
 {
@@ -23,7 +17,6 @@ int cmd_attach(struct cli *c, struct args *a)
 	bool force = false;
 	int rc;
 
-	HELP("attach", a);
 	dev = arg_next(a);
 	role_s = arg_next(a);
 	if (!dev || !role_s)
@@ -89,7 +82,6 @@ int cmd_detach(struct cli *c, struct args *a)
 	const char *dev;
 	int rc;
 
-	HELP("detach", a);
 	dev = arg_next(a);
 	if (!dev || a->argc)
 		return usage_error("detach", "usage: xgate detach DEV");
@@ -120,6 +112,28 @@ static json_t *host_json(struct xg_maps *m)
 static const char *role_name(__u32 r)
 {
 	return r == XG_ROLE_TRANSIT ? "transit" : r == XG_ROLE_AGENT ? "agent" : r == XG_ROLE_GATEWAY ? "gateway" : "none";
+}
+
+/* The pass stubs of this namespace: they belong to no instance's maps,
+ * yet they are xgate's, and a veth path needs them. */
+static void pass_rows(json_t *rows)
+{
+	__u32 idx[256];
+	int n = xg_pass_stubs(idx, 256);
+
+	for (int i = 0; i < n; i++) {
+		char ifn[16];
+		__u32 id = 0;
+		enum xg_mode mode = XG_MODE_NATIVE;
+
+		if (xg_xdp_query(idx[i], &id, &mode))
+			continue;
+		json_array_append_new(rows, json_pack("{s:s,s:i,s:s,s:s,s:i,s:n}", "dev",
+						      ifname_of(idx[i], ifn), "ifindex", idx[i],
+						      "role", "pass", "mode",
+						      mode == XG_MODE_GENERIC ? "generic" : "native",
+						      "prog_id", id, "slot"));
+	}
 }
 
 static json_t *devices_json(struct xg_maps *m)
@@ -156,6 +170,7 @@ static json_t *devices_json(struct xg_maps *m)
 		}
 		json_array_append_new(rows, row);
 	}
+	pass_rows(rows);
 	return rows;
 }
 
@@ -171,9 +186,25 @@ int cmd_status(struct cli *c, struct args *a)
 	char path[PATH_MAX + 64];
 	int rc;
 
-	HELP("status", a);
 	if (a->argc)
 		return usage_error("status", "unexpected argument '%s'", a->argv[0]);
+	if (!instance_exists(c->instance)) {
+		__u32 idx[1];
+
+		/* a pod's namespace: only pass stubs, no instance */
+		if (xg_pass_stubs(idx, 1) == 1) {
+			json_t *rows = json_array();
+
+			pass_rows(rows);
+			st = json_pack("{s:n,s:o}", "instance", "devices", rows);
+			if (c->json)
+				out_json(st);
+			else
+				out_rows(c, json_incref(rows), cols, keys);
+			json_decref(st);
+			return XG_OK;
+		}
+	}
 	rc = xg_maps_open(c->instance, false, &m);
 	if (rc)
 		return rc;
@@ -204,17 +235,34 @@ int cmd_status(struct cli *c, struct args *a)
 	return XG_OK;
 }
 
+static int reset_pass_stubs(void)
+{
+	__u32 idx[256];
+	int n = xg_pass_stubs(idx, 256), worst = XG_OK;
+
+	for (int i = 0; i < n; i++) {
+		char ifn[IF_NAMESIZE];
+		int rc = if_indextoname(idx[i], ifn) ? xg_detach(NULL, ifn) : XG_OK;
+
+		if (rc)
+			worst = rc;
+	}
+	return worst;
+}
+
 int cmd_reset(struct cli *c, struct args *a)
 {
 	__u32 key, next, *prev = NULL;
 	struct xg_maps m;
-	int rc, worst = XG_OK;
+	int rc, worst;
 
-	HELP("reset", a);
 	if (a->argc)
 		return usage_error("reset", "unexpected argument '%s'", a->argv[0]);
-	if (!instance_exists(c->instance))
-		return xg_instance_remove(c->instance); /* partial leftovers */
+	worst = reset_pass_stubs();
+	if (!instance_exists(c->instance)) {
+		rc = xg_instance_remove(c->instance); /* partial leftovers */
+		return rc ? rc : worst;
+	}
 	rc = xg_maps_open(c->instance, false, &m);
 	if (rc)
 		return rc;
@@ -236,35 +284,37 @@ int cmd_reset(struct cli *c, struct args *a)
 	return rc ? rc : worst;
 }
 
-int cmd_host(struct cli *c, struct args *a)
+static int host_show(struct cli *c, struct args *a)
 {
-	const char *verb = arg_next(a), *s;
-	__u32 ip, gw, ttl, *pip = NULL, *pgw = NULL, *pttl = NULL;
+	static const char *const cols[] = { "IP", "GATEWAY", "NIC", "TTL", NULL };
+	static const char *const keys[] = { "ip", "gateway", "nic", "ttl", NULL };
 	struct xg_maps m;
+	json_t *h;
 	int rc;
 
-	if (!verb || arg_is(verb, "help"))
-		return verb ? object_help("host") : usage_error("host", "missing command: set or show");
-	if (arg_is(verb, "show")) {
-		rc = xg_maps_open(c->instance, false, &m);
-		if (rc)
-			return rc;
-		json_t *h = host_json(&m);
-
-		xg_maps_close(&m);
-		if (c->json) {
-			out_json(h);
-		} else {
-			char *txt = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-			printf("%s\n", txt ? txt : "");
-			free(txt);
-		}
+	if (a->argc)
+		return usage_error("host", "unexpected argument '%s'", a->argv[0]);
+	rc = xg_maps_open(c->instance, false, &m);
+	if (rc)
+		return rc;
+	h = host_json(&m);
+	xg_maps_close(&m);
+	if (c->json) {
+		out_json(h);
 		json_decref(h);
-		return XG_OK;
+	} else {
+		out_rows(c, json_pack("[o]", h), cols, keys);
 	}
-	if (!arg_is(verb, "set"))
-		return usage_error("host", "unknown command '%s': set or show", verb);
+	return XG_OK;
+}
+
+static int host_set(struct cli *c, struct args *a)
+{
+	__u32 ip, gw, ttl, *pip = NULL, *pgw = NULL, *pttl = NULL;
+	struct xg_maps m;
+	const char *s;
+	int rc;
+
 	while ((s = arg_next(a))) {
 		const char *v = arg_value(a, s);
 
@@ -296,3 +346,10 @@ int cmd_host(struct cli *c, struct args *a)
 	xg_maps_close(&m);
 	return rc;
 }
+
+const struct cmd host_verbs[] = {
+	{ "set", host_set, "[ip ADDR] [gateway ADDR|none] [ttl N]",
+	  "this host's underlay address, cluster gateway, TTL of encapsulated packets" },
+	{ "show", host_show, "", NULL },
+	{ 0 },
+};

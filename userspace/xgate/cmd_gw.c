@@ -20,6 +20,20 @@
 #define KEY_B64_LEN sodium_base64_ENCODED_LEN(crypto_scalarmult_BYTES, \
 					      sodium_base64_VARIANT_ORIGINAL)
 
+/* `xgate gw genkey > gw.key`: the shell made the file with its umask before
+ * we ran, so a umask set here is too late. A regular file others can read
+ * is made private before the key goes in (as wg genkey warns of). */
+static void private_stdout(void)
+{
+	struct stat st;
+
+	if (fstat(STDOUT_FILENO, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & 077))
+		return;
+	if (fchmod(STDOUT_FILENO, st.st_mode & 0700))
+		xg_err("warning: the key goes to a file others can read (%s); set `umask 077` "
+		       "first", strerror(errno));
+}
+
 static int genkey(void)
 {
 	unsigned char sk[crypto_scalarmult_SCALARBYTES];
@@ -28,8 +42,7 @@ static int genkey(void)
 	randombytes_buf(sk, sizeof(sk));
 	sodium_bin2base64(b64, sizeof(b64), sk, sizeof(sk), sodium_base64_VARIANT_ORIGINAL);
 	sodium_memzero(sk, sizeof(sk));
-	/* Private keys go to files: make whatever the shell creates private. */
-	umask(077);
+	private_stdout();
 	puts(b64);
 	sodium_memzero(b64, sizeof(b64));
 	return XG_OK;
@@ -92,6 +105,26 @@ static int ctl_path(const char *sock, const char *name, char *out, size_t len)
 		       found ? "several gatewayds run here" : "no gatewayd control socket in /run/xgate");
 }
 
+/* The exit code for a refusal: gatewayd's "code" (exists, not_found,
+ * invalid) when it sends one; else its two messages that mean the subnet is
+ * there already or is not there. */
+static int reply_code(json_t *res)
+{
+	const char *code = json_string_value(json_object_get(res, "code"));
+	const char *msg = json_string_value(json_object_get(res, "error"));
+
+	if (code)
+		return !strcmp(code, "exists")	    ? XG_EEXIST
+		       : !strcmp(code, "not_found") ? XG_ENOTFOUND
+		       : !strcmp(code, "invalid")   ? XG_EUSAGE
+						    : XG_EFAIL;
+	if (msg && strstr(msg, "already announced"))
+		return XG_EEXIST;
+	if (msg && strstr(msg, "no such local subnet"))
+		return XG_ENOTFOUND;
+	return XG_EUSAGE;
+}
+
 static json_t *ctl_request(const char *path, const char *req, int *rc)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -123,7 +156,8 @@ static json_t *ctl_request(const char *path, const char *req, int *rc)
 		return NULL;
 	}
 	if (json_is_string(json_object_get(res, "error"))) {
-		*rc = xg_fail(XG_EUSAGE, "gatewayd: %s", json_string_value(json_object_get(res, "error")));
+		*rc = xg_fail(reply_code(res), "gatewayd: %s",
+			      json_string_value(json_object_get(res, "error")));
 		json_decref(res);
 		return NULL;
 	}
@@ -195,24 +229,55 @@ static int gw_query(struct cli *c, const char *verb, struct args *a)
 	return XG_OK;
 }
 
-int cmd_gw(struct cli *c, struct args *a)
+static int gw_status(struct cli *c, struct args *a)
 {
-	const char *verb = arg_next(a);
+	return gw_query(c, "status", a);
+}
 
-	if (!verb)
-		return usage_error("gw", "missing command: genkey, pubkey, status, peers, routes or subnet");
-	if (arg_is(verb, "help"))
-		return object_help("gw");
-	if (arg_is(verb, "status") || arg_is(verb, "peers") || arg_is(verb, "routes") ||
-	    arg_is(verb, "subnet"))
-		return gw_query(c, verb, a);
+static int gw_peers(struct cli *c, struct args *a)
+{
+	return gw_query(c, "peers", a);
+}
+
+static int gw_routes(struct cli *c, struct args *a)
+{
+	return gw_query(c, "routes", a);
+}
+
+static int gw_subnet(struct cli *c, struct args *a)
+{
+	return gw_query(c, "subnet", a);
+}
+
+static int gw_key(struct args *a, int (*fn)(void))
+{
 	if (a->argc)
 		return usage_error("gw", "unexpected argument '%s'", a->argv[0]);
 	if (sodium_init() < 0)
 		return xg_fail(XG_EFAIL, "libsodium failed to initialise");
-	if (arg_is(verb, "genkey"))
-		return genkey();
-	if (arg_is(verb, "pubkey"))
-		return pubkey();
-	return usage_error("gw", "unknown command '%s': genkey, pubkey, status, peers, routes or subnet", verb);
+	return fn();
 }
+
+static int gw_genkey(struct cli *c, struct args *a)
+{
+	(void)c;
+	return gw_key(a, genkey);
+}
+
+static int gw_pubkey(struct cli *c, struct args *a)
+{
+	(void)c;
+	return gw_key(a, pubkey);
+}
+
+const struct cmd gw_verbs[] = {
+	{ "genkey", gw_genkey, "", "a private X25519 key (base64) on stdout; umask 077 first" },
+	{ "pubkey", gw_pubkey, "", "the public key of the private key read on stdin" },
+	{ "status", gw_status, "[--gw NAME | --socket PATH]",
+	  "a running gatewayd; --gw (its Name) when several run here" },
+	{ "peers", gw_peers, "[--gw NAME | --socket PATH]", "sessions and tunnel counters" },
+	{ "routes", gw_routes, "[--gw NAME | --socket PATH]", "learned and own subnets" },
+	{ "subnet", gw_subnet, "add|del VNI CIDR [--gw NAME | --socket PATH]",
+	  "announce (withdraw) a subnet of this cluster" },
+	{ 0 },
+};

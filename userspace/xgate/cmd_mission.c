@@ -379,16 +379,12 @@ static int mission_apply(struct cli *c, struct ecc *e, const char *const *files,
 	return rc;
 }
 
-int cmd_mission(struct cli *c, struct args *a)
+static int mission_main(struct cli *c, struct args *a, const char *verb)
 {
-	const char *verb = arg_next(a), *name = NULL, *files[APPLY_FILES], *sel = NULL, *s;
+	const char *name = NULL, *files[APPLY_FILES], *sel = NULL, *s;
 	struct ecc e;
 	int rc, nfiles = 0;
 
-	if (!verb)
-		return usage_error("mission", "missing command: apply, get, delete or state");
-	if (arg_is(verb, "help"))
-		return object_help("mission");
 	if ((rc = ecc_setup(&e, a)))
 		return rc;
 	while ((s = arg_next(a))) {
@@ -418,10 +414,29 @@ int cmd_mission(struct cli *c, struct args *a)
 	}
 	if (arg_is(verb, "get") || arg_is(verb, "ls") || arg_is(verb, "list"))
 		return mission_get(c, &e, name, sel);
-	if (!arg_is(verb, "delete") && !arg_is(verb, "del") && !arg_is(verb, "state"))
-		return usage_error("mission", "unknown command '%s': apply, get, delete or state",
-				   verb);
 	if (!name)
 		return usage_error("mission", "%s needs a mission NAME", verb);
 	return arg_is(verb, "state") ? mission_state(c, &e, name) : mission_delete(&e, name);
 }
+
+#define VERB(fn, verb)                                    \
+	static int fn(struct cli *c, struct args *a)      \
+	{                                                 \
+		return mission_main(c, a, verb);          \
+	}
+VERB(mission_apply_cmd, "apply")
+VERB(mission_get_cmd, "get")
+VERB(mission_delete_cmd, "delete")
+VERB(mission_state_cmd, "state")
+
+const struct cmd mission_verbs[] = {
+	{ "apply", mission_apply_cmd, "-f FILE|DIR [-f ...]",
+	  "files, a directory's *.json, or - : Missions and MissionLists" },
+	{ "get", mission_get_cmd, "[NAME] [-l SELECTOR]", NULL },
+	{ "delete", mission_delete_cmd, "NAME", NULL },
+	{ "state", mission_state_cmd, "NAME", "its state map, one entry per path in the tree" },
+	{ "ls", mission_get_cmd, NULL, NULL },
+	{ "list", mission_get_cmd, NULL, NULL },
+	{ "del", mission_delete_cmd, NULL, NULL },
+	{ 0 },
+};

@@ -60,10 +60,7 @@ int cmd_stats(struct cli *c, struct args *a)
 	int rc, err = 0;
 
 	while ((s = arg_next(a))) {
-		if (arg_is(s, "help")) {
-			json_decref(devs);
-			return object_help("stats");
-		} else if (arg_is(s, "--all") || arg_is(s, "all")) {
+		if (arg_is(s, "--all") || arg_is(s, "all")) {
 			all = true;
 		} else if (arg_is(s, "--clear") || arg_is(s, "clear")) {
 			clear = true;
