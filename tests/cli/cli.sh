@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The CLI's error paths and exit codes, and attach/detach cycles that leave
-# nothing behind. usage: cli.sh PATH/TO/xgate BPF_OBJ_DIR
+# nothing behind. usage: cli.sh PATH/TO/xgate BPF_OBJ_DIR [PATH/TO/gatewayd]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 XG=$(readlink -f "$1")
 OBJDIR=$(readlink -f "$2")
+GWD=${3:+$(readlink -f "$3")}
+GWPID=
 NS=xgtc$$
 TMP=$(mktemp -d)
 source "$HERE/../lib.sh"
 x() { "$XG" -N "$NS" "$@"; }
 cleanup() {
+	[ -n "$GWPID" ] && kill "$GWPID" 2>/dev/null && wait "$GWPID" 2>/dev/null
 	"$XG" -N "$NS" reset >/dev/null 2>&1
 	ip netns del "$NS" 2>/dev/null
 	rm -rf "$TMP"
@@ -178,5 +181,71 @@ if command -v wg >/dev/null; then
 fi
 expect_rc 2 "pubkey rejects garbage" sh -c "echo not-a-key | '$XG' gw pubkey"
 expect_err "not a base64 32-byte private key" "pubkey error message"
+
+# ---- help comes from the command tables: an object's help is its own lines ----
+out=$("$XG" gw help)
+case "$out" in *bouncers*) not_ok "gw help prints subnet lines: $out";; *"gw subnet add|del"*) ok "gw help: only gw's lines";; *) not_ok "gw help lacks its subnet verb: $out";; esac
+out=$("$XG" subnet help)
+case "$out" in *endpoint*|*apply*) not_ok "subnet help prints other objects' lines: $out";; *"subnet del VNI CIDR"*) ok "subnet help: only subnet's lines";; *) not_ok "subnet help: $out";; esac
+expect_rc 2 "unknown verb" "$XG" vpc frob
+expect_err "add, replace, del or ls" "unknown verb lists the object's verbs"
+# docs/cli.md holds `xgate help` as it is (the reference cannot drift)
+awk '/^<!-- xgate help -->/{f=1; next} f && /^```$/ {if (n++) exit; next} f' "$HERE/../../docs/cli.md" > "$TMP/cli.md.help"
+"$XG" help > "$TMP/help.txt"
+diff -u "$TMP/cli.md.help" "$TMP/help.txt" > "$TMP/help.diff" && ok "docs/cli.md holds \`xgate help\` as it is" || not_ok "docs/cli.md differs from \`xgate help\`: $(head -20 "$TMP/help.diff")"
+
+# ---- host show is a table unless -o json ----
+x host set ip 10.77.0.9 >/dev/null
+out=$(x host show)
+case "$out" in IP*10.77.0.9*) ok "host show prints a table";; *) not_ok "host show: $out";; esac
+[ "$(x host show -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["ip"])')" = 10.77.0.9 ] && ok "host show -o json" || not_ok "host show -o json"
+
+# ---- -n without -N: the instance's own namespace, not the caller's ----
+x attach n0 transit >/dev/null
+dev=$("$XG" -n "$NS" status -o json | python3 -c 'import json,sys; print(",".join(d["dev"] for d in json.load(sys.stdin)["devices"]))')
+[ "$dev" = n0 ] && ok "-n alone shows the instance's device names (n0)" || not_ok "-n alone shows devices '$dev'"
+x reset >/dev/null
+
+# ---- pass stubs: in status, and gone after reset ----
+x attach n1 pass >/dev/null
+x status -o json > "$TMP/st2.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x for x in d["devices"] if x["dev"]=="n1" and x["role"]=="pass" and x["prog_id"]>0]' "$TMP/st2.json" &&
+	ok "status lists the pass stub" || not_ok "status misses the pass stub: $(cat "$TMP/st2.json")"
+x status | grep -q "^n1 *pass" && ok "status table shows the pass stub" || not_ok "status table: $(x status)"
+expect_rc 0 "reset with a pass stub" x reset
+ip -n "$NS" link show n1 | grep -q "xdp" && not_ok "the pass stub survives reset" || ok "reset detached the pass stub"
+
+# ---- apply -f refuses bad references before writing anything ----
+echo '{"vpcs": [{"vni": 31}], "endpoints": [{"vni": 31, "ip": "10.31.0.5", "mac": "02:00:00:00:31:05", "dev": "nosuchdev"}]}' > "$TMP/ref1.json"
+expect_rc 3 "apply: unknown endpoint device" x apply -f "$TMP/ref1.json"
+expect_err "endpoints[0].dev: unknown device 'nosuchdev'" "the error names the JSON path and the device"
+echo '{"vpcs": [{"vni": 32}], "subnets": [{"vni": 33, "cidr": "10.33.0.0/24", "remote": true}]}' > "$TMP/ref2.json"
+expect_rc 3 "apply: a subnet of a VPC that does not exist" x apply -f "$TMP/ref2.json"
+expect_err "subnets[0].vni: VPC 33" "the error names the JSON path and the VNI"
+x vpc ls -o json 2>/dev/null | grep -q '"vni": 3[12]' && not_ok "a refused file wrote its VPCs" || ok "a refused file wrote nothing"
+expect_rc 3 "apply: no such file" x apply -f "$TMP/nosuch.json"
+expect_err "nosuch.json: No such file" "missing file: says so"
+case "$ERR" in *-1:-1*) not_ok "missing file message has -1:-1: $ERR";; *) ok "missing file message has no bogus position";; esac
+x reset >/dev/null
+
+# ---- key files are private ----
+(umask 022; "$XG" gw genkey > "$TMP/gw.key")
+[ "$(stat -c %a "$TMP/gw.key")" = 600 ] && ok "gw genkey > FILE: the file is 0600" || not_ok "key file mode $(stat -c %a "$TMP/gw.key")"
+echo "$key" | "$XG" gw pubkey >/dev/null && ok "pubkey still reads the key"  || not_ok "pubkey"
+
+# ---- gw subnet: exit codes of the table (4 exists, 3 not found) ----
+if [ -n "$GWD" ]; then
+	port=$((20000 + $$ % 20000))
+	{ echo "[Gateway]"; echo "Name = xgtc$$"; echo "Cluster = c$$"; echo "PrivateKey = $key"
+	  echo "ListenAddress = 127.0.0.1:$port"; echo "PublicAddress = 127.0.0.1:$((port + 1))"
+	  echo "Database = $TMP/gw.db"; echo "Subnet = 100 10.1.0.0/16"; } > "$TMP/gw.conf"
+	"$GWD" -c "$TMP/gw.conf" -s "$TMP/gw.sock" 2> "$TMP/gw.log" & GWPID=$!
+	wait_for 10 test -S "$TMP/gw.sock" || not_ok "gatewayd did not start: $(cat "$TMP/gw.log")"
+	expect_rc 0 "gw subnet add" "$XG" gw subnet add 200 10.20.0.0/24 --socket "$TMP/gw.sock"
+	expect_rc 4 "gw subnet add of a duplicate" "$XG" gw subnet add 200 10.20.0.0/24 --socket "$TMP/gw.sock"
+	expect_rc 0 "gw subnet del" "$XG" gw subnet del 200 10.20.0.0/24 --socket "$TMP/gw.sock"
+	expect_rc 3 "gw subnet del of a missing one" "$XG" gw subnet del 200 10.20.0.0/24 --socket "$TMP/gw.sock"
+	kill "$GWPID"; wait "$GWPID" 2>/dev/null; GWPID=
+fi
 
 summary

@@ -5,14 +5,20 @@
  * anything is written, and every error names the JSON path.
  *
  * { "host": {"ip": A, "gateway": A, "ttl": N},
- *   "attach": [{"dev": D, "program": "transit"|"agent", "mode": "native"|"generic"}],
+ *   "attach": [{"dev": D, "program": "transit"|"agent"|"gateway", "mode": "native"|"generic"}],
  *   "vpcs": [{"vni": N, "dividers": [A...]}],
  *   "subnets": [{"vni": N, "cidr": C, "bouncers": [A...], "gw": A, "gwmac": M, "remote": B}],
  *   "endpoints": [{"vni": N, "ip": A, "mac": M, "host": A | "dev": D}] }
- * Entries are upserted; entries not in the file are left alone.
+ * Entries are upserted; entries not in the file are left alone. What the
+ * entries refer to (devices, VPCs) is checked too before the first write,
+ * so a refused file changes nothing.
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -31,6 +37,15 @@ struct plan {
 static int bad(const char *file, const char *path, const char *msg)
 {
 	return xg_fail(XG_EUSAGE, "%s: %s: %s", file, path, msg);
+}
+
+/* A reference to something that is not there (device, VPC): exit 3. */
+static int missing(const char *file, const char *path, const char *fmt, const char *what)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), fmt, what);
+	return xg_fail(XG_ENOTFOUND, "%s: %s: %s", file, path, msg);
 }
 
 static const char *str_at(json_t *o, const char *k)
@@ -113,6 +128,59 @@ static int check_keys(const char *file, const char *where, json_t *o, const char
 	return 0;
 }
 
+static bool plan_has_vpc(const struct plan *p, __u32 vni)
+{
+	for (int k = 0; k < p->nv; k++)
+		if (p->v[k].vni == vni)
+			return true;
+	return false;
+}
+
+/* Every subnet and endpoint needs its VPC: in the file, or in the maps
+ * (m NULL: there is no instance yet). */
+static int check_refs(const char *file, const struct plan *p, struct xg_maps *m)
+{
+	char path[64], vni[16];
+
+	for (int k = 0; k < p->ns + p->ne; k++) {
+		__u32 v = k < p->ns ? p->s[k].vni : p->e[k - p->ns].vni;
+
+		if (plan_has_vpc(p, v) || (m && op_vpc_exists(m, v)))
+			continue;
+		snprintf(path, sizeof(path), "%s[%d].vni", k < p->ns ? "subnets" : "endpoints",
+			 k < p->ns ? k : k - p->ns);
+		snprintf(vni, sizeof(vni), "%u", v);
+		return missing(file, path, "VPC %s is neither in the file nor configured", vni);
+	}
+	/* a local endpoint is recorded at this host's address */
+	for (int k = 0; k < p->ne; k++) {
+		struct xg_host h = {};
+		size_t i;
+		json_t *o;
+		bool transit = false;
+
+		if (!p->e[k].dev || p->has_ip)
+			continue;
+		json_array_foreach(p->attach, i, o) transit |= !strcmp(str_at(o, "program"), "transit");
+		if (transit || (m && !xg_host_get(m, &h) && h.ip_be))
+			break;
+		snprintf(path, sizeof(path), "endpoints[%d].dev", k);
+		return missing(file, path, "a local endpoint needs this host's address: %s",
+			       "set host.ip, or attach a transit device");
+	}
+	return XG_OK;
+}
+
+static bool instance_has_maps(const char *instance)
+{
+	char root[PATH_MAX], path[PATH_MAX + 16];
+
+	if (xg_instance_root(instance, root, sizeof(root)))
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", root, XG_MAP_HOST);
+	return !access(path, F_OK);
+}
+
 static int build(const char *file, json_t *root, struct plan *p)
 {
 	static const char *const top[] = { "host", "attach", "vpcs", "subnets", "endpoints", NULL };
@@ -155,17 +223,22 @@ static int build(const char *file, json_t *root, struct plan *p)
 			return bad(file, "attach", "must be an array");
 		json_array_foreach(arr, i, o) {
 			const char *prog = str_at(o, "program"), *mode = str_at(o, "mode");
-			__u32 ifindex;
 
 			snprintf(path, sizeof(path), "attach[%zu]", i);
 			if (check_keys(file, path, o, atk))
 				return XG_EUSAGE;
-			if (!str_at(o, "dev") || xg_dev_index(str_at(o, "dev"), &ifindex))
-				return bad(file, path, "dev: missing or unknown device");
-			if (!prog || (strcmp(prog, "transit") && strcmp(prog, "agent")))
-				return bad(file, path, "program: must be \"transit\" or \"agent\"");
+			snprintf(path, sizeof(path), "attach[%zu].dev", i);
+			if (!str_at(o, "dev"))
+				return bad(file, path, "missing (a device name)");
+			if (!if_nametoindex(str_at(o, "dev")))
+				return missing(file, path, "unknown device '%s'", str_at(o, "dev"));
+			snprintf(path, sizeof(path), "attach[%zu].program", i);
+			if (!prog || (strcmp(prog, "transit") && strcmp(prog, "agent") &&
+				      strcmp(prog, "gateway")))
+				return bad(file, path, "must be \"transit\", \"agent\" or \"gateway\"");
+			snprintf(path, sizeof(path), "attach[%zu].mode", i);
 			if (mode && strcmp(mode, "native") && strcmp(mode, "generic"))
-				return bad(file, path, "mode: must be \"native\" or \"generic\"");
+				return bad(file, path, "must be \"native\" or \"generic\"");
 		}
 		p->attach = arr;
 	}
@@ -215,8 +288,9 @@ static int build(const char *file, json_t *root, struct plan *p)
 		if (r > 1 || r < 0)
 			return XG_EUSAGE;
 		s->has_gwmac = r == 0;
+		snprintf(path, sizeof(path), "subnets[%zu].remote", i);
 		if (rem && !json_is_boolean(rem))
-			return bad(file, "subnets[].remote", "must be true or false");
+			return bad(file, path, "must be true or false");
 		if (json_is_true(rem))
 			s->v.flags |= XG_SUBNET_REMOTE;
 		snprintf(path, sizeof(path), "subnets[%zu].bouncers", i);
@@ -225,6 +299,13 @@ static int build(const char *file, json_t *root, struct plan *p)
 				XG_MAX_BOUNCERS, &n))
 			return XG_EUSAGE;
 		s->v.n_bouncers = (__u16)n;
+		if (!n && !(s->v.flags & XG_SUBNET_REMOTE))
+			return bad(file, path, "a local subnet needs bouncers (or \"remote\": true)");
+		if (s->has_gw && s->plen &&
+		    (s->v.gw_ip_be & htonl(~0u << (32 - s->plen))) != s->ip_be) {
+			snprintf(path, sizeof(path), "subnets[%zu].gw", i);
+			return bad(file, path, "outside the subnet");
+		}
 	END_SECTION
 
 	SECTION("endpoints", epk, p->ne, p->e)
@@ -243,6 +324,11 @@ static int build(const char *file, json_t *root, struct plan *p)
 		snprintf(path, sizeof(path), "endpoints[%zu]", i);
 		if (!e->has_host == !e->dev)
 			return bad(file, path, "needs exactly one of \"host\" (remote) or \"dev\" (local)");
+		snprintf(path, sizeof(path), "endpoints[%zu].dev", i);
+		if (json_object_get(o, "dev") && !e->dev)
+			return bad(file, path, "must be a string");
+		if (e->dev && !if_nametoindex(e->dev))
+			return missing(file, path, "unknown device '%s'", e->dev);
 	END_SECTION
 	return XG_OK;
 }
@@ -267,21 +353,32 @@ int cmd_apply(struct cli *c, struct args *a)
 	if (!file)
 		return usage_error("apply", "usage: xgate apply -f FILE");
 	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root && jerr.line < 0) /* could not read it: jansson's text names the file */
+		return xg_fail(access(file, F_OK) && errno == ENOENT ? XG_ENOTFOUND : XG_EFAIL, "%s",
+			       jerr.text);
 	if (!root)
 		return xg_fail(XG_EUSAGE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
 	rc = build(file, root, &p);
 	if (rc)
 		goto out;
+	if (!instance_has_maps(c->instance)) {
+		rc = check_refs(file, &p, NULL);
+		if (rc)
+			goto out;
+	}
 	rc = xg_maps_open(c->instance, true, &m);
 	if (rc)
 		goto out;
+	rc = check_refs(file, &p, &m);
 	if (p.has_ip || p.has_gw || p.has_ttl)
 		rc = op_host_set(&m, p.has_ip ? &p.ip : NULL, p.has_gw ? &p.gw : NULL,
 				 p.has_ttl ? &p.ttl : NULL);
 	json_array_foreach(p.attach, i, o) {
 		const char *mode = str_at(o, "mode");
-		enum xg_role role = !strcmp(str_at(o, "program"), "transit") ? XG_ROLE_TRANSIT :
-									   XG_ROLE_AGENT;
+		const char *prog = str_at(o, "program");
+		enum xg_role role = !strcmp(prog, "transit")   ? XG_ROLE_TRANSIT
+				    : !strcmp(prog, "gateway") ? XG_ROLE_GATEWAY
+							       : XG_ROLE_AGENT;
 		__u32 ifindex, id = 0;
 		enum xg_mode cur;
 

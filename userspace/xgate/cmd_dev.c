@@ -349,7 +349,7 @@ static int host_set(struct cli *c, struct args *a)
 
 const struct cmd host_verbs[] = {
 	{ "set", host_set, "[ip ADDR] [gateway ADDR|none] [ttl N]",
-	  "this host's underlay address, cluster gateway, TTL of encapsulated packets" },
+	  "underlay address, cluster gateway, outer TTL" },
 	{ "show", host_show, "", NULL },
 	{ 0 },
 };
