@@ -1,11 +1,13 @@
 # The two commands of the README, plus the pieces they are made of.
 #   make demo   deps + build + the multi-cluster demo (three clusters, gateways)
 #   make test   deps + sanitizer build + the whole suite through ctest
+#   make install  build, then copy the programs under $(PREFIX) (default /usr/local)
 BUILD      ?= build
 TEST_BUILD ?= build-test
 JOBS       ?= $(shell nproc)
+PREFIX     ?= /usr/local
 
-.PHONY: all deps build demo demo-single test bench clean format
+.PHONY: all deps build install demo demo-single test bench clean format
 
 all: build
 
@@ -15,6 +17,11 @@ deps:
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
+
+# xgate, gatewayd, edgeclusterd to $(PREFIX)/bin; deploy/edge/attach.sh to
+# $(PREFIX)/lib/xgate; cli.md and user-guide.md to $(PREFIX)/share/doc/xgate
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 demo: build
 	bash deploy/demo.sh $(BUILD)
