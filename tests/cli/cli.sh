@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The CLI's error paths and exit codes, and attach/detach cycles that leave
-# nothing behind. usage: cli.sh PATH/TO/xgate BPF_OBJ_DIR [PATH/TO/gatewayd]
+# nothing behind.
+# usage: cli.sh PATH/TO/xgate BPF_OBJ_DIR [PATH/TO/gatewayd [PATH/TO/edgeclusterd]]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 XG=$(readlink -f "$1")
 OBJDIR=$(readlink -f "$2")
 GWD=${3:+$(readlink -f "$3")}
+ECD=${4:+$(readlink -f "$4")}
 GWPID=
+ECPIDS=
 NS=xgtc$$
 TMP=$(mktemp -d)
 source "$HERE/../lib.sh"
 x() { "$XG" -N "$NS" "$@"; }
 cleanup() {
 	[ -n "$GWPID" ] && kill "$GWPID" 2>/dev/null && wait "$GWPID" 2>/dev/null
+	for p in $ECPIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	"$XG" -N "$NS" reset >/dev/null 2>&1
 	ip netns del "$NS" 2>/dev/null
 	rm -rf "$TMP"
@@ -246,6 +250,25 @@ if [ -n "$GWD" ]; then
 	expect_rc 0 "gw subnet del" "$XG" gw subnet del 200 10.20.0.0/24 --socket "$TMP/gw.sock"
 	expect_rc 3 "gw subnet del of a missing one" "$XG" gw subnet del 200 10.20.0.0/24 --socket "$TMP/gw.sock"
 	kill "$GWPID"; wait "$GWPID" 2>/dev/null; GWPID=
+fi
+
+# ---- cluster attach/detach print every phase, as the guide shows them ----
+if [ -n "$ECD" ]; then
+	free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+	tok=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	join=join-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	for n in p k; do
+		port=$(free_port)
+		eval "port_$n=$port"
+		printf '[Cluster]\nName = %s\n[API]\nListen = 127.0.0.1:%s\nToken = %s\n[Hub]\nJoinToken = %s\n[Store]\nDatabase = %s\n[Intervals]\nHeartbeat = 1\n' \
+			"xgtc$$-$n" "$port" "$tok" "$join" "$TMP/$n.db" > "$TMP/$n.conf"
+		"$ECD" -c "$TMP/$n.conf" 2>> "$TMP/$n.log" & ECPIDS="$ECPIDS $!"
+		wait_for 10 curl -sf "http://127.0.0.1:$port/healthz" || not_ok "edgeclusterd $n did not start: $(tail -3 "$TMP/$n.log")"
+	done
+	out=$(XGATE_TOKEN=$tok "$XG" cluster attach --parent "ws://127.0.0.1:$port_p" --token "$join" --server "http://127.0.0.1:$port_k" 2>&1)
+	[ "$(echo $out)" = "registering install_in_progress active" ] && ok "cluster attach prints every phase: $(echo $out)" || not_ok "cluster attach printed: $out"
+	out=$(XGATE_TOKEN=$tok "$XG" cluster detach --server "http://127.0.0.1:$port_k" 2>&1)
+	[ "$(echo $out)" = "deregistering uninstall_in_progress inactive" ] && ok "cluster detach prints every phase: $(echo $out)" || not_ok "cluster detach printed: $out"
 fi
 
 summary

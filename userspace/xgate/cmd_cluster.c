@@ -182,6 +182,34 @@ static const char *phase_of(json_t *att)
 	return p ? p : "?";
 }
 
+/* The phases an attach (detach) passes, in order: a phase shorter than a
+ * poll (install_in_progress without an InstallScript) is still one the
+ * daemon went through and stored, so it is printed too. */
+static const char *const attach_phases[] = { "registering", "install_in_progress", "active", NULL };
+static const char *const detach_phases[] = { "deregistering", "uninstall_in_progress", "inactive",
+					      NULL };
+
+static int phase_index(const char *const *order, const char *p)
+{
+	for (int i = 0; order[i]; i++)
+		if (!strcmp(order[i], p))
+			return i;
+	return -1;
+}
+
+/* Print now, and the phases of the same run between last and now. */
+static void print_phases(const char *last, const char *now, const char *want)
+{
+	const char *const *order = !strcmp(want, "active") ? attach_phases : detach_phases;
+	int from = last[0] ? phase_index(order, last) + 1 : 0, to = phase_index(order, now);
+
+	if (to >= 0 && (last[0] == 0 || from > 0))
+		for (int i = from; i < to; i++)
+			printf("%s\n", order[i]);
+	printf("%s\n", now);
+	fflush(stdout);
+}
+
 /* Follow the state machine until it settles on want (or inactive, which
  * ends an attach that failed); print every phase it passes. */
 static int follow(struct ecc *e, json_t *att, const char *want, int timeout_s)
@@ -195,8 +223,7 @@ static int follow(struct ecc *e, json_t *att, const char *want, int timeout_s)
 		const char *p = phase_of(att);
 
 		if (strcmp(p, last)) {
-			printf("%s\n", p);
-			fflush(stdout);
+			print_phases(last, p, want);
 			snprintf(last, sizeof(last), "%s", p);
 		}
 		if (!strcmp(p, want))
