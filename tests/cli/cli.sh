@@ -128,19 +128,24 @@ expect_err "invalid access to packet" "verifier log tail is printed"
 expect_err "rejected the agent program" "rejection message"
 
 # ---- attach/detach/re-attach cycles leave nothing behind ----
-count_progs() { bpftool prog show 2>/dev/null | grep -c "name xg_" || true; }
+# The programs this test attached (by id) must be gone from the kernel: a
+# count of every xg_ program on the machine would see other tests' too.
+ids=""
+progs_of() { x status -o json | python3 -c 'import json,sys; print(" ".join(str(d["prog_id"]) for d in json.load(sys.stdin)["devices"] if d["prog_id"]))'; }
+alive() { local n=0 id; for id in $ids; do bpftool prog show id "$id" >/dev/null 2>&1 && n=$((n + 1)); done; echo $n; }
 x detach n0 >/dev/null
-base=$(count_progs)
 for i in 1 2 3 4 5; do
-	x attach n0 transit >/dev/null && x attach n1 agent >/dev/null &&
+	x attach n0 transit >/dev/null && x attach n1 agent >/dev/null && ids="$ids $(progs_of)" &&
 		x detach n0 >/dev/null && x detach n1 >/dev/null || not_ok "cycle $i failed"
 done
-[ "$(count_progs)" -eq "$base" ] && ok "5 attach/detach cycles: no programs left ($base)" || not_ok "programs leaked: $base -> $(count_progs)"
+[ "$(echo $ids | wc -w)" -eq 10 ] && [ "$(alive)" -eq 0 ] && ok "5 attach/detach cycles: none of the 10 programs is left" ||
+	not_ok "programs left after the cycles: $(alive) of: $ids"
 x attach n0 transit >/dev/null
 x attach n1 agent --mode generic >/dev/null
+ids=$(progs_of)
 expect_rc 0 "reset" x reset
 [ ! -e "/sys/fs/bpf/xgate/$NS" ] && ok "reset removed the pins" || not_ok "pins remain after reset"
-[ "$(count_progs)" -eq "$base" ] && ok "reset detached every program" || not_ok "programs remain after reset"
+[ "$(echo $ids | wc -w)" -eq 2 ] && [ "$(alive)" -eq 0 ] && ok "reset detached every program" || not_ok "programs remain after reset: $ids"
 ip -n "$NS" link show n0 | grep -q "xdp" && not_ok "n0 still has XDP" || ok "n0 has no XDP after reset"
 
 # ---- apply -f: one code path with the commands, errors name the JSON path ----
@@ -227,6 +232,13 @@ echo '{"vpcs": [{"vni": 32}], "subnets": [{"vni": 33, "cidr": "10.33.0.0/24", "r
 expect_rc 3 "apply: a subnet of a VPC that does not exist" x apply -f "$TMP/ref2.json"
 expect_err "subnets[0].vni: VPC 33" "the error names the JSON path and the VNI"
 x vpc ls -o json 2>/dev/null | grep -q '"vni": 3[12]' && not_ok "a refused file wrote its VPCs" || ok "a refused file wrote nothing"
+# the same on an instance that exists: its host entry stays as it was
+x vpc add 1 >/dev/null && x host set ttl 40 >/dev/null
+echo '{"host": {"ttl": 17}, "subnets": [{"vni": 44, "cidr": "10.44.0.0/24", "remote": true}]}' > "$TMP/ref3.json"
+expect_rc 3 "apply: a VPC missing from file and maps" x apply -f "$TMP/ref3.json"
+[ "$(x host show -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["ttl"])')" = 40 ] &&
+	ok "a refused file left the host entry alone" || not_ok "a refused file changed the host TTL"
+x reset >/dev/null
 expect_rc 3 "apply: no such file" x apply -f "$TMP/nosuch.json"
 expect_err "nosuch.json: No such file" "missing file: says so"
 case "$ERR" in *-1:-1*) not_ok "missing file message has -1:-1: $ERR";; *) ok "missing file message has no bogus position";; esac

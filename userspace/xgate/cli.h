@@ -103,6 +103,25 @@ int op_endpoint_del(struct xg_maps *m, __u32 vni, __u32 ip_be);
 int op_host_set(struct xg_maps *m, const __u32 *ip, const __u32 *gw, const __u32 *ttl);
 bool op_vpc_exists(struct xg_maps *m, __u32 vni);
 
+/* ---- cmd_apply.c: the cluster file reader (apply -f), checked whole ---- */
+struct apply_plan {
+	json_t *root;
+	bool has_ip, has_gw, has_ttl;
+	__u32 ip, gw, ttl;
+	json_t *attach; /* root's "attach" array, checked */
+	int nv, ns, ne;
+	struct vpc_spec *v;
+	struct subnet_spec *s;
+	struct ep_spec *e;
+};
+/* Parse and check a cluster file (file names it in messages) into p: XG_OK,
+ * or the exit code after a message naming the JSON path. Call
+ * apply_plan_free(p) either way. References to devices are checked here,
+ * to VPCs by cmd_apply against the maps. */
+int apply_plan_parse(const char *file, const char *text, size_t len, struct apply_plan *p);
+int apply_plan_load(const char *file, struct apply_plan *p);
+void apply_plan_free(struct apply_plan *p);
+
 /* ---- commands that are objects of their own ---- */
 int cmd_attach(struct cli *c, struct args *a);
 int cmd_detach(struct cli *c, struct args *a);

@@ -24,16 +24,6 @@
 
 #define MAXN 4096
 
-struct plan {
-	bool has_ip, has_gw, has_ttl;
-	__u32 ip, gw, ttl;
-	json_t *attach;
-	int nv, ns, ne;
-	struct vpc_spec *v;
-	struct subnet_spec *s;
-	struct ep_spec *e;
-};
-
 static int bad(const char *file, const char *path, const char *msg)
 {
 	return xg_fail(XG_EUSAGE, "%s: %s: %s", file, path, msg);
@@ -128,7 +118,7 @@ static int check_keys(const char *file, const char *where, json_t *o, const char
 	return 0;
 }
 
-static bool plan_has_vpc(const struct plan *p, __u32 vni)
+static bool plan_has_vpc(const struct apply_plan *p, __u32 vni)
 {
 	for (int k = 0; k < p->nv; k++)
 		if (p->v[k].vni == vni)
@@ -138,7 +128,7 @@ static bool plan_has_vpc(const struct plan *p, __u32 vni)
 
 /* Every subnet and endpoint needs its VPC: in the file, or in the maps
  * (m NULL: there is no instance yet). */
-static int check_refs(const char *file, const struct plan *p, struct xg_maps *m)
+static int check_refs(const char *file, const struct apply_plan *p, struct xg_maps *m)
 {
 	char path[64], vni[16];
 
@@ -181,7 +171,7 @@ static bool instance_has_maps(const char *instance)
 	return !access(path, F_OK);
 }
 
-static int build(const char *file, json_t *root, struct plan *p)
+static int build(const char *file, json_t *root, struct apply_plan *p)
 {
 	static const char *const top[] = { "host", "attach", "vpcs", "subnets", "endpoints", NULL };
 	static const char *const hostk[] = { "ip", "gateway", "ttl", NULL };
@@ -333,13 +323,45 @@ static int build(const char *file, json_t *root, struct plan *p)
 	return XG_OK;
 }
 
+int apply_plan_parse(const char *file, const char *text, size_t len, struct apply_plan *p)
+{
+	json_error_t jerr;
+
+	memset(p, 0, sizeof(*p));
+	p->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!p->root)
+		return xg_fail(XG_EUSAGE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+	return build(file, p->root, p);
+}
+
+int apply_plan_load(const char *file, struct apply_plan *p)
+{
+	json_error_t jerr;
+
+	memset(p, 0, sizeof(*p));
+	p->root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+	if (!p->root && jerr.line < 0) /* could not read it: jansson's text names the file */
+		return xg_fail(access(file, F_OK) && errno == ENOENT ? XG_ENOTFOUND : XG_EFAIL, "%s",
+			       jerr.text);
+	if (!p->root)
+		return xg_fail(XG_EUSAGE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+	return build(file, p->root, p);
+}
+
+void apply_plan_free(struct apply_plan *p)
+{
+	free(p->v);
+	free(p->s);
+	free(p->e);
+	json_decref(p->root);
+	memset(p, 0, sizeof(*p));
+}
+
 int cmd_apply(struct cli *c, struct args *a)
 {
 	const char *file = NULL, *s;
-	struct plan p = {};
-	json_error_t jerr;
+	struct apply_plan p;
 	struct xg_maps m;
-	json_t *root;
 	size_t i;
 	json_t *o;
 	int rc;
@@ -352,13 +374,7 @@ int cmd_apply(struct cli *c, struct args *a)
 	}
 	if (!file)
 		return usage_error("apply", "usage: xgate apply -f FILE");
-	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root && jerr.line < 0) /* could not read it: jansson's text names the file */
-		return xg_fail(access(file, F_OK) && errno == ENOENT ? XG_ENOTFOUND : XG_EFAIL, "%s",
-			       jerr.text);
-	if (!root)
-		return xg_fail(XG_EUSAGE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
-	rc = build(file, root, &p);
+	rc = apply_plan_load(file, &p);
 	if (rc)
 		goto out;
 	if (!instance_has_maps(c->instance)) {
@@ -370,7 +386,7 @@ int cmd_apply(struct cli *c, struct args *a)
 	if (rc)
 		goto out;
 	rc = check_refs(file, &p, &m);
-	if (p.has_ip || p.has_gw || p.has_ttl)
+	if (!rc && (p.has_ip || p.has_gw || p.has_ttl))
 		rc = op_host_set(&m, p.has_ip ? &p.ip : NULL, p.has_gw ? &p.gw : NULL,
 				 p.has_ttl ? &p.ttl : NULL);
 	json_array_foreach(p.attach, i, o) {
@@ -402,9 +418,6 @@ int cmd_apply(struct cli *c, struct args *a)
 	if (!rc && !c->json)
 		printf("applied %s: %d vpcs, %d subnets, %d endpoints\n", file, p.nv, p.ns, p.ne);
 out:
-	free(p.v);
-	free(p.s);
-	free(p.e);
-	json_decref(root);
+	apply_plan_free(&p);
 	return rc;
 }

@@ -142,6 +142,15 @@ static const char *verb_list(const struct object *o, char *buf, size_t len)
 	return buf;
 }
 
+const char *arg_value(struct args *a, const char *kw)
+{
+	const char *v = arg_next(a);
+
+	if (!v)
+		xg_err("'%s' needs a value", kw);
+	return v;
+}
+
 int usage_error(const char *object, const char *fmt, ...)
 {
 	va_list ap;

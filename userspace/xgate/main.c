@@ -12,15 +12,6 @@
 
 #include "cli.h"
 
-const char *arg_value(struct args *a, const char *kw)
-{
-	const char *v = arg_next(a);
-
-	if (!v)
-		xg_err("'%s' needs a value", kw);
-	return v;
-}
-
 /* Switch network namespace only: the mount namespace (and so the bpffs
  * holding our pins) stays the caller's. */
 static int enter_netns(const char *name)
