@@ -136,7 +136,7 @@ static int ensure_forwarding(const char *dev)
 
 static const char *role_name(enum xg_role role)
 {
-	static const char *const names[] = { "", "transit", "agent", "pass", "gateway" };
+	static const char *const names[] = {"", "transit", "agent", "pass", "gateway"};
 
 	return (unsigned)role < sizeof(names) / sizeof(names[0]) ? names[role] : "?";
 }
@@ -145,18 +145,22 @@ static const char *role_name(enum xg_role role)
 static const void *role_elf(enum xg_role role, size_t *sz)
 {
 	switch (role) {
-	case XG_ROLE_TRANSIT: return transit_bpf__elf_bytes(sz);
-	case XG_ROLE_AGENT: return agent_bpf__elf_bytes(sz);
-	case XG_ROLE_PASS: return pass_bpf__elf_bytes(sz);
-	case XG_ROLE_GATEWAY: return gateway_bpf__elf_bytes(sz);
-	default: return NULL;
+	case XG_ROLE_TRANSIT:
+		return transit_bpf__elf_bytes(sz);
+	case XG_ROLE_AGENT:
+		return agent_bpf__elf_bytes(sz);
+	case XG_ROLE_PASS:
+		return pass_bpf__elf_bytes(sz);
+	case XG_ROLE_GATEWAY:
+		return gateway_bpf__elf_bytes(sz);
+	default:
+		return NULL;
 	}
 }
 
 /* Load the role's object against the instance's pinned maps; returns the
  * program fd and keeps the object alive in *keep until attached. */
-static int load_prog(struct xg_maps *m, enum xg_role role, struct bpf_object **keep,
-		     int *prog_fd)
+static int load_prog(struct xg_maps *m, enum xg_role role, struct bpf_object **keep, int *prog_fd)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = m ? m->root : NULL,
 		    .object_name = role_name(role));
@@ -203,16 +207,17 @@ fail:
 					 "(need root or CAP_BPF+CAP_NET_ADMIN)");
 	if (xg_libbpf_log_has("couldn't reuse pinned map")) {
 		xg_libbpf_log_tail(4);
-		return xg_fail(XG_EFAIL, "the maps pinned under %s do not match this xgate build "
-					 "(older version?); `xgate reset` removes them", m->root);
+		return xg_fail(XG_EFAIL,
+			       "the maps pinned under %s do not match this xgate build "
+			       "(older version?); `xgate reset` removes them",
+			       m->root);
 	}
 	xg_libbpf_log_tail(25);
 	return xg_fail(XG_EVERIFIER, "the kernel rejected the %s program: %s", role_name(role),
 		       strerror(-err));
 }
 
-int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode,
-	      bool force)
+int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode, bool force)
 {
 	__u32 flags = mode == XG_MODE_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
 	__u32 ifindex, cur_id;
@@ -230,11 +235,13 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 	if (cur_id && !force)
 		return xg_fail(XG_EEXIST,
 			       "%s already has an XDP program (id %u); `xgate detach %s` first "
-			       "or use --force to replace it", dev, cur_id, dev);
+			       "or use --force to replace it",
+			       dev, cur_id, dev);
 	if (cur_id && cur_mode != mode) {
 		/* A program in the other mode would block this one. */
-		err = bpf_xdp_detach((int)ifindex, cur_mode == XG_MODE_GENERIC ?
-					   XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
+		err = bpf_xdp_detach(
+		    (int)ifindex,
+		    cur_mode == XG_MODE_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
 		if (err)
 			return xg_fail(xg_errno_code(err), "%s: cannot replace program: %s", dev,
 				       strerror(-err));
@@ -252,8 +259,8 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 		return XG_OK; /* a stub: no maps, no bookkeeping */
 	if (err) {
 		if (err == -EOPNOTSUPP)
-			return xg_fail(XG_EFAIL, "%s does not support native XDP; use --mode generic",
-				       dev);
+			return xg_fail(XG_EFAIL,
+				       "%s does not support native XDP; use --mode generic", dev);
 		if (err == -EBUSY || err == -EEXIST)
 			return xg_fail(XG_EEXIST, "%s already has an XDP program; detach it first",
 				       dev);
@@ -298,7 +305,8 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 			h.ip_be = first_ipv4(dev);
 		if (!h.ip_be)
 			xg_err("warning: %s has no IPv4 address; set the host address with "
-			       "`xgate host set ip ADDR`", dev);
+			       "`xgate host set ip ADDR`",
+			       dev);
 		rc = xg_host_put(m, &h);
 	}
 	return rc;
@@ -319,8 +327,8 @@ int xg_detach(struct xg_maps *m, const char *dev)
 		return rc;
 	if (!id)
 		return xg_fail(XG_ENOTFOUND, "%s has no XDP program attached", dev);
-	err = bpf_xdp_detach((int)ifindex,
-			     mode == XG_MODE_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
+	err = bpf_xdp_detach(
+	    (int)ifindex, mode == XG_MODE_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
 	if (err)
 		return xg_fail(xg_errno_code(err), "detaching from %s: %s", dev, strerror(-err));
 	if (!m)

@@ -20,8 +20,8 @@ _Static_assert(XG_R__COUNT <= XG_R_MAX, "stats reasons overflow a slot");
 
 #define XG_NAME_ENTRY(name, desc) #name,
 #define XG_DESC_ENTRY(name, desc) desc,
-static const char *reason_names[] = { "none", XG_REASONS(XG_NAME_ENTRY) };
-static const char *reason_descs[] = { "", XG_REASONS(XG_DESC_ENTRY) };
+static const char *reason_names[] = {"none", XG_REASONS(XG_NAME_ENTRY)};
+static const char *reason_descs[] = {"", XG_REASONS(XG_DESC_ENTRY)};
 
 const char *xg_reason_name(unsigned int r)
 {
@@ -114,7 +114,8 @@ static void mark_netns(const char *root)
 		return;
 	snprintf(path, sizeof(path), "%s/netns-%lu", root, (unsigned long)st.st_ino);
 	if (mkdir(path, 0700) && errno != EEXIST)
-		xg_err("note: cannot record the network namespace in %s: %s", root, strerror(errno));
+		xg_err("note: cannot record the network namespace in %s: %s", root,
+		       strerror(errno));
 }
 
 int xg_instance_netns(const char *instance, unsigned long *ino)
@@ -146,7 +147,8 @@ static int create_maps(const char *root)
 	err = xg_mkdir_p(root);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
-			return xg_fail(XG_EPERM, "cannot create %s: permission denied (need root)", root);
+			return xg_fail(XG_EPERM, "cannot create %s: permission denied (need root)",
+				       root);
 		return xg_fail(XG_EFAIL, "cannot create %s: %s (is bpffs mounted on /sys/fs/bpf?)",
 			       root, strerror(-err));
 	}
@@ -166,7 +168,8 @@ static int create_maps(const char *root)
 		xg_libbpf_log_tail(20);
 		return xg_fail(XG_EFAIL,
 			       "cannot create maps under %s: %s (pins made by an incompatible "
-			       "version? `xgate reset` removes them)", root, strerror(-err));
+			       "version? `xgate reset` removes them)",
+			       root, strerror(-err));
 	}
 	return XG_OK;
 }
@@ -177,10 +180,9 @@ int xg_maps_open(const char *instance, bool create, struct xg_maps *m)
 		const char *name;
 		int *fd;
 	} tab[] = {
-		{ XG_MAP_HOST, &m->host },         { XG_MAP_IFACES, &m->ifaces },
-		{ XG_MAP_VPC, &m->vpc },           { XG_MAP_SUBNET, &m->subnet },
-		{ XG_MAP_ENDPOINT, &m->endpoint }, { XG_MAP_CACHE, &m->cache },
-		{ XG_MAP_STATS, &m->stats },       { XG_MAP_TXPORTS, &m->txports },
+	    {XG_MAP_HOST, &m->host},	 {XG_MAP_IFACES, &m->ifaces},	  {XG_MAP_VPC, &m->vpc},
+	    {XG_MAP_SUBNET, &m->subnet}, {XG_MAP_ENDPOINT, &m->endpoint}, {XG_MAP_CACHE, &m->cache},
+	    {XG_MAP_STATS, &m->stats},	 {XG_MAP_TXPORTS, &m->txports},
 	};
 	char path[PATH_MAX + 64];
 	int rc;
@@ -198,18 +200,20 @@ int xg_maps_open(const char *instance, bool create, struct xg_maps *m)
 		struct statfs sfs;
 
 		if (statfs("/sys/fs/bpf", &sfs) || sfs.f_type != BPF_FS_MAGIC)
-			return xg_fail(XG_EFAIL,
-				       "no bpffs at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf; note that "
-				       "`ip netns exec` remounts /sys: use `xgate --netns NAME`)");
+			return xg_fail(
+			    XG_EFAIL,
+			    "no bpffs at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf; note that "
+			    "`ip netns exec` remounts /sys: use `xgate --netns NAME`)");
 	}
 	snprintf(path, sizeof(path), "%s/%s", m->root, XG_MAP_HOST);
 	if (access(path, F_OK)) {
 		if (errno == EACCES)
 			return xg_fail(XG_EPERM, "%s: permission denied (need root)", path);
 		if (!create)
-			return xg_fail(XG_ENOTFOUND,
-				       "instance '%s' has no maps (nothing configured yet under %s)",
-				       instance, m->root);
+			return xg_fail(
+			    XG_ENOTFOUND,
+			    "instance '%s' has no maps (nothing configured yet under %s)", instance,
+			    m->root);
 		rc = create_maps(m->root);
 		if (rc)
 			return rc;
@@ -223,8 +227,8 @@ int xg_maps_open(const char *instance, bool create, struct xg_maps *m)
 			xg_maps_close(m);
 			if (err == EPERM || err == EACCES)
 				return xg_fail(XG_EPERM, "%s: permission denied (need root)", path);
-			return xg_fail(XG_EFAIL, "%s: %s (instance incomplete: `xgate reset`)", path,
-				       strerror(err));
+			return xg_fail(XG_EFAIL, "%s: %s (instance incomplete: `xgate reset`)",
+				       path, strerror(err));
 		}
 	}
 	/* Optional: pinned by the first program of this version loaded here;
@@ -236,8 +240,8 @@ int xg_maps_open(const char *instance, bool create, struct xg_maps *m)
 
 void xg_maps_close(struct xg_maps *m)
 {
-	int *fds[] = { &m->host,  &m->ifaces, &m->vpc,     &m->subnet, &m->endpoint,
-		       &m->cache, &m->stats,  &m->txports, &m->gen };
+	int *fds[] = {&m->host,	 &m->ifaces, &m->vpc,	  &m->subnet, &m->endpoint,
+		      &m->cache, &m->stats,  &m->txports, &m->gen};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] > 0)
@@ -257,8 +261,9 @@ int xg_instance_remove(const char *instance)
 		return rc;
 	d = opendir(root);
 	if (!d)
-		return errno == ENOENT ? XG_OK : xg_fail(xg_errno_code(errno), "%s: %s", root,
-							   strerror(errno));
+		return errno == ENOENT
+			   ? XG_OK
+			   : xg_fail(xg_errno_code(errno), "%s: %s", root, strerror(errno));
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -294,7 +299,7 @@ int xg_host_put(struct xg_maps *m, const struct xg_host *h)
 
 int xg_slot_alloc(struct xg_maps *m, __u32 *slot)
 {
-	unsigned char used[XG_MAX_IFACES] = { 1 }; /* slot 0: unknown devices */
+	unsigned char used[XG_MAX_IFACES] = {1}; /* slot 0: unknown devices */
 	__u32 key, next, *prev = NULL;
 	struct xg_iface v;
 
@@ -373,12 +378,13 @@ void xg_gen_bump(struct xg_maps *m)
 	g.gen++;
 	if (bpf_map_update_elem(m->gen, &zero, &g, BPF_ANY))
 		xg_err("warning: cannot bump %s (%s): XDP programs may use cached configuration "
-		       "for up to %d jiffies", XG_MAP_GEN, strerror(errno), XG_CACHE_TTL_JIFFIES);
+		       "for up to %d jiffies",
+		       XG_MAP_GEN, strerror(errno), XG_CACHE_TTL_JIFFIES);
 }
 
 void xg_cache_forget(struct xg_maps *m, __u32 vni, __u32 ip_be)
 {
-	struct xg_ep_key k = { .vni = vni, .ip_be = ip_be };
+	struct xg_ep_key k = {.vni = vni, .ip_be = ip_be};
 
 	if (bpf_map_delete_elem(m->cache, &k) == 0)
 		xg_gen_bump(m); /* drops the per-CPU copies (xg_dpcache) */

@@ -15,18 +15,18 @@
 
 #include "xgate_abi.h"
 
-#define XG_PIN_BASE "/sys/fs/bpf/xgate"
+#define XG_PIN_BASE	    "/sys/fs/bpf/xgate"
 #define XG_DEFAULT_INSTANCE "default"
 
 /* Exit codes of every xgate command (docs/cli.md, `xgate help`). */
 enum xg_exit {
 	XG_OK = 0,
-	XG_EFAIL = 1,      /* kernel or system error */
-	XG_EUSAGE = 2,     /* bad syntax or value */
-	XG_ENOTFOUND = 3,  /* unknown device, missing entry, no instance */
-	XG_EEXIST = 4,     /* entry already exists */
-	XG_EPERM = 5,      /* no permission for BPF / netlink */
-	XG_EVERIFIER = 6,  /* program rejected by the verifier */
+	XG_EFAIL = 1,	  /* kernel or system error */
+	XG_EUSAGE = 2,	  /* bad syntax or value */
+	XG_ENOTFOUND = 3, /* unknown device, missing entry, no instance */
+	XG_EEXIST = 4,	  /* entry already exists */
+	XG_EPERM = 5,	  /* no permission for BPF / netlink */
+	XG_EVERIFIER = 6, /* program rejected by the verifier */
 };
 
 /* ---- log.c ---- */
@@ -93,8 +93,7 @@ enum xg_mode { XG_MODE_NATIVE, XG_MODE_GENERIC };
 int xg_dev_index(const char *dev, __u32 *ifindex);
 /* The device carrying IPv4 address ip_be in this namespace, or 0. */
 __u32 xg_ipv4_ifindex(__u32 ip_be);
-int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode,
-	      bool force);
+int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode, bool force);
 int xg_detach(struct xg_maps *m, const char *dev);
 /* prog id and mode of the XDP program on ifindex (0 if none). */
 int xg_xdp_query(__u32 ifindex, __u32 *prog_id, enum xg_mode *mode);

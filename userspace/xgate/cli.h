@@ -54,10 +54,10 @@ struct cmd {
 };
 struct object {
 	const char *name;
-	const char *alias;   /* another name it answers to, or NULL */
-	const char *section; /* heading in `xgate help`, on the first object of a group */
+	const char *alias;	 /* another name it answers to, or NULL */
+	const char *section;	 /* heading in `xgate help`, on the first object of a group */
 	const struct cmd *verbs; /* NULL-terminated; NULL for an object that is a command */
-	cmd_fn fn;		  /* ... then its handler, usage and help */
+	cmd_fn fn;		 /* ... then its handler, usage and help */
 	const char *usage;
 	const char *help;
 	const char *notes; /* printed under the object's lines, or NULL */
@@ -71,8 +71,8 @@ void help_print(FILE *f);
 int usage_error(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The verb tables of each object (cmd_*.c). */
-extern const struct cmd host_verbs[], vpc_verbs[], subnet_verbs[], endpoint_verbs[],
-	cache_verbs[], gw_verbs[], mission_verbs[], cluster_verbs[];
+extern const struct cmd host_verbs[], vpc_verbs[], subnet_verbs[], endpoint_verbs[], cache_verbs[],
+    gw_verbs[], mission_verbs[], cluster_verbs[];
 
 /* ---- ops.c: the operations every front end (commands, apply -f) uses ---- */
 struct vpc_spec {

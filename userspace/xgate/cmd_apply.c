@@ -46,24 +46,24 @@ static const char *str_at(json_t *o, const char *k)
 }
 
 /* Run a CLI parser on a string member; parsers print the detail. */
-#define FIELD(obj, key, required, parse)                                              \
-	({                                                                            \
-		json_t *_v = json_object_get(obj, key);                               \
-		int _r = 0;                                                           \
-		snprintf(path, sizeof(path), "%s[%zu].%s", sect, i, key);             \
-		if (!_v) {                                                            \
-			if (required)                                                 \
-				_r = bad(file, path, "missing");                      \
-			else                                                          \
-				_r = 1;                                               \
-		} else if (!json_is_string(_v)) {                                     \
-			_r = bad(file, path, "must be a string");                     \
-		} else {                                                              \
-			const char *_s = json_string_value(_v);                       \
-			if (parse)                                                    \
-				_r = bad(file, path, "invalid value (see above)");    \
-		}                                                                     \
-		_r;                                                                   \
+#define FIELD(obj, key, required, parse)                                                           \
+	({                                                                                         \
+		json_t *_v = json_object_get(obj, key);                                            \
+		int _r = 0;                                                                        \
+		snprintf(path, sizeof(path), "%s[%zu].%s", sect, i, key);                          \
+		if (!_v) {                                                                         \
+			if (required)                                                              \
+				_r = bad(file, path, "missing");                                   \
+			else                                                                       \
+				_r = 1;                                                            \
+		} else if (!json_is_string(_v)) {                                                  \
+			_r = bad(file, path, "must be a string");                                  \
+		} else {                                                                           \
+			const char *_s = json_string_value(_v);                                    \
+			if (parse)                                                                 \
+				_r = bad(file, path, "invalid value (see above)");                 \
+		}                                                                                  \
+		_r;                                                                                \
 	})
 
 static int get_vni(const char *file, const char *sect, size_t i, json_t *o, __u32 *vni)
@@ -89,7 +89,8 @@ static int get_ip_list(const char *file, const char *path, json_t *arr, __u32 *o
 		return bad(file, path, "must be an array of IPv4 addresses");
 	if ((int)json_array_size(arr) > max)
 		return bad(file, path, "too many addresses (at most 8)");
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		if (!json_is_string(e) || xg_parse_ip(json_string_value(e), &out[i]))
 			return bad(file, path, "must hold IPv4 address strings");
 		(*n)++;
@@ -105,7 +106,8 @@ static int check_keys(const char *file, const char *where, json_t *o, const char
 
 	if (!json_is_object(o))
 		return bad(file, where, "must be an object");
-	json_object_foreach(o, k, v) {
+	json_object_foreach(o, k, v)
+	{
 		bool ok = false;
 
 		for (int i = 0; allowed[i]; i++)
@@ -151,7 +153,8 @@ static int check_refs(const char *file, const struct apply_plan *p, struct xg_ma
 
 		if (!p->e[k].dev || p->has_ip)
 			continue;
-		json_array_foreach(p->attach, i, o) transit |= !strcmp(str_at(o, "program"), "transit");
+		json_array_foreach(p->attach, i, o) transit |=
+		    !strcmp(str_at(o, "program"), "transit");
 		if (transit || (m && !xg_host_get(m, &h) && h.ip_be))
 			break;
 		snprintf(path, sizeof(path), "endpoints[%d].dev", k);
@@ -173,12 +176,13 @@ static bool instance_has_maps(const char *instance)
 
 static int build(const char *file, json_t *root, struct apply_plan *p)
 {
-	static const char *const top[] = { "host", "attach", "vpcs", "subnets", "endpoints", NULL };
-	static const char *const hostk[] = { "ip", "gateway", "ttl", NULL };
-	static const char *const vpck[] = { "vni", "dividers", NULL };
-	static const char *const subk[] = { "vni", "cidr", "bouncers", "gw", "gwmac", "remote", NULL };
-	static const char *const epk[] = { "vni", "ip", "mac", "host", "dev", NULL };
-	static const char *const atk[] = { "dev", "program", "mode", NULL };
+	static const char *const top[] = {"host", "attach", "vpcs", "subnets", "endpoints", NULL};
+	static const char *const hostk[] = {"ip", "gateway", "ttl", NULL};
+	static const char *const vpck[] = {"vni", "dividers", NULL};
+	static const char *const subk[] = {"vni",   "cidr",   "bouncers", "gw",
+					   "gwmac", "remote", NULL};
+	static const char *const epk[] = {"vni", "ip", "mac", "host", "dev", NULL};
+	static const char *const atk[] = {"dev", "program", "mode", NULL};
 	char path[96];
 	const char *sect;
 	json_t *h, *arr, *o;
@@ -202,7 +206,8 @@ static int build(const char *file, json_t *root, struct apply_plan *p)
 			p->has_gw = true;
 		}
 		if ((o = json_object_get(h, "ttl"))) {
-			if (!json_is_integer(o) || json_integer_value(o) < 2 || json_integer_value(o) > 255)
+			if (!json_is_integer(o) || json_integer_value(o) < 2 ||
+			    json_integer_value(o) > 255)
 				return bad(file, "host.ttl", "must be an integer 2..255");
 			p->ttl = (__u32)json_integer_value(o);
 			p->has_ttl = true;
@@ -211,7 +216,8 @@ static int build(const char *file, json_t *root, struct apply_plan *p)
 	if ((arr = json_object_get(root, "attach"))) {
 		if (!json_is_array(arr))
 			return bad(file, "attach", "must be an array");
-		json_array_foreach(arr, i, o) {
+		json_array_foreach(arr, i, o)
+		{
 			const char *prog = str_at(o, "program"), *mode = str_at(o, "mode");
 
 			snprintf(path, sizeof(path), "attach[%zu]", i);
@@ -225,100 +231,100 @@ static int build(const char *file, json_t *root, struct apply_plan *p)
 			snprintf(path, sizeof(path), "attach[%zu].program", i);
 			if (!prog || (strcmp(prog, "transit") && strcmp(prog, "agent") &&
 				      strcmp(prog, "gateway")))
-				return bad(file, path, "must be \"transit\", \"agent\" or \"gateway\"");
+				return bad(file, path,
+					   "must be \"transit\", \"agent\" or \"gateway\"");
 			snprintf(path, sizeof(path), "attach[%zu].mode", i);
 			if (mode && strcmp(mode, "native") && strcmp(mode, "generic"))
 				return bad(file, path, "must be \"native\" or \"generic\"");
 		}
 		p->attach = arr;
 	}
-#define SECTION(name, keys, cnt, arrp)                                                  \
-	if ((arr = json_object_get(root, name))) {                                     \
-		if (!json_is_array(arr) || json_array_size(arr) > MAXN)                \
-			return bad(file, name, "must be an array (at most 4096 entries)"); \
-		arrp = calloc(json_array_size(arr) + 1, sizeof(*arrp));                 \
-		if (!arrp)                                                             \
-			return XG_EFAIL;                                               \
-		sect = name;                                                           \
-		json_array_foreach(arr, i, o) {                                        \
-			snprintf(path, sizeof(path), "%s[%zu]", name, i);              \
-			if (check_keys(file, path, o, keys))                           \
-				return XG_EUSAGE;                                      \
+#define SECTION(name, keys, cnt, arrp)                                                             \
+	if ((arr = json_object_get(root, name))) {                                                 \
+		if (!json_is_array(arr) || json_array_size(arr) > MAXN)                            \
+			return bad(file, name, "must be an array (at most 4096 entries)");         \
+		arrp = calloc(json_array_size(arr) + 1, sizeof(*arrp));                            \
+		if (!arrp)                                                                         \
+			return XG_EFAIL;                                                           \
+		sect = name;                                                                       \
+		json_array_foreach(arr, i, o)                                                      \
+		{                                                                                  \
+			snprintf(path, sizeof(path), "%s[%zu]", name, i);                          \
+			if (check_keys(file, path, o, keys))                                       \
+				return XG_EUSAGE;                                                  \
 			cnt++;
-#define END_SECTION \
-	}           \
+#define END_SECTION                                                                                \
+	}                                                                                          \
 	}
 
 	SECTION("vpcs", vpck, p->nv, p->v)
-		struct vpc_spec *v = &p->v[i];
+	struct vpc_spec *v = &p->v[i];
 
-		if (get_vni(file, sect, i, o, &v->vni))
-			return XG_EUSAGE;
-		snprintf(path, sizeof(path), "vpcs[%zu].dividers", i);
-		if (json_object_get(o, "dividers") &&
-		    get_ip_list(file, path, json_object_get(o, "dividers"), v->v.dividers_be,
-				XG_MAX_DIVIDERS, &v->v.n_dividers))
-			return XG_EUSAGE;
+	if (get_vni(file, sect, i, o, &v->vni))
+		return XG_EUSAGE;
+	snprintf(path, sizeof(path), "vpcs[%zu].dividers", i);
+	if (json_object_get(o, "dividers") &&
+	    get_ip_list(file, path, json_object_get(o, "dividers"), v->v.dividers_be,
+			XG_MAX_DIVIDERS, &v->v.n_dividers))
+		return XG_EUSAGE;
 	END_SECTION
 
 	SECTION("subnets", subk, p->ns, p->s)
-		struct subnet_spec *s = &p->s[i];
-		json_t *rem = json_object_get(o, "remote");
-		__u32 n = 0;
-		int r;
+	struct subnet_spec *s = &p->s[i];
+	json_t *rem = json_object_get(o, "remote");
+	__u32 n = 0;
+	int r;
 
-		if (get_vni(file, sect, i, o, &s->vni) ||
-		    FIELD(o, "cidr", 1, xg_parse_cidr(_s, &s->ip_be, &s->plen)))
-			return XG_EUSAGE;
-		r = FIELD(o, "gw", 0, xg_parse_ip(_s, &s->v.gw_ip_be));
-		if (r > 1 || r < 0)
-			return XG_EUSAGE;
-		s->has_gw = r == 0;
-		r = FIELD(o, "gwmac", 0, xg_parse_mac(_s, s->v.gw_mac));
-		if (r > 1 || r < 0)
-			return XG_EUSAGE;
-		s->has_gwmac = r == 0;
-		snprintf(path, sizeof(path), "subnets[%zu].remote", i);
-		if (rem && !json_is_boolean(rem))
-			return bad(file, path, "must be true or false");
-		if (json_is_true(rem))
-			s->v.flags |= XG_SUBNET_REMOTE;
-		snprintf(path, sizeof(path), "subnets[%zu].bouncers", i);
-		if (json_object_get(o, "bouncers") &&
-		    get_ip_list(file, path, json_object_get(o, "bouncers"), s->v.bouncers_be,
-				XG_MAX_BOUNCERS, &n))
-			return XG_EUSAGE;
-		s->v.n_bouncers = (__u16)n;
-		if (!n && !(s->v.flags & XG_SUBNET_REMOTE))
-			return bad(file, path, "a local subnet needs bouncers (or \"remote\": true)");
-		if (s->has_gw && s->plen &&
-		    (s->v.gw_ip_be & htonl(~0u << (32 - s->plen))) != s->ip_be) {
-			snprintf(path, sizeof(path), "subnets[%zu].gw", i);
-			return bad(file, path, "outside the subnet");
-		}
+	if (get_vni(file, sect, i, o, &s->vni) ||
+	    FIELD(o, "cidr", 1, xg_parse_cidr(_s, &s->ip_be, &s->plen)))
+		return XG_EUSAGE;
+	r = FIELD(o, "gw", 0, xg_parse_ip(_s, &s->v.gw_ip_be));
+	if (r > 1 || r < 0)
+		return XG_EUSAGE;
+	s->has_gw = r == 0;
+	r = FIELD(o, "gwmac", 0, xg_parse_mac(_s, s->v.gw_mac));
+	if (r > 1 || r < 0)
+		return XG_EUSAGE;
+	s->has_gwmac = r == 0;
+	snprintf(path, sizeof(path), "subnets[%zu].remote", i);
+	if (rem && !json_is_boolean(rem))
+		return bad(file, path, "must be true or false");
+	if (json_is_true(rem))
+		s->v.flags |= XG_SUBNET_REMOTE;
+	snprintf(path, sizeof(path), "subnets[%zu].bouncers", i);
+	if (json_object_get(o, "bouncers") &&
+	    get_ip_list(file, path, json_object_get(o, "bouncers"), s->v.bouncers_be,
+			XG_MAX_BOUNCERS, &n))
+		return XG_EUSAGE;
+	s->v.n_bouncers = (__u16)n;
+	if (!n && !(s->v.flags & XG_SUBNET_REMOTE))
+		return bad(file, path, "a local subnet needs bouncers (or \"remote\": true)");
+	if (s->has_gw && s->plen && (s->v.gw_ip_be & htonl(~0u << (32 - s->plen))) != s->ip_be) {
+		snprintf(path, sizeof(path), "subnets[%zu].gw", i);
+		return bad(file, path, "outside the subnet");
+	}
 	END_SECTION
 
 	SECTION("endpoints", epk, p->ne, p->e)
-		struct ep_spec *e = &p->e[i];
-		int r;
+	struct ep_spec *e = &p->e[i];
+	int r;
 
-		if (get_vni(file, sect, i, o, &e->vni) ||
-		    FIELD(o, "ip", 1, xg_parse_ip(_s, &e->ip_be)) ||
-		    FIELD(o, "mac", 1, xg_parse_mac(_s, e->v.mac)))
-			return XG_EUSAGE;
-		r = FIELD(o, "host", 0, xg_parse_ip(_s, &e->v.host_be));
-		if (r > 1 || r < 0)
-			return XG_EUSAGE;
-		e->has_host = r == 0;
-		e->dev = str_at(o, "dev");
-		snprintf(path, sizeof(path), "endpoints[%zu]", i);
-		if (!e->has_host == !e->dev)
-			return bad(file, path, "needs exactly one of \"host\" (remote) or \"dev\" (local)");
-		snprintf(path, sizeof(path), "endpoints[%zu].dev", i);
-		if (json_object_get(o, "dev") && !e->dev)
-			return bad(file, path, "must be a string");
-		if (e->dev && !if_nametoindex(e->dev))
-			return missing(file, path, "unknown device '%s'", e->dev);
+	if (get_vni(file, sect, i, o, &e->vni) || FIELD(o, "ip", 1, xg_parse_ip(_s, &e->ip_be)) ||
+	    FIELD(o, "mac", 1, xg_parse_mac(_s, e->v.mac)))
+		return XG_EUSAGE;
+	r = FIELD(o, "host", 0, xg_parse_ip(_s, &e->v.host_be));
+	if (r > 1 || r < 0)
+		return XG_EUSAGE;
+	e->has_host = r == 0;
+	e->dev = str_at(o, "dev");
+	snprintf(path, sizeof(path), "endpoints[%zu]", i);
+	if (!e->has_host == !e->dev)
+		return bad(file, path, "needs exactly one of \"host\" (remote) or \"dev\" (local)");
+	snprintf(path, sizeof(path), "endpoints[%zu].dev", i);
+	if (json_object_get(o, "dev") && !e->dev)
+		return bad(file, path, "must be a string");
+	if (e->dev && !if_nametoindex(e->dev))
+		return missing(file, path, "unknown device '%s'", e->dev);
 	END_SECTION
 	return XG_OK;
 }
@@ -341,8 +347,8 @@ int apply_plan_load(const char *file, struct apply_plan *p)
 	memset(p, 0, sizeof(*p));
 	p->root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
 	if (!p->root && jerr.line < 0) /* could not read it: jansson's text names the file */
-		return xg_fail(access(file, F_OK) && errno == ENOENT ? XG_ENOTFOUND : XG_EFAIL, "%s",
-			       jerr.text);
+		return xg_fail(access(file, F_OK) && errno == ENOENT ? XG_ENOTFOUND : XG_EFAIL,
+			       "%s", jerr.text);
 	if (!p->root)
 		return xg_fail(XG_EUSAGE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
 	return build(file, p->root, p);
@@ -389,7 +395,8 @@ int cmd_apply(struct cli *c, struct args *a)
 	if (!rc && (p.has_ip || p.has_gw || p.has_ttl))
 		rc = op_host_set(&m, p.has_ip ? &p.ip : NULL, p.has_gw ? &p.gw : NULL,
 				 p.has_ttl ? &p.ttl : NULL);
-	json_array_foreach(p.attach, i, o) {
+	json_array_foreach(p.attach, i, o)
+	{
 		const char *mode = str_at(o, "mode");
 		const char *prog = str_at(o, "program");
 		enum xg_role role = !strcmp(prog, "transit")   ? XG_ROLE_TRANSIT

@@ -185,9 +185,9 @@ static const char *phase_of(json_t *att)
 /* The phases an attach (detach) passes, in order: a phase shorter than a
  * poll (install_in_progress without an InstallScript) is still one the
  * daemon went through and stored, so it is printed too. */
-static const char *const attach_phases[] = { "registering", "install_in_progress", "active", NULL };
-static const char *const detach_phases[] = { "deregistering", "uninstall_in_progress", "inactive",
-					      NULL };
+static const char *const attach_phases[] = {"registering", "install_in_progress", "active", NULL};
+static const char *const detach_phases[] = {"deregistering", "uninstall_in_progress", "inactive",
+					    NULL};
 
 static int phase_index(const char *const *order, const char *p)
 {
@@ -354,10 +354,10 @@ static int cluster_main(struct cli *c, struct args *a, const char *verb)
 	return cluster_tree(c, &e);
 }
 
-#define VERB(fn, verb)                               \
-	static int fn(struct cli *c, struct args *a) \
-	{                                            \
-		return cluster_main(c, a, verb);     \
+#define VERB(fn, verb)                                                                             \
+	static int fn(struct cli *c, struct args *a)                                               \
+	{                                                                                          \
+		return cluster_main(c, a, verb);                                                   \
 	}
 VERB(cluster_get_cmd, "get")
 VERB(cluster_tree_cmd, "tree")
@@ -365,13 +365,13 @@ VERB(cluster_attach_cmd, "attach")
 VERB(cluster_detach_cmd, "detach")
 
 const struct cmd cluster_verbs[] = {
-	{ "get", cluster_get_cmd, "[NAME]", "the edge clusters: this one and its descendants" },
-	{ "tree", cluster_tree_cmd, "", "the same as an indented tree" },
-	{ "attach", cluster_attach_cmd, "--parent URL --token JOIN-TOKEN [--no-wait] [--timeout S]",
-	  "link to a parent; prints each phase to active" },
-	{ "detach", cluster_detach_cmd, "[--no-wait] [--timeout S]",
-	  "unlink; prints each phase to inactive" },
-	{ "ls", cluster_get_cmd, NULL, NULL },
-	{ "list", cluster_get_cmd, NULL, NULL },
-	{ 0 },
+    {"get", cluster_get_cmd, "[NAME]", "the edge clusters: this one and its descendants"},
+    {"tree", cluster_tree_cmd, "", "the same as an indented tree"},
+    {"attach", cluster_attach_cmd, "--parent URL --token JOIN-TOKEN [--no-wait] [--timeout S]",
+     "link to a parent; prints each phase to active"},
+    {"detach", cluster_detach_cmd, "[--no-wait] [--timeout S]",
+     "unlink; prints each phase to inactive"},
+    {"ls", cluster_get_cmd, NULL, NULL},
+    {"list", cluster_get_cmd, NULL, NULL},
+    {0},
 };

@@ -20,7 +20,9 @@ int cmd_attach(struct cli *c, struct args *a)
 	dev = arg_next(a);
 	role_s = arg_next(a);
 	if (!dev || !role_s)
-		return usage_error("attach", "usage: xgate attach DEV transit|agent|gateway|pass [--mode native|generic]");
+		return usage_error(
+		    "attach",
+		    "usage: xgate attach DEV transit|agent|gateway|pass [--mode native|generic]");
 	if (arg_is(role_s, "transit"))
 		role = XG_ROLE_TRANSIT;
 	else if (arg_is(role_s, "agent"))
@@ -30,8 +32,8 @@ int cmd_attach(struct cli *c, struct args *a)
 	else if (arg_is(role_s, "gateway"))
 		role = XG_ROLE_GATEWAY;
 	else
-		return usage_error("attach", "unknown program '%s': transit, agent, gateway or pass",
-				   role_s);
+		return usage_error("attach",
+				   "unknown program '%s': transit, agent, gateway or pass", role_s);
 	while ((s = arg_next(a))) {
 		if (arg_is(s, "--mode") || arg_is(s, "mode")) {
 			const char *v = arg_value(a, s);
@@ -103,15 +105,17 @@ static json_t *host_json(struct xg_maps *m)
 
 	if (xg_host_get(m, &h))
 		return json_null();
-	return json_pack("{s:o,s:o,s:s,s:i}", "ip", json_ip(h.ip_be), "gateway",
-			 json_ip(h.gateway_be), "nic",
-			 h.nic_ifindex ? ifname_of(h.nic_ifindex, ifn) : "-", "ttl",
-			 h.ttl ? h.ttl : 64);
+	return json_pack(
+	    "{s:o,s:o,s:s,s:i}", "ip", json_ip(h.ip_be), "gateway", json_ip(h.gateway_be), "nic",
+	    h.nic_ifindex ? ifname_of(h.nic_ifindex, ifn) : "-", "ttl", h.ttl ? h.ttl : 64);
 }
 
 static const char *role_name(__u32 r)
 {
-	return r == XG_ROLE_TRANSIT ? "transit" : r == XG_ROLE_AGENT ? "agent" : r == XG_ROLE_GATEWAY ? "gateway" : "none";
+	return r == XG_ROLE_TRANSIT   ? "transit"
+	       : r == XG_ROLE_AGENT   ? "agent"
+	       : r == XG_ROLE_GATEWAY ? "gateway"
+				      : "none";
 }
 
 /* The pass stubs of this namespace: they belong to no instance's maps,
@@ -128,11 +132,11 @@ static void pass_rows(json_t *rows)
 
 		if (xg_xdp_query(idx[i], &id, &mode))
 			continue;
-		json_array_append_new(rows, json_pack("{s:s,s:i,s:s,s:s,s:i,s:n}", "dev",
-						      ifname_of(idx[i], ifn), "ifindex", idx[i],
-						      "role", "pass", "mode",
-						      mode == XG_MODE_GENERIC ? "generic" : "native",
-						      "prog_id", id, "slot"));
+		json_array_append_new(
+		    rows, json_pack("{s:s,s:i,s:s,s:s,s:i,s:n}", "dev", ifname_of(idx[i], ifn),
+				    "ifindex", idx[i], "role", "pass", "mode",
+				    mode == XG_MODE_GENERIC ? "generic" : "native", "prog_id", id,
+				    "slot"));
 	}
 }
 
@@ -157,8 +161,10 @@ static json_t *devices_json(struct xg_maps *m)
 			id = 0;
 		row = json_pack("{s:s,s:i,s:s,s:s,s:o,s:i}", "dev", ifname_of(key, ifn), "ifindex",
 				key, "role", role_name(ifc.role), "mode",
-				!id ? "-" : mode == XG_MODE_GENERIC ? "generic" : "native", "prog_id",
-				id ? json_integer(id) : json_null(), "slot", ifc.slot);
+				!id			  ? "-"
+				: mode == XG_MODE_GENERIC ? "generic"
+							  : "native",
+				"prog_id", id ? json_integer(id) : json_null(), "slot", ifc.slot);
 		if (ifc.flags & XG_IFACE_HAS_POD) {
 			char ip[16];
 
@@ -176,11 +182,12 @@ static json_t *devices_json(struct xg_maps *m)
 
 int cmd_status(struct cli *c, struct args *a)
 {
-	static const char *const names[] = { XG_MAP_HOST,     XG_MAP_IFACES, XG_MAP_VPC,
-					     XG_MAP_SUBNET,   XG_MAP_ENDPOINT, XG_MAP_CACHE,
-					     XG_MAP_STATS,    XG_MAP_TXPORTS,  NULL };
-	static const char *const cols[] = { "DEV", "ROLE", "MODE", "PROG", "SLOT", "POD", NULL };
-	static const char *const keys[] = { "dev", "role", "mode", "prog_id", "slot", "pod_ip", NULL };
+	static const char *const names[] = {XG_MAP_HOST,   XG_MAP_IFACES,   XG_MAP_VPC,
+					    XG_MAP_SUBNET, XG_MAP_ENDPOINT, XG_MAP_CACHE,
+					    XG_MAP_STATS,  XG_MAP_TXPORTS,  NULL};
+	static const char *const cols[] = {"DEV", "ROLE", "MODE", "PROG", "SLOT", "POD", NULL};
+	static const char *const keys[] = {"dev",  "role",   "mode", "prog_id",
+					   "slot", "pod_ip", NULL};
 	struct xg_maps m;
 	json_t *st, *maps, *host;
 	char path[PATH_MAX + 64];
@@ -220,13 +227,16 @@ int cmd_status(struct cli *c, struct args *a)
 	if (c->json) {
 		out_json(st);
 	} else {
-		printf("instance %s  pins %s/\n", json_string_value(json_object_get(st, "instance")),
+		printf("instance %s  pins %s/\n",
+		       json_string_value(json_object_get(st, "instance")),
 		       json_string_value(json_object_get(st, "pin_dir")));
 		printf("host ip %s  gateway %s  nic %s  ttl %lld\n\n",
-		       json_is_string(json_object_get(host, "ip")) ?
-			       json_string_value(json_object_get(host, "ip")) : "-",
-		       json_is_string(json_object_get(host, "gateway")) ?
-			       json_string_value(json_object_get(host, "gateway")) : "-",
+		       json_is_string(json_object_get(host, "ip"))
+			   ? json_string_value(json_object_get(host, "ip"))
+			   : "-",
+		       json_is_string(json_object_get(host, "gateway"))
+			   ? json_string_value(json_object_get(host, "gateway"))
+			   : "-",
 		       json_string_value(json_object_get(host, "nic")),
 		       (long long)json_integer_value(json_object_get(host, "ttl")));
 		out_rows(c, json_incref(json_object_get(st, "devices")), cols, keys);
@@ -286,8 +296,8 @@ int cmd_reset(struct cli *c, struct args *a)
 
 static int host_show(struct cli *c, struct args *a)
 {
-	static const char *const cols[] = { "IP", "GATEWAY", "NIC", "TTL", NULL };
-	static const char *const keys[] = { "ip", "gateway", "nic", "ttl", NULL };
+	static const char *const cols[] = {"IP", "GATEWAY", "NIC", "TTL", NULL};
+	static const char *const keys[] = {"ip", "gateway", "nic", "ttl", NULL};
 	struct xg_maps m;
 	json_t *h;
 	int rc;
@@ -348,8 +358,8 @@ static int host_set(struct cli *c, struct args *a)
 }
 
 const struct cmd host_verbs[] = {
-	{ "set", host_set, "[ip ADDR] [gateway ADDR|none] [ttl N]",
-	  "underlay address, cluster gateway, outer TTL" },
-	{ "show", host_show, "", NULL },
-	{ 0 },
+    {"set", host_set, "[ip ADDR] [gateway ADDR|none] [ttl N]",
+     "underlay address, cluster gateway, outer TTL"},
+    {"show", host_show, "", NULL},
+    {0},
 };

@@ -17,8 +17,8 @@
 
 #include "cli.h"
 
-#define KEY_B64_LEN sodium_base64_ENCODED_LEN(crypto_scalarmult_BYTES, \
-					      sodium_base64_VARIANT_ORIGINAL)
+#define KEY_B64_LEN                                                                                \
+	sodium_base64_ENCODED_LEN(crypto_scalarmult_BYTES, sodium_base64_VARIANT_ORIGINAL)
 
 /* `xgate gw genkey > gw.key`: the shell made the file with its umask before
  * we ran, so a umask set here is too late. A regular file others can read
@@ -31,7 +31,8 @@ static void private_stdout(void)
 		return;
 	if (fchmod(STDOUT_FILENO, st.st_mode & 0700))
 		xg_err("warning: the key goes to a file others can read (%s); set `umask 077` "
-		       "first", strerror(errno));
+		       "first",
+		       strerror(errno));
 }
 
 static int genkey(void)
@@ -60,7 +61,8 @@ static int pubkey(void)
 	}
 	line[strcspn(line, "\r\n")] = 0;
 	if (sodium_base642bin(sk, sizeof(sk), line, strlen(line), NULL, &len, NULL,
-			      sodium_base64_VARIANT_ORIGINAL) || len != sizeof(sk)) {
+			      sodium_base64_VARIANT_ORIGINAL) ||
+	    len != sizeof(sk)) {
 		rc = xg_fail(XG_EUSAGE, "gw pubkey: not a base64 32-byte private key");
 	} else if (crypto_scalarmult_base(pk, sk)) {
 		rc = xg_fail(XG_EUSAGE, "gw pubkey: invalid private key");
@@ -101,8 +103,9 @@ static int ctl_path(const char *sock, const char *name, char *out, size_t len)
 		closedir(d);
 	if (found == 1)
 		return XG_OK;
-	return xg_fail(found ? XG_EUSAGE : XG_ENOTFOUND, "%s: say which with --gw NAME or --socket PATH",
-		       found ? "several gatewayds run here" : "no gatewayd control socket in /run/xgate");
+	return xg_fail(
+	    found ? XG_EUSAGE : XG_ENOTFOUND, "%s: say which with --gw NAME or --socket PATH",
+	    found ? "several gatewayds run here" : "no gatewayd control socket in /run/xgate");
 }
 
 /* The exit code for a refusal: gatewayd's "code" (exists, not_found,
@@ -127,7 +130,7 @@ static int reply_code(json_t *res)
 
 static json_t *ctl_request(const char *path, const char *req, int *rc)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char buf[1 << 20];
 	size_t got = 0;
 	json_error_t je;
@@ -146,7 +149,8 @@ static json_t *ctl_request(const char *path, const char *req, int *rc)
 	if (write(fd, req, strlen(req)) < 0)
 		*rc = XG_EFAIL;
 	shutdown(fd, SHUT_WR);
-	for (ssize_t n; got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0;)
+	for (ssize_t n;
+	     got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0;)
 		got += (size_t)n;
 	close(fd);
 	buf[got] = 0;
@@ -168,14 +172,16 @@ static json_t *ctl_request(const char *path, const char *req, int *rc)
 static int gw_query(struct cli *c, const char *verb, struct args *a)
 {
 	/* session, then data plane (packets through the tunnel to/from it) */
-	static const char *const pcols[] = { "PEER", "STATE", "HANDSHAKE_S_AGO", "PUBLIC", "ROUTES",
-					     "FRAMES_IN", "REFUSED", "TX_PKTS", "RX_PKTS",
-					     "RX_DROPPED", "KEY_AGE_S", NULL };
-	static const char *const pkeys[] = { "name", "state", "last_handshake_s_ago", "public",
-					     "routes", "rx_frames", "refused", "tx_packets",
-					     "rx_packets", "rx_dropped", "key_age_s", NULL };
-	static const char *const rcols[] = { "VNI", "PREFIX", "ORIGIN", "VERSION", "STATE", "AGE_S", NULL };
-	static const char *const rkeys[] = { "vni", "prefix", "origin", "version", "state", "age_s", NULL };
+	static const char *const pcols[] = {"PEER",    "STATE",	     "HANDSHAKE_S_AGO", "PUBLIC",
+					    "ROUTES",  "FRAMES_IN",  "REFUSED",		"TX_PKTS",
+					    "RX_PKTS", "RX_DROPPED", "KEY_AGE_S",	NULL};
+	static const char *const pkeys[] = {
+	    "name",    "state",	     "last_handshake_s_ago", "public",	   "routes",	"rx_frames",
+	    "refused", "tx_packets", "rx_packets",	     "rx_dropped", "key_age_s", NULL};
+	static const char *const rcols[] = {"VNI",   "PREFIX", "ORIGIN", "VERSION",
+					    "STATE", "AGE_S",  NULL};
+	static const char *const rkeys[] = {"vni",   "prefix", "origin", "version",
+					    "state", "age_s",  NULL};
 	const char *sock = NULL, *name = NULL, *s;
 	char path[256], req[128];
 	json_t *res;
@@ -210,8 +216,9 @@ static int gw_query(struct cli *c, const char *verb, struct args *a)
 	if (!res)
 		return rc;
 	if (c->json) {
-		out_json(arg_is(verb, "peers") ? json_object_get(res, "peers") :
-			 arg_is(verb, "routes") ? json_object_get(res, "routes") : res);
+		out_json(arg_is(verb, "peers")	  ? json_object_get(res, "peers")
+			 : arg_is(verb, "routes") ? json_object_get(res, "routes")
+						  : res);
 	} else if (arg_is(verb, "peers")) {
 		out_rows(c, json_incref(json_object_get(res, "peers")), pcols, pkeys);
 	} else if (arg_is(verb, "routes")) {
@@ -271,13 +278,13 @@ static int gw_pubkey(struct cli *c, struct args *a)
 }
 
 const struct cmd gw_verbs[] = {
-	{ "genkey", gw_genkey, "", "a private X25519 key (base64) on stdout; umask 077 first" },
-	{ "pubkey", gw_pubkey, "", "the public key of the private key read on stdin" },
-	{ "status", gw_status, "[--gw NAME | --socket PATH]",
-	  "a running gatewayd; --gw (its Name) when several run here" },
-	{ "peers", gw_peers, "[--gw NAME | --socket PATH]", "sessions and tunnel counters" },
-	{ "routes", gw_routes, "[--gw NAME | --socket PATH]", "learned and own subnets" },
-	{ "subnet", gw_subnet, "add|del VNI CIDR [--gw NAME | --socket PATH]",
-	  "announce (withdraw) a subnet of this cluster" },
-	{ 0 },
+    {"genkey", gw_genkey, "", "a private X25519 key (base64) on stdout; umask 077 first"},
+    {"pubkey", gw_pubkey, "", "the public key of the private key read on stdin"},
+    {"status", gw_status, "[--gw NAME | --socket PATH]",
+     "a running gatewayd; --gw (its Name) when several run here"},
+    {"peers", gw_peers, "[--gw NAME | --socket PATH]", "sessions and tunnel counters"},
+    {"routes", gw_routes, "[--gw NAME | --socket PATH]", "learned and own subnets"},
+    {"subnet", gw_subnet, "add|del VNI CIDR [--gw NAME | --socket PATH]",
+     "announce (withdraw) a subnet of this cluster"},
+    {0},
 };

@@ -419,10 +419,10 @@ static int mission_main(struct cli *c, struct args *a, const char *verb)
 	return arg_is(verb, "state") ? mission_state(c, &e, name) : mission_delete(&e, name);
 }
 
-#define VERB(fn, verb)                                    \
-	static int fn(struct cli *c, struct args *a)      \
-	{                                                 \
-		return mission_main(c, a, verb);          \
+#define VERB(fn, verb)                                                                             \
+	static int fn(struct cli *c, struct args *a)                                               \
+	{                                                                                          \
+		return mission_main(c, a, verb);                                                   \
 	}
 VERB(mission_apply_cmd, "apply")
 VERB(mission_get_cmd, "get")
@@ -430,13 +430,13 @@ VERB(mission_delete_cmd, "delete")
 VERB(mission_state_cmd, "state")
 
 const struct cmd mission_verbs[] = {
-	{ "apply", mission_apply_cmd, "-f FILE|DIR [-f ...]",
-	  "files, a directory's *.json, or - : Missions and MissionLists" },
-	{ "get", mission_get_cmd, "[NAME] [-l SELECTOR]", NULL },
-	{ "delete", mission_delete_cmd, "NAME", NULL },
-	{ "state", mission_state_cmd, "NAME", "its state map, one entry per path in the tree" },
-	{ "ls", mission_get_cmd, NULL, NULL },
-	{ "list", mission_get_cmd, NULL, NULL },
-	{ "del", mission_delete_cmd, NULL, NULL },
-	{ 0 },
+    {"apply", mission_apply_cmd, "-f FILE|DIR [-f ...]",
+     "files, a directory's *.json, or - : Missions and MissionLists"},
+    {"get", mission_get_cmd, "[NAME] [-l SELECTOR]", NULL},
+    {"delete", mission_delete_cmd, "NAME", NULL},
+    {"state", mission_state_cmd, "NAME", "its state map, one entry per path in the tree"},
+    {"ls", mission_get_cmd, NULL, NULL},
+    {"list", mission_get_cmd, NULL, NULL},
+    {"del", mission_delete_cmd, NULL, NULL},
+    {0},
 };

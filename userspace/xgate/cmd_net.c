@@ -15,16 +15,16 @@ static int no_more(const char *obj, struct args *a)
 }
 
 /* Open the maps read-write (creating the instance), run op, close. */
-#define WITH_MAPS(c, create, call)                                      \
-	({                                                              \
-		struct xg_maps _m;                                      \
-		int _rc = xg_maps_open((c)->instance, (create), &_m);  \
-		if (!_rc) {                                             \
-			struct xg_maps *m = &_m;                        \
-			_rc = (call);                                   \
-			xg_maps_close(&_m);                             \
-		}                                                       \
-		_rc;                                                    \
+#define WITH_MAPS(c, create, call)                                                                 \
+	({                                                                                         \
+		struct xg_maps _m;                                                                 \
+		int _rc = xg_maps_open((c)->instance, (create), &_m);                              \
+		if (!_rc) {                                                                        \
+			struct xg_maps *m = &_m;                                                   \
+			_rc = (call);                                                              \
+			xg_maps_close(&_m);                                                        \
+		}                                                                                  \
+		_rc;                                                                               \
 	})
 
 /* ---- vpc ---- */
@@ -69,8 +69,8 @@ static int vpc_del(struct cli *c, struct args *a)
 
 static int vpc_ls(struct cli *c, struct args *a)
 {
-	static const char *const cols[] = { "VNI", "DIVIDERS", NULL };
-	static const char *const keys[] = { "vni", "dividers", NULL };
+	static const char *const cols[] = {"VNI", "DIVIDERS", NULL};
+	static const char *const keys[] = {"vni", "dividers", NULL};
 	__u32 key, next, *prev = NULL;
 	struct xg_vpc v;
 	struct xg_maps m;
@@ -97,14 +97,14 @@ static int vpc_ls(struct cli *c, struct args *a)
 }
 
 const struct cmd vpc_verbs[] = {
-	{ "add", vpc_add, "VNI [dividers ADDR[,ADDR...]]", "refuses to overwrite (exit 4)" },
-	{ "replace", vpc_replace, "VNI [dividers ADDR[,ADDR...]]", "creates or overwrites" },
-	{ "del", vpc_del, "VNI", "refused (exit 4) while subnets or endpoints of the VNI remain" },
-	{ "ls", vpc_ls, "", NULL },
-	{ "delete", vpc_del, NULL, NULL },
-	{ "list", vpc_ls, NULL, NULL },
-	{ "show", vpc_ls, NULL, NULL },
-	{ 0 },
+    {"add", vpc_add, "VNI [dividers ADDR[,ADDR...]]", "refuses to overwrite (exit 4)"},
+    {"replace", vpc_replace, "VNI [dividers ADDR[,ADDR...]]", "creates or overwrites"},
+    {"del", vpc_del, "VNI", "refused (exit 4) while subnets or endpoints of the VNI remain"},
+    {"ls", vpc_ls, "", NULL},
+    {"delete", vpc_del, NULL, NULL},
+    {"list", vpc_ls, NULL, NULL},
+    {"show", vpc_ls, NULL, NULL},
+    {0},
 };
 
 /* ---- subnet ---- */
@@ -134,7 +134,8 @@ static int subnet_put(struct cli *c, struct args *a, bool replace)
 		if (!v)
 			return XG_EUSAGE;
 		if (arg_is(s, "bouncers")) {
-			if (xg_parse_ip_list("bouncers", v, spec.v.bouncers_be, XG_MAX_BOUNCERS, &n))
+			if (xg_parse_ip_list("bouncers", v, spec.v.bouncers_be, XG_MAX_BOUNCERS,
+					     &n))
 				return XG_EUSAGE;
 			spec.v.n_bouncers = (__u16)n;
 		} else if (arg_is(s, "gw")) {
@@ -146,8 +147,8 @@ static int subnet_put(struct cli *c, struct args *a, bool replace)
 				return XG_EUSAGE;
 			spec.has_gwmac = true;
 		} else {
-			return usage_error("subnet", "unknown keyword '%s': bouncers, gw, gwmac or remote",
-					   s);
+			return usage_error(
+			    "subnet", "unknown keyword '%s': bouncers, gw, gwmac or remote", s);
 		}
 	}
 	return WITH_MAPS(c, true, op_subnet_put(m, &spec, replace));
@@ -176,8 +177,8 @@ static int subnet_del(struct cli *c, struct args *a)
 
 static int subnet_ls(struct cli *c, struct args *a)
 {
-	static const char *const cols[] = { "VNI", "CIDR", "KIND", "BOUNCERS", "GW", "GWMAC", NULL };
-	static const char *const keys[] = { "vni", "cidr", "kind", "bouncers", "gw", "gwmac", NULL };
+	static const char *const cols[] = {"VNI", "CIDR", "KIND", "BOUNCERS", "GW", "GWMAC", NULL};
+	static const char *const keys[] = {"vni", "cidr", "kind", "bouncers", "gw", "gwmac", NULL};
 	struct xg_subnet_key key, next, *prev = NULL;
 	struct xg_subnet v;
 	struct xg_maps m;
@@ -202,10 +203,10 @@ static int subnet_ls(struct cli *c, struct args *a)
 			continue;
 		snprintf(cidr, sizeof(cidr), "%s/%u", xg_ip_str(key.ip_be, ip), key.prefixlen - 32);
 		json_array_append_new(
-			rows, json_pack("{s:i,s:s,s:s,s:o,s:o,s:o}", "vni", ntohl(key.vni_be), "cidr",
-					cidr, "kind", v.flags & XG_SUBNET_REMOTE ? "remote" : "local",
-					"bouncers", json_ip_list(v.bouncers_be, v.n_bouncers), "gw",
-					json_ip(v.gw_ip_be), "gwmac", json_mac(v.gw_mac)));
+		    rows, json_pack("{s:i,s:s,s:s,s:o,s:o,s:o}", "vni", ntohl(key.vni_be), "cidr",
+				    cidr, "kind", v.flags & XG_SUBNET_REMOTE ? "remote" : "local",
+				    "bouncers", json_ip_list(v.bouncers_be, v.n_bouncers), "gw",
+				    json_ip(v.gw_ip_be), "gwmac", json_mac(v.gw_mac)));
 	}
 	xg_maps_close(&m);
 	out_rows(c, rows, cols, keys);
@@ -213,16 +214,16 @@ static int subnet_ls(struct cli *c, struct args *a)
 }
 
 const struct cmd subnet_verbs[] = {
-	{ "add", subnet_add, "VNI CIDR [bouncers ADDR[,...]] [gw ADDR] [gwmac MAC] [remote]",
-	  "gw defaults to the first address, gwmac is derived from it" },
-	{ "replace", subnet_replace, "VNI CIDR [bouncers ADDR[,...]] [gw ADDR] [gwmac MAC] [remote]",
-	  NULL },
-	{ "del", subnet_del, "VNI CIDR", NULL },
-	{ "ls", subnet_ls, "[VNI]", NULL },
-	{ "delete", subnet_del, NULL, NULL },
-	{ "list", subnet_ls, NULL, NULL },
-	{ "show", subnet_ls, NULL, NULL },
-	{ 0 },
+    {"add", subnet_add, "VNI CIDR [bouncers ADDR[,...]] [gw ADDR] [gwmac MAC] [remote]",
+     "gw defaults to the first address, gwmac is derived from it"},
+    {"replace", subnet_replace, "VNI CIDR [bouncers ADDR[,...]] [gw ADDR] [gwmac MAC] [remote]",
+     NULL},
+    {"del", subnet_del, "VNI CIDR", NULL},
+    {"ls", subnet_ls, "[VNI]", NULL},
+    {"delete", subnet_del, NULL, NULL},
+    {"list", subnet_ls, NULL, NULL},
+    {"show", subnet_ls, NULL, NULL},
+    {0},
 };
 
 /* ---- endpoint ---- */
@@ -284,8 +285,8 @@ static int endpoint_del(struct cli *c, struct args *a)
 
 static int endpoint_ls(struct cli *c, struct args *a)
 {
-	static const char *const cols[] = { "VNI", "IP", "MAC", "HOST", "DEV", NULL };
-	static const char *const keys[] = { "vni", "ip", "mac", "host", "dev", NULL };
+	static const char *const cols[] = {"VNI", "IP", "MAC", "HOST", "DEV", NULL};
+	static const char *const keys[] = {"vni", "ip", "mac", "host", "dev", NULL};
 	struct xg_ep_key key, next, *prev = NULL;
 	struct xg_endpoint v;
 	struct xg_maps m;
@@ -308,12 +309,12 @@ static int endpoint_ls(struct cli *c, struct args *a)
 		prev = &key;
 		if (bpf_map_lookup_elem(m.endpoint, &key, &v) || (only && key.vni != only))
 			continue;
-		json_array_append_new(
-			rows, json_pack("{s:i,s:o,s:o,s:o,s:o}", "vni", key.vni, "ip",
-					json_ip(key.ip_be), "mac", json_mac(v.mac), "host",
-					json_ip(v.host_be), "dev",
-					v.flags & XG_EP_LOCAL ? json_string(ifname_of(v.ifindex, ifn))
-							      : json_null()));
+		json_array_append_new(rows, json_pack("{s:i,s:o,s:o,s:o,s:o}", "vni", key.vni, "ip",
+						      json_ip(key.ip_be), "mac", json_mac(v.mac),
+						      "host", json_ip(v.host_be), "dev",
+						      v.flags & XG_EP_LOCAL
+							  ? json_string(ifname_of(v.ifindex, ifn))
+							  : json_null()));
 	}
 	xg_maps_close(&m);
 	out_rows(c, rows, cols, keys);
@@ -321,23 +322,23 @@ static int endpoint_ls(struct cli *c, struct args *a)
 }
 
 const struct cmd endpoint_verbs[] = {
-	{ "add", endpoint_add, "VNI ADDR mac MAC (host ADDR | dev DEV)",
-	  "dev: the pod behind DEV, here; host: where a remote one lives" },
-	{ "replace", endpoint_replace, "VNI ADDR mac MAC (host ADDR | dev DEV)", NULL },
-	{ "del", endpoint_del, "VNI ADDR", NULL },
-	{ "ls", endpoint_ls, "[VNI]", NULL },
-	{ "delete", endpoint_del, NULL, NULL },
-	{ "list", endpoint_ls, NULL, NULL },
-	{ "show", endpoint_ls, NULL, NULL },
-	{ 0 },
+    {"add", endpoint_add, "VNI ADDR mac MAC (host ADDR | dev DEV)",
+     "dev: the pod behind DEV, here; host: where a remote one lives"},
+    {"replace", endpoint_replace, "VNI ADDR mac MAC (host ADDR | dev DEV)", NULL},
+    {"del", endpoint_del, "VNI ADDR", NULL},
+    {"ls", endpoint_ls, "[VNI]", NULL},
+    {"delete", endpoint_del, NULL, NULL},
+    {"list", endpoint_ls, NULL, NULL},
+    {"show", endpoint_ls, NULL, NULL},
+    {0},
 };
 
 /* ---- cache: the direct-path cache ---- */
 
 static int cache_ls(struct cli *c, struct args *a)
 {
-	static const char *const cols[] = { "VNI", "IP", "HOST", NULL };
-	static const char *const keys[] = { "vni", "ip", "host", NULL };
+	static const char *const cols[] = {"VNI", "IP", "HOST", NULL};
+	static const char *const keys[] = {"vni", "ip", "host", NULL};
 	struct xg_ep_key key, next, *prev = NULL;
 	struct xg_cache_entry v;
 	struct xg_maps m;
@@ -398,9 +399,9 @@ static int cache_flush(struct cli *c, struct args *a)
 }
 
 const struct cmd cache_verbs[] = {
-	{ "ls", cache_ls, "", "where this host learned endpoints live (direct path)" },
-	{ "del", cache_del, "VNI ADDR", NULL },
-	{ "flush", cache_flush, "", NULL },
-	{ "list", cache_ls, NULL, NULL },
-	{ 0 },
+    {"ls", cache_ls, "", "where this host learned endpoints live (direct path)"},
+    {"del", cache_del, "VNI ADDR", NULL},
+    {"flush", cache_flush, "", NULL},
+    {"list", cache_ls, NULL, NULL},
+    {0},
 };

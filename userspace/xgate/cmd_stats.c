@@ -29,14 +29,16 @@ static void print_table(json_t *devs)
 	json_t *d;
 
 	printf("%-12s %-30s %12s %14s  %s\n", "DEV", "REASON", "PACKETS", "BYTES", "MEANING");
-	json_array_foreach(devs, i, d) {
+	json_array_foreach(devs, i, d)
+	{
 		const char *dev = json_string_value(json_object_get(d, "dev"));
 		json_t *counters = json_object_get(d, "counters"), *v;
 		const char *reason;
 
 		if (!json_object_size(counters))
 			printf("%-12s %-30s %12s %14s\n", dev, "-", "0", "0");
-		json_object_foreach(counters, reason, v) {
+		json_object_foreach(counters, reason, v)
+		{
 			const char *desc = "";
 
 			for (unsigned int r = 1; r < XG_R__COUNT; r++)
@@ -98,8 +100,8 @@ int cmd_stats(struct cli *c, struct args *a)
 				continue;
 			if (clear)
 				rc = xg_stats_clear(&m, ifc.slot);
-			json_array_append_new(devs, json_pack("{s:s,s:o}", "dev", ifname_of(key, ifn),
-							      "counters",
+			json_array_append_new(devs, json_pack("{s:s,s:o}", "dev",
+							      ifname_of(key, ifn), "counters",
 							      slot_json(&m, ifc.slot, all, &err)));
 		}
 		if (!rc && clear)
@@ -108,8 +110,8 @@ int cmd_stats(struct cli *c, struct args *a)
 		json_t *other = slot_json(&m, 0, false, &err);
 
 		if (json_object_size(other) || all)
-			json_array_append_new(devs, json_pack("{s:s,s:o}", "dev", "(other)",
-							      "counters", other));
+			json_array_append_new(
+			    devs, json_pack("{s:s,s:o}", "dev", "(other)", "counters", other));
 		else
 			json_decref(other);
 	}

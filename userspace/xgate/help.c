@@ -10,54 +10,66 @@
 #define HELP_COL 33 /* where a line's explanation starts when it fits */
 
 static const char options_text[] =
-	"Options (anywhere on the line):\n"
-	"  -n, --instance NAME  map set under /sys/fs/bpf/xgate/NAME (default: $XGATE_INSTANCE,\n"
-	"                       else the --netns name, else \"default\"); one per host. Without\n"
-	"                       -N, commands run in the network namespace the instance was made in\n"
-	"  -N, --netns NAME     run in network namespace NAME (/run/netns/NAME); use this,\n"
-	"                       not `ip netns exec`, which hides /sys/fs/bpf\n"
-	"  -o, --output FMT     table (default) or json;  -j is short for -o json\n"
-	"  -v, --verbose        show libbpf's log\n"
-	"  -h, --help           this text\n";
+    "Options (anywhere on the line):\n"
+    "  -n, --instance NAME  map set under /sys/fs/bpf/xgate/NAME (default: $XGATE_INSTANCE,\n"
+    "                       else the --netns name, else \"default\"); one per host. Without\n"
+    "                       -N, commands run in the network namespace the instance was made in\n"
+    "  -N, --netns NAME     run in network namespace NAME (/run/netns/NAME); use this,\n"
+    "                       not `ip netns exec`, which hides /sys/fs/bpf\n"
+    "  -o, --output FMT     table (default) or json;  -j is short for -o json\n"
+    "  -v, --verbose        show libbpf's log\n"
+    "  -h, --help           this text\n";
 
 static const char exit_text[] =
-	"Exit codes: 0 ok, 1 system error, 2 usage, 3 not found, 4 already exists,\n"
-	"            5 permission denied, 6 rejected by the verifier.\n"
-	"  gw: 2 refused as invalid, 3 no such subnet or no gatewayd, 4 subnet already there.\n"
-	"  mission/cluster: 1 server unreachable or failing (5xx), 2 request refused as invalid\n"
-	"            (400/413/415/422: the server's message names the field), 3 not found (404),\n"
-	"            4 conflict (409: exists, or changed meanwhile), 5 bad or missing token (401).\n";
+    "Exit codes: 0 ok, 1 system error, 2 usage, 3 not found, 4 already exists,\n"
+    "            5 permission denied, 6 rejected by the verifier.\n"
+    "  gw: 2 refused as invalid, 3 no such subnet or no gatewayd, 4 subnet already there.\n"
+    "  mission/cluster: 1 server unreachable or failing (5xx), 2 request refused as invalid\n"
+    "            (400/413/415/422: the server's message names the field), 3 not found (404),\n"
+    "            4 conflict (409: exists, or changed meanwhile), 5 bad or missing token (401).\n";
 
 static const char edge_notes[] =
-	"  mission|cluster ... --server URL     default $XGATE_SERVER, else http://127.0.0.1:7443\n"
-	"  mission|cluster ... --token T | --token-file F | --ca FILE\n"
-	"                                 defaults $XGATE_TOKEN, $XGATE_TOKEN_FILE, $XGATE_CA\n"
-	"                                 (for cluster attach, --token is the join token: give the\n"
-	"                                 API's with $XGATE_TOKEN or --token-file)\n";
+    "  mission|cluster ... --server URL     default $XGATE_SERVER, else http://127.0.0.1:7443\n"
+    "  mission|cluster ... --token T | --token-file F | --ca FILE\n"
+    "                                 defaults $XGATE_TOKEN, $XGATE_TOKEN_FILE, $XGATE_CA\n"
+    "                                 (for cluster attach, --token is the join token: give the\n"
+    "                                 API's with $XGATE_TOKEN or --token-file)\n";
 
 const struct object xg_objects[] = {
-	{ .name = "attach", .section = "Devices", .fn = cmd_attach,
-	  .usage = "DEV transit|agent|gateway|pass [--mode native|generic] [--force]",
-	  .help = "pass: the stub for the far end of a veth xgate sends into" },
-	{ .name = "detach", .fn = cmd_detach, .usage = "DEV" },
-	{ .name = "status", .fn = cmd_status, .usage = "",
-	  .help = "instance, host, devices and pass stubs: role, mode, prog id" },
-	{ .name = "stats", .fn = cmd_stats, .usage = "[DEV] [--all] [--clear]",
-	  .help = "per-reason counters (packets, bytes)" },
-	{ .name = "reset", .fn = cmd_reset, .usage = "",
-	  .help = "detach every device and pass stub, remove the instance's pins" },
-	{ .name = "host", .section = "Host and overlay maps", .verbs = host_verbs },
-	{ .name = "vpc", .verbs = vpc_verbs },
-	{ .name = "subnet", .verbs = subnet_verbs },
-	{ .name = "endpoint", .alias = "ep", .verbs = endpoint_verbs },
-	{ .name = "cache", .verbs = cache_verbs },
-	{ .name = "apply", .fn = cmd_apply, .usage = "-f FILE",
-	  .help = "a cluster file: all of it checked, then applied" },
-	{ .name = "gw", .section = "Inter-cluster gateway", .verbs = gw_verbs },
-	{ .name = "mission", .section = "Edge cluster tree (an edgeclusterd's API)",
-	  .verbs = mission_verbs, .notes = edge_notes },
-	{ .name = "cluster", .verbs = cluster_verbs, .notes = edge_notes },
-	{ 0 },
+    {.name = "attach",
+     .section = "Devices",
+     .fn = cmd_attach,
+     .usage = "DEV transit|agent|gateway|pass [--mode native|generic] [--force]",
+     .help = "pass: the stub for the far end of a veth xgate sends into"},
+    {.name = "detach", .fn = cmd_detach, .usage = "DEV"},
+    {.name = "status",
+     .fn = cmd_status,
+     .usage = "",
+     .help = "instance, host, devices and pass stubs: role, mode, prog id"},
+    {.name = "stats",
+     .fn = cmd_stats,
+     .usage = "[DEV] [--all] [--clear]",
+     .help = "per-reason counters (packets, bytes)"},
+    {.name = "reset",
+     .fn = cmd_reset,
+     .usage = "",
+     .help = "detach every device and pass stub, remove the instance's pins"},
+    {.name = "host", .section = "Host and overlay maps", .verbs = host_verbs},
+    {.name = "vpc", .verbs = vpc_verbs},
+    {.name = "subnet", .verbs = subnet_verbs},
+    {.name = "endpoint", .alias = "ep", .verbs = endpoint_verbs},
+    {.name = "cache", .verbs = cache_verbs},
+    {.name = "apply",
+     .fn = cmd_apply,
+     .usage = "-f FILE",
+     .help = "a cluster file: all of it checked, then applied"},
+    {.name = "gw", .section = "Inter-cluster gateway", .verbs = gw_verbs},
+    {.name = "mission",
+     .section = "Edge cluster tree (an edgeclusterd's API)",
+     .verbs = mission_verbs,
+     .notes = edge_notes},
+    {.name = "cluster", .verbs = cluster_verbs, .notes = edge_notes},
+    {0},
 };
 
 const struct object *object_find(const char *name)
@@ -119,7 +131,8 @@ int object_help(const char *name)
 	object_lines(stdout, o);
 	if (o->notes)
 		fputs(o->notes, stdout);
-	printf("Options: -n INSTANCE, -N NETNS, -o table|json, -v. Exit codes: see `xgate help`.\n");
+	printf(
+	    "Options: -n INSTANCE, -N NETNS, -o table|json, -v. Exit codes: see `xgate help`.\n");
 	return XG_OK;
 }
 
@@ -137,7 +150,10 @@ static const char *verb_list(const struct object *o, char *buf, size_t len)
 			continue;
 		n++;
 		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s",
-					n == 1 ? "" : n == total ? " or " : ", ", v->name);
+					n == 1	     ? ""
+					: n == total ? " or "
+						     : ", ",
+					v->name);
 	}
 	return buf;
 }
@@ -174,7 +190,8 @@ int object_run(const struct object *o, struct cli *c, struct args *a)
 		return o->fn(c, a);
 	verb = arg_next(a);
 	if (!verb)
-		return usage_error(o->name, "missing command: %s", verb_list(o, verbs, sizeof(verbs)));
+		return usage_error(o->name, "missing command: %s",
+				   verb_list(o, verbs, sizeof(verbs)));
 	for (const struct cmd *v = o->verbs; v->name; v++)
 		if (!strcmp(v->name, verb))
 			return v->fn(c, a);

@@ -30,8 +30,8 @@ static int enter_netns(const char *name)
 		int err = errno;
 
 		close(fd);
-		return xg_fail(err == EPERM ? XG_EPERM : XG_EFAIL, "entering network namespace '%s': %s",
-			       name, strerror(err));
+		return xg_fail(err == EPERM ? XG_EPERM : XG_EFAIL,
+			       "entering network namespace '%s': %s", name, strerror(err));
 	}
 	close(fd);
 	return XG_OK;
@@ -64,18 +64,19 @@ static int follow_instance(const char *instance, const char *verb)
 		closedir(d);
 	if (!arg_is(verb, "reset"))
 		xg_err("note: instance '%s' was made in another network namespace (not one under "
-		       "/run/netns): device names are this namespace's", instance);
+		       "/run/netns): device names are this namespace's",
+		       instance);
 	return XG_OK;
 }
 
 int main(int argc, char **argv)
 {
-	struct cli c = { .instance = getenv("XGATE_INSTANCE") };
+	struct cli c = {.instance = getenv("XGATE_INSTANCE")};
 	const char *netns = NULL;
 	bool inst_given = c.instance && *c.instance, help = false;
 	const struct object *o;
 	char **pos = calloc(argc + 1, sizeof(char *));
-	struct args a = { 0, pos };
+	struct args a = {0, pos};
 
 	if (!pos)
 		return XG_EFAIL;
@@ -86,7 +87,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 
-		if (!strcmp(s, "-h") || !strcmp(s, "--help") || (a.argc == 0 && !strcmp(s, "help"))) {
+		if (!strcmp(s, "-h") || !strcmp(s, "--help") ||
+		    (a.argc == 0 && !strcmp(s, "help"))) {
 			help = true;
 		} else if (!strcmp(s, "-j") || !strcmp(s, "--json")) {
 			c.json = true;
@@ -103,7 +105,8 @@ int main(int argc, char **argv)
 				c.json = false;
 			else {
 				free(pos);
-				return xg_fail(XG_EUSAGE, "unknown output format '%s': table or json",
+				return xg_fail(XG_EUSAGE,
+					       "unknown output format '%s': table or json",
 					       argv[i]);
 			}
 		} else if (!strcmp(s, "-N") || !strcmp(s, "--netns")) {

@@ -28,8 +28,8 @@ bool op_vpc_exists(struct xg_maps *m, __u32 vni)
 static int require_vpc(struct xg_maps *m, __u32 vni)
 {
 	if (!op_vpc_exists(m, vni))
-		return xg_fail(XG_ENOTFOUND, "VPC %u does not exist (`xgate vpc add %u` first)", vni,
-			       vni);
+		return xg_fail(XG_ENOTFOUND, "VPC %u does not exist (`xgate vpc add %u` first)",
+			       vni, vni);
 	return XG_OK;
 }
 
@@ -76,7 +76,7 @@ int op_vpc_put(struct xg_maps *m, const struct vpc_spec *s, bool replace)
 
 static struct xg_subnet_key subnet_key(__u32 vni, __u32 ip_be, int plen)
 {
-	struct xg_subnet_key k = { .prefixlen = 32 + plen, .vni_be = htonl(vni), .ip_be = ip_be };
+	struct xg_subnet_key k = {.prefixlen = 32 + plen, .vni_be = htonl(vni), .ip_be = ip_be};
 
 	return k;
 }
@@ -131,7 +131,7 @@ int op_subnet_put(struct xg_maps *m, struct subnet_spec *s, bool replace)
 
 int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace)
 {
-	struct xg_ep_key k = { .vni = s->vni, .ip_be = s->ip_be };
+	struct xg_ep_key k = {.vni = s->vni, .ip_be = s->ip_be};
 	struct xg_endpoint old;
 	struct xg_host h;
 	char what[48], ip[16];
@@ -155,8 +155,10 @@ int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace)
 		if (rc)
 			return rc;
 		if (!h.ip_be)
-			return xg_fail(XG_ENOTFOUND, "%s: this host's address is not set "
-						     "(`xgate host set ip ADDR` or attach transit)", what);
+			return xg_fail(XG_ENOTFOUND,
+				       "%s: this host's address is not set "
+				       "(`xgate host set ip ADDR` or attach transit)",
+				       what);
 		s->v.host_be = h.ip_be;
 		s->v.ifindex = ifindex;
 		s->v.flags |= XG_EP_LOCAL;
@@ -177,7 +179,8 @@ int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace)
 			return rc;
 		}
 	} else if (!s->has_host) {
-		return xg_fail(XG_EUSAGE, "%s: needs `host ADDR` (remote) or `dev DEV` (local)", what);
+		return xg_fail(XG_EUSAGE, "%s: needs `host ADDR` (remote) or `dev DEV` (local)",
+			       what);
 	}
 	rc = bpf_map_update_elem(m->endpoint, &k, &s->v, BPF_ANY) ? put_err(what) : XG_OK;
 	xg_gen_bump(m);
@@ -213,8 +216,10 @@ int op_vpc_del(struct xg_maps *m, __u32 vni)
 		ne += ek.vni == vni;
 	}
 	if (ns || ne)
-		return xg_fail(XG_EEXIST, "VPC %u is in use: %u subnet(s) and %u endpoint(s) "
-					  "still belong to it (delete them first)", vni, ns, ne);
+		return xg_fail(XG_EEXIST,
+			       "VPC %u is in use: %u subnet(s) and %u endpoint(s) "
+			       "still belong to it (delete them first)",
+			       vni, ns, ne);
 	if (bpf_map_delete_elem(m->vpc, &vni))
 		return xg_fail(XG_ENOTFOUND, "VPC %u does not exist", vni);
 	xg_gen_bump(m);
@@ -235,7 +240,7 @@ int op_subnet_del(struct xg_maps *m, __u32 vni, __u32 ip_be, int plen)
 
 int op_endpoint_del(struct xg_maps *m, __u32 vni, __u32 ip_be)
 {
-	struct xg_ep_key k = { .vni = vni, .ip_be = ip_be };
+	struct xg_ep_key k = {.vni = vni, .ip_be = ip_be};
 	struct xg_endpoint v;
 	int rc = XG_OK;
 	char ip[16];
