@@ -103,8 +103,8 @@ int xg_obj_prepare(struct bpf_object *obj, const char *root)
 
 /* The instance remembers the network namespace it was made in (a directory
  * netns-INODE in its pin directory: bpffs holds nothing but pins and
- * directories), so that `-n NAME` alone can go back there: ifindexes in
- * the maps mean nothing in another namespace. */
+ * directories, and no name with a dot), so that `-n NAME` alone can go
+ * back there: ifindexes in the maps mean nothing in another namespace. */
 static void mark_netns(const char *root)
 {
 	char path[PATH_MAX + 64];
