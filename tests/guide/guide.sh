@@ -3,8 +3,9 @@
 # the programs cannot drift apart. A shell block preceded by
 #   <!-- test: HOST -->
 # is run (bash -e, in the guide's order) on HOST, a machine made here: its
-# own network namespace (eth0 on a shared underlay, 10.200.0.0/24, address
-# from the HOSTS table below) and its own mount namespace with a private
+# own network namespace (eth0 -- int0 on the gateway host, which also has a
+# wan0 -- on a shared underlay, 10.200.0.0/24, addresses from the HOSTS
+# table below) and its own mount namespace with a private
 # bpffs on /sys/fs/bpf, /run/netns and /run/xgate, so the guide's literal
 # names (eth0, pod1, instance "default") touch nothing outside. A block
 # marked <!-- test: HOST file=NAME --> is written to NAME in HOST's working
@@ -20,7 +21,8 @@ BINPATH=""
 for d in "$@"; do BINPATH="$BINPATH$(readlink -f "$d"):"; done
 [ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
 
-declare -A HOSTS=([h1]=10.200.0.1 [h2]=10.200.0.3)
+declare -A HOSTS=([h1]=10.200.0.1 [h2]=10.200.0.3 [gw]=10.200.0.9)
+declare -A NIC=([h1]=eth0 [h2]=eth0 [gw]=int0) # the gateway host also has wan0
 declare -A HPID=()
 TMP=$(mktemp -d)
 U=xgt$$-guide   # the underlay: a bridge in a namespace of its own
@@ -50,11 +52,15 @@ host_up() {
 		while kill -0 "$1" 2>/dev/null; do sleep 1; done' holder "$$" "$dir" &
 	HPID[$h]=$!
 	wait_for 10 test -e "$dir/ready" || { not_ok "host $h did not come up"; return 1; }
-	ip link add "$h" netns "$U" type veth peer name eth0 netns "/proc/${HPID[$h]}/ns/net" || return 1
+	ip link add "$h" netns "$U" type veth peer name "${NIC[$h]}" netns "/proc/${HPID[$h]}/ns/net" || return 1
 	ip -n "$U" link set "$h" master br0 up
 	# the bridge port is the far end of a veth the transit program sends into
 	PATH="$BINPATH$PATH" xgate -N "$U" attach "$h" pass || return 1
-	on "$h" ip addr add "${HOSTS[$h]}/24" dev eth0 && on "$h" ip link set eth0 up
+	on "$h" ip addr add "${HOSTS[$h]}/24" dev "${NIC[$h]}" && on "$h" ip link set "${NIC[$h]}" up || return 1
+	if [ "$h" = gw ]; then
+		on gw ip link add wan0 type veth peer name wanpeer && on gw ip addr add 192.0.2.1/24 dev wan0 &&
+			on gw ip link set wan0 up && on gw ip link set wanpeer up
+	fi
 }
 
 # on HOST CMD...: run in HOST's namespaces, in its working directory
@@ -108,4 +114,12 @@ while IFS=$'\t' read -r host mode arg line; do
 	esac
 done < "$TMP/blocks"
 [ $n -ge 5 ] && ok "$n marked blocks ran" || not_ok "only $n marked blocks in the guide"
+# what the blocks leave behind that a user would check by hand
+if [ -e "$TMP/gw/gw.key" ]; then
+	[ "$(stat -c %a "$TMP/gw/gw.key")" = 600 ] && ok "the guide's gw.key is private (0600)" ||
+		not_ok "gw.key has mode $(stat -c %a "$TMP/gw/gw.key")"
+	st=$(on gw xgate -n gw status -o json)
+	echo "$st" | python3 -c 'import json,sys; d=json.load(sys.stdin); r={x["dev"]: x["role"] for x in d["devices"]}; assert r.get("int0")=="gateway" and r.get("wan0")=="gateway" and d["host"]["nic"]=="int0", d' &&
+		ok "the gateway host runs the gateway program on int0 and wan0 (int0 its NIC)" || not_ok "gateway host status: $st"
+fi
 summary
