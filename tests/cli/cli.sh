@@ -279,6 +279,10 @@ if [ -n "$ECD" ]; then
 	done
 	out=$(XGATE_TOKEN=$tok "$XG" cluster attach --parent "ws://127.0.0.1:$port_p" --token "$join" --server "http://127.0.0.1:$port_k" 2>&1)
 	[ "$(echo $out)" = "registering install_in_progress active" ] && ok "cluster attach prints every phase: $(echo $out)" || not_ok "cluster attach printed: $out"
+	# -n of an instance made in another namespace: a daemon's object stays here (loopback)
+	x host set ttl 9 >/dev/null
+	expect_rc 0 "-n does not take cluster commands to the instance's namespace" env XGATE_TOKEN=$tok "$XG" -n "$NS" cluster get --server "http://127.0.0.1:$port_k"
+	x reset >/dev/null
 	out=$(XGATE_TOKEN=$tok "$XG" cluster detach --server "http://127.0.0.1:$port_k" 2>&1)
 	[ "$(echo $out)" = "deregistering uninstall_in_progress inactive" ] && ok "cluster detach prints every phase: $(echo $out)" || not_ok "cluster detach printed: $out"
 fi

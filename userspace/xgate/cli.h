@@ -61,6 +61,7 @@ struct object {
 	const char *usage;
 	const char *help;
 	const char *notes; /* printed under the object's lines, or NULL */
+	bool no_maps;	   /* talks to a daemon, not to an instance's maps */
 };
 extern const struct object xg_objects[];
 const struct object *object_find(const char *name);

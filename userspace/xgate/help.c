@@ -63,12 +63,13 @@ const struct object xg_objects[] = {
      .fn = cmd_apply,
      .usage = "-f FILE",
      .help = "a cluster file: all of it checked, then applied"},
-    {.name = "gw", .section = "Inter-cluster gateway", .verbs = gw_verbs},
+    {.name = "gw", .section = "Inter-cluster gateway", .verbs = gw_verbs, .no_maps = true},
     {.name = "mission",
      .section = "Edge cluster tree (an edgeclusterd's API)",
      .verbs = mission_verbs,
-     .notes = edge_notes},
-    {.name = "cluster", .verbs = cluster_verbs, .notes = edge_notes},
+     .notes = edge_notes,
+     .no_maps = true},
+    {.name = "cluster", .verbs = cluster_verbs, .notes = edge_notes, .no_maps = true},
     {0},
 };
 

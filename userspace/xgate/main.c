@@ -144,7 +144,9 @@ int main(int argc, char **argv)
 		}
 		if (!inst_given)
 			c.instance = netns;
-	} else if (inst_given && a.argc) {
+	} else if (inst_given && a.argc && object_find(a.argv[0]) &&
+		   !object_find(a.argv[0])->no_maps) {
+		/* not for the daemons' objects: their sockets are here */
 		int rc = follow_instance(c.instance, a.argv[0]);
 
 		if (rc) {
