@@ -90,9 +90,14 @@ int xg_transit(struct xdp_md *ctx)
 		return XG_PASS(&p, PASS_NOT_GENEVE);
 	if (ip->daddr != p.host->ip_be || !p.host->ip_be)
 		return XG_PASS(&p, PASS_NOT_FOR_US);
-	rc = xg_outer_check(&o, data_end);
+	rc = xg_outer_check(ctx, &o);
 	if (rc)
 		return xg_count(&p, rc), XDP_DROP;
+	/* the frame now ends with the outer datagram */
+	data_end = (void *)(long)ctx->data_end;
+	eth = o.eth;
+	ip = o.ip;
+	udp = o.udp;
 
 	/* ---- Geneve ---- */
 	rc = xg_parse_geneve(&p, udp, data_end, &opt, &ieth);
