@@ -46,8 +46,12 @@ XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth,
 			 const struct xg_endpoint *ep, const struct xg_opt_host *opt)
 {
 	int hdr = (void *)inner_eth - (void *)(long)p->ctx->data;
-	__u32 ifindex = ep->ifindex;
+	__u32 ifindex = ep->ifindex, mtu;
 
+	/* The pod's veth would drop it unseen: count it here. No ICMP: its
+	 * sender is behind a tunnel, and the pods of a VPC share one MTU. */
+	if (unlikely(!xg_fits_dev(p, ifindex, -hdr, &mtu)))
+		return XG_DROP(p, DROP_POD_MTU);
 	xg_learn(p, opt);
 	/* Routed (cross-subnet) frames still carry the gateway MAC. */
 	xg_memcpy6(inner_eth->h_dest, ep->mac);
