@@ -2,6 +2,7 @@
 # Included from bench/CMakeLists.txt. pps_gen is the traffic generator (and
 # the tc sink) bench/pps_veth.sh drives; see docs/bench.md "pps_veth".
 add_executable(pps_gen ${CMAKE_CURRENT_LIST_DIR}/pps/pps_gen.c)
+target_include_directories(pps_gen PRIVATE ${PROJECT_SOURCE_DIR}/tests/fixtures) # pkt.h
 target_link_libraries(pps_gen PRIVATE PkgConfig::LIBBPF)
 
 # Builds two topologies in namespaces (xgb*, xgk*), measures, removes them.

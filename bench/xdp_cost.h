@@ -18,6 +18,7 @@
 
 #include "xgate_abi.h"
 #include "bench_abi.h"
+#include "pkt.h" /* tests/fixtures: the frame builder */
 
 #define MAX_RUNS 64
 #define MAX_FRAME 2048
@@ -66,10 +67,6 @@ struct frame {
 	size_t len;
 };
 
-void put16(uint8_t *p, uint16_t v);
-void put_be32(uint8_t *p, uint32_t v_be);
-size_t eth_hdr(uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t type);
-void ipv4_hdr(uint8_t *p, uint32_t src_be, uint32_t dst_be, uint16_t tot_len, uint8_t proto);
 size_t inner_udp(uint8_t *p, const uint8_t *smac, const uint8_t *dmac, uint32_t src,
 		 uint32_t dst, size_t frame_len);
 void geneve_frame(struct frame *f, uint32_t osrc, uint32_t odst, uint32_t opt_host,

@@ -149,17 +149,15 @@ static void decap_frame(struct frame *f, size_t inner_len, uint64_t ctr)
 	uint8_t *p = f->b, *t = p + 42;
 	size_t il = inner_udp(p + XG_TUN_LEN, mac_rpod, mac_gw, ov_rpod, ov_s2, inner_len);
 
-	eth_hdr(p, mac_pub, mac_peer_pub, 0x0800);
-	ipv4_hdr(p + 14, pub_peer, pub_self, 20 + 8 + sizeof(struct xg_tun_hdr) + il, 17);
-	put16(p + 34, TUN_PORT);
-	put16(p + 36, TUN_PORT);
-	put16(p + 38, 8 + sizeof(struct xg_tun_hdr) + il);
-	put16(p + 40, 0);
+	put_eth(p, mac_pub, mac_peer_pub, 0x0800);
+	put_ipv4(p + 14, 0, 20 + 8 + sizeof(struct xg_tun_hdr) + il, 0, 0x4000, 64, 17, pub_peer,
+		 pub_self);
+	put_udp(p + 34, TUN_PORT, TUN_PORT, 8 + sizeof(struct xg_tun_hdr) + il);
 	t[0] = XG_TUN_VERSION;
 	t[1] = XG_TUN_TYPE_AUTH;
 	t[2] = ID_RX;
 	t[3] = 0;
-	put_be32(t + 4, htonl(VNI << 8));
+	put32be(t + 4, htonl(VNI << 8));
 	f->len = XG_TUN_LEN + il;
 	tun_set_ctr(f, ctr, false);
 }
@@ -217,11 +215,6 @@ static int bad(const struct path *p, const char *what)
 {
 	die_msg("%s: output %s: refusing to time it", p->name, what);
 	return -1;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return p[0] << 8 | p[1];
 }
 
 /* The tunnel packet: header fields, the inner frame untouched, the tag

@@ -46,108 +46,42 @@ void set_addresses(void)
 	ov_remote = inet_addr("10.2.0.40");
 }
 
-/* ---- frames ---------------------------------------------------------------- */
+/* ---- frames ----------------------------------------------------------------
+ * Built with the fixtures' builder (tests/fixtures/pkt.h), in the shapes
+ * xgate puts on the wire. */
 
-void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-void put_be32(uint8_t *p, uint32_t v_be)
-{
-	memcpy(p, &v_be, 4);
-}
-
-void ipv4_hdr(uint8_t *p, uint32_t src_be, uint32_t dst_be, uint16_t tot_len, uint8_t proto)
-{
-	uint32_t sum = 0;
-
-	memset(p, 0, 20);
-	p[0] = 0x45;
-	put16(p + 2, tot_len);
-	put16(p + 6, 0x4000); /* DF */
-	p[8] = 64;
-	p[9] = proto;
-	put_be32(p + 12, src_be);
-	put_be32(p + 16, dst_be);
-	for (int i = 0; i < 20; i += 2)
-		sum += (p[i] << 8) | p[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	put16(p + 10, ~sum);
-}
-
-size_t eth_hdr(uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t type)
-{
-	memcpy(p, dst, 6);
-	memcpy(p + 6, src, 6);
-	put16(p + 12, type);
-	return 14;
-}
-
-/* Ethernet + IPv4 + UDP, zero payload up to frame_len (>= 42). */
+/* Ethernet + IPv4 (DF, TTL 64, id 0) + UDP 40000 -> 5201, zero payload up
+ * to frame_len (>= 42). */
 size_t inner_udp(uint8_t *p, const uint8_t *smac, const uint8_t *dmac, uint32_t src,
 		 uint32_t dst, size_t frame_len)
 {
 	memset(p, 0, frame_len);
-	eth_hdr(p, dmac, smac, 0x0800);
-	ipv4_hdr(p + 14, src, dst, frame_len - 14, 17);
-	put16(p + 34, 40000);
-	put16(p + 36, 5201);
-	put16(p + 38, frame_len - 34);
+	put_eth(p, dmac, smac, 0x0800);
+	put_ipv4(p + 14, 0, frame_len - 14, 0, 0x4000, 64, 17, src, dst);
+	put_udp(p + 34, 40000, 5201, frame_len - 34);
 	return frame_len;
 }
 
 /* Ethernet + ARP request "who has tpa, tell spa". */
 static size_t inner_arp(uint8_t *p, const uint8_t *smac, uint32_t spa, uint32_t tpa)
 {
-	eth_hdr(p, mac_bcast, smac, 0x0806);
-	p += 14;
-	put16(p, 1);
-	put16(p + 2, 0x0800);
-	p[4] = 6;
-	p[5] = 4;
-	put16(p + 6, 1);
-	memcpy(p + 8, smac, 6);
-	put_be32(p + 14, spa);
-	memset(p + 18, 0, 6);
-	put_be32(p + 24, tpa);
-	return 14 + 28;
+	static const uint8_t zero[6];
+
+	return build_arp(p, mac_bcast, smac, 1, smac, spa, zero, tpa);
 }
 
 /* What an agent on host `sender` emits: Geneve + XG_OPT_HOST around inner. */
 void geneve_frame(struct frame *f, uint32_t osrc, uint32_t odst, uint32_t opt_host,
 		  uint8_t opt_flags, const uint8_t *inner, size_t inner_len)
 {
-	uint8_t *p = f->b;
-	size_t l4 = 8 + XG_GENEVE_HDR_LEN + sizeof(struct xg_opt_host) + inner_len;
+	struct gnv g = { .saddr = osrc, .daddr = odst, .ttl = 64, .frag = 0x4000,
+			 .sport = 0xc123, .dport = XG_GENEVE_PORT, .proto = XG_ETH_P_TEB,
+			 .vni = VNI, .inner = inner, .inner_len = inner_len };
 
-	p += eth_hdr(p, mac_nic, mac_remote_host, 0x0800);
-	ipv4_hdr(p, osrc, odst, 20 + l4, 17);
-	p += 20;
-	put16(p, 0xc123);
-	put16(p + 2, XG_GENEVE_PORT);
-	put16(p + 4, l4);
-	put16(p + 6, 0);
-	p += 8;
-	p[0] = sizeof(struct xg_opt_host) / 4; /* version 0, optlen */
-	p[1] = 0;
-	put16(p + 2, XG_ETH_P_TEB);
-	p[4] = VNI >> 16;
-	p[5] = VNI >> 8;
-	p[6] = VNI;
-	p[7] = 0;
-	p += 8;
-	put16(p, XG_OPT_CLASS);
-	p[2] = XG_OPT_TYPE_HOST;
-	p[3] = 2;
-	put_be32(p + 4, opt_host);
-	p[8] = opt_flags;
-	p[9] = p[10] = p[11] = 0;
-	p += 12;
-	memcpy(p, inner, inner_len);
-	f->len = (p - f->b) + inner_len;
+	memcpy(g.dmac, mac_nic, 6);
+	memcpy(g.smac, mac_remote_host, 6);
+	g.optlen = put_opt_host(g.opts, opt_host, opt_flags);
+	f->len = build_geneve(f->b, &g);
 }
 
 /* ---- the path list -------------------------------------------------------------- */

@@ -72,6 +72,24 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	return xg_send(p, eth, nh, reason);
 }
 
+/* A frame for a pod on this host that exceeds that pod's MTU: an ICMP
+ * error back to the sender where it may have one (DF set), as for the
+ * underlay MTU in xg_encap, else dropped and counted. */
+XG_INLINE int xg_local_too_big(struct xg_pkt *p, const struct xg_arp *arp, __u32 mtu)
+{
+	void *data_end = (void *)(long)p->ctx->data_end;
+	struct iphdr *iip = (void *)(long)p->ctx->data + sizeof(struct ethhdr);
+	int rc;
+
+	if (arp || (void *)(iip + 1) > data_end || !xg_icmp_may_answer(iip, data_end))
+		return XG_DROP(p, DROP_POD_MTU);
+	rc = xg_icmp_frag_needed(p, mtu);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	xg_count(p, XG_R_ICMP_FRAG_NEEDED);
+	return XDP_TX;
+}
+
 /* Where a frame for (p->vni, p->inner_dst) goes, decided from the maps (the
  * slow path of xg_agent_decide): 0 with *d filled, or a drop reason. */
 XG_INLINE int xg_agent_lookup(struct xg_pkt *p, struct xg_agc_slot *d, int *per_flow)
@@ -154,7 +172,7 @@ int xg_agent(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct xg_iface *ifc;
 	struct xg_arp *arp;
-	__u32 host_be;
+	__u32 host_be, mtu;
 	int rc;
 
 	ifc = xg_pkt_begin(&p, ctx);
@@ -191,6 +209,8 @@ int xg_agent(struct xdp_md *ctx)
 	if (d.kind == XG_AGC_LOCAL) {
 		if (d.ifindex == p.ifindex)
 			return XG_DROP(&p, DROP_LOOP);
+		if (unlikely(!xg_fits_dev(&p, d.ifindex, 0, &mtu)))
+			return xg_local_too_big(&p, arp, mtu);
 		xg_memcpy6(eth->h_dest, d.mac);
 		if (bpf_redirect_map(&xg_txports, d.ifindex, 0) != XDP_REDIRECT)
 			return XG_DROP(&p, DROP_TX_PORT);

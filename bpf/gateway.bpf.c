@@ -143,7 +143,8 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	__u8 tos;
 	int rc;
 
-	rc = xg_outer_check(o, data_end);
+	rc = xg_outer_check(ctx, o);
+	data_end = (void *)(long)ctx->data_end; /* trimmed to the datagram */
 	if (!rc)
 		rc = xg_parse_geneve(p, o->udp, data_end, &opt, &ieth);
 	if (!rc)
@@ -309,9 +310,10 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	__u64 ctr;
 	int rc, slot;
 
-	rc = xg_outer_check(o, data_end);
+	rc = xg_outer_check(ctx, o);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
+	data_end = (void *)(long)ctx->data_end; /* trimmed to the datagram */
 	id = xg_gw_peer_by_addr(p, o->ip->saddr);
 	if (!id)
 		return XG_DROP(p, DROP_GW_UNKNOWN_PEER);

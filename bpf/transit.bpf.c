@@ -46,8 +46,12 @@ XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth,
 			 const struct xg_endpoint *ep, const struct xg_opt_host *opt)
 {
 	int hdr = (void *)inner_eth - (void *)(long)p->ctx->data;
-	__u32 ifindex = ep->ifindex;
+	__u32 ifindex = ep->ifindex, mtu;
 
+	/* The pod's veth would drop it unseen: count it here. No ICMP: its
+	 * sender is behind a tunnel, and the pods of a VPC share one MTU. */
+	if (unlikely(!xg_fits_dev(p, ifindex, -hdr, &mtu)))
+		return XG_DROP(p, DROP_POD_MTU);
 	xg_learn(p, opt);
 	/* Routed (cross-subnet) frames still carry the gateway MAC. */
 	xg_memcpy6(inner_eth->h_dest, ep->mac);
@@ -90,9 +94,14 @@ int xg_transit(struct xdp_md *ctx)
 		return XG_PASS(&p, PASS_NOT_GENEVE);
 	if (ip->daddr != p.host->ip_be || !p.host->ip_be)
 		return XG_PASS(&p, PASS_NOT_FOR_US);
-	rc = xg_outer_check(&o, data_end);
+	rc = xg_outer_check(ctx, &o);
 	if (rc)
 		return xg_count(&p, rc), XDP_DROP;
+	/* the frame now ends with the outer datagram */
+	data_end = (void *)(long)ctx->data_end;
+	eth = o.eth;
+	ip = o.ip;
+	udp = o.udp;
 
 	/* ---- Geneve ---- */
 	rc = xg_parse_geneve(&p, udp, data_end, &opt, &ieth);

@@ -59,6 +59,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "pkt.h" /* tests/fixtures: the frame builder */
+
 #define GENEVE_PORT 6081
 #define VXLAN_PORT  4789
 #define DISCARD_PORT 9
@@ -102,30 +104,6 @@ static uint32_t parse_ip(const char *s)
 	return a.s_addr;
 }
 
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-static uint32_t csum_add(uint32_t sum, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)(p[len - 1] << 8);
-	return sum;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
 /* Ethernet + IPv4 + UDP header at f, payload of plen bytes already in
  * place after it. Returns the header length (42). */
 static size_t l2l3l4(uint8_t *f, const uint8_t *dmac, const uint8_t *smac, uint32_t src,
@@ -133,34 +111,13 @@ static size_t l2l3l4(uint8_t *f, const uint8_t *dmac, const uint8_t *smac, uint3
 		     int df)
 {
 	uint8_t *ip = f + 14, *udp = ip + 20;
-	uint16_t ulen = 8 + plen, c;
-	uint32_t sum;
+	uint16_t ulen = 8 + plen;
 
-	memcpy(f, dmac, 6);
-	memcpy(f + 6, smac, 6);
-	put16(f + 12, 0x0800);
-	ip[0] = 0x45;
-	ip[1] = 0;
-	put16(ip + 2, 20 + ulen);
-	put16(ip + 4, 0);
-	put16(ip + 6, df ? 0x4000 : 0);
-	ip[8] = 64;
-	ip[9] = 17;
-	put16(ip + 10, 0);
-	memcpy(ip + 12, &src, 4);
-	memcpy(ip + 16, &dst, 4);
-	put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
-	put16(udp, sport);
-	put16(udp + 2, dport);
-	put16(udp + 4, ulen);
-	put16(udp + 6, 0);
-	if (udp_csum) {
-		sum = csum_add(0, ip + 12, 8);
-		sum += 17 + ulen;
-		sum = csum_add(sum, udp, ulen);
-		c = csum_fold(sum);
-		put16(udp + 6, c ? c : 0xffff);
-	}
+	put_eth(f, dmac, smac, 0x0800);
+	put_ipv4(ip, 0, 20 + ulen, 0, df ? 0x4000 : 0, 64, 17, src, dst);
+	put_udp(udp, sport, dport, ulen);
+	if (udp_csum)
+		put16(udp + 6, udp4_csum(ip, udp, ulen));
 	return 42;
 }
 
@@ -382,19 +339,9 @@ int main(int argc, char **argv)
 			inner[i] = (uint8_t)i; /* payload */
 		l2l3l4(inner, idmac, ismac, isrc, idst, 40000, DISCARD_PORT, ilen - 42, 1, 0);
 		if (geneve) {
-			t[0] = opt_host ? 3 : 0; /* version 0, option length in 4-byte words */
-			t[1] = 0;
-			put16(t + 2, 0x6558);
-			t[4] = vni >> 16;
-			t[5] = vni >> 8;
-			t[6] = vni;
-			t[7] = 0;
-			if (opt_host) { /* XG_OPT_HOST: class 0xFFF8, type 1, 2 words */
-				put16(t + 8, 0xfff8);
-				t[10] = 0x01;
-				t[11] = 2;
-				memcpy(t + 12, &opt_host, 4);
-			}
+			put_geneve_hdr(t, 0, 0, 0x6558, vni, opt_host ? FX_OPT_HOST_LEN : 0);
+			if (opt_host) /* XG_OPT_HOST: class 0xFFF8, type 1, 2 words */
+				put_opt_host(t + 8, opt_host, 0);
 		} else {
 			t[0] = 0x08; /* I flag */
 			t[4] = vni >> 16;

@@ -549,7 +549,9 @@ struct xg_gw_pcpu {
 	X(DROP_GW_BUSY, "drop: gateway: replay window contended, retries out")   \
 	X(DROP_GW_UNOWNED, "drop: gateway: inner source not announced by peer")  \
 	X(DROP_GW_TRANSIT, "drop: gateway: destination not in this cluster")     \
-	X(DROP_GW_TOO_BIG, "drop: gateway: frame too big for the tunnel")
+	X(DROP_GW_TOO_BIG, "drop: gateway: frame too big for the tunnel")        \
+	X(DROP_IP_LEN, "drop: IPv4 total length runs past the frame")            \
+	X(DROP_POD_MTU, "drop: frame exceeds the pod's MTU")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

@@ -22,16 +22,24 @@ XG_INLINE int xg_parse_inner(struct xg_pkt *p, struct ethhdr *eth, void *data_en
 
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
-		__u32 ports = 0;
+		__u32 ports = 0, tot_len;
 
 		if ((void *)(ip + 1) > data_end)
 			return XG_R_DROP_TRUNC_INNER;
 		if (ip->version != 4 || ip->ihl < 5)
 			return XG_R_DROP_INNER_BAD_IP;
+		/* The inner datagram must fit its frame (iplen.h); bytes after
+		 * it are carried untouched, the receiving stack trims them. */
+		tot_len = bpf_ntohs(ip->tot_len);
+		if (tot_len < ip->ihl * 4)
+			return XG_R_DROP_INNER_BAD_IP;
+		if ((void *)ip + tot_len > data_end)
+			return XG_R_DROP_TRUNC_INNER;
 		p->inner_src = ip->saddr;
 		p->inner_dst = ip->daddr;
 		if (!(ip->frag_off & bpf_htons(XG_IP_MF | XG_IP_OFFSET)) &&
-		    (ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP)) {
+		    (ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP) &&
+		    ip->ihl * 4 + 4 <= tot_len) {
 			__u32 *l4 = (void *)ip + ip->ihl * 4;
 
 			if ((void *)(l4 + 1) <= data_end)

@@ -9,6 +9,7 @@
 #define XG_OUTER_H
 
 #include "common.h"
+#include "iplen.h"
 
 struct xg_outer {
 	struct ethhdr *eth;
@@ -52,10 +53,17 @@ XG_INLINE int xg_reason_is_pass(__u32 r)
 	return r >= XG_R_PASS_NOT_IP && r <= XG_R_PASS_NO_CONFIG;
 }
 
-/* For a packet addressed to one of our tunnels: 0 or a drop reason. */
-XG_INLINE int xg_outer_check(const struct xg_outer *o, void *data_end)
+/*
+ * For a packet addressed to one of our tunnels: 0 or a drop reason. On 0
+ * the frame ends where the outer datagram does (trailing bytes trimmed,
+ * iplen.h) and o is refilled: callers reload data_end and every packet
+ * pointer they derived before.
+ */
+XG_INLINE int xg_outer_check(struct xdp_md *ctx, struct xg_outer *o)
 {
+	void *data, *data_end;
 	__u32 tot_len;
+	int excess;
 
 	/* Our senders never set IP options; refusing them keeps every header
 	 * offset constant from here on. */
@@ -64,11 +72,23 @@ XG_INLINE int xg_outer_check(const struct xg_outer *o, void *data_end)
 	if (o->ip->frag_off & bpf_htons(XG_IP_MF))
 		return XG_R_DROP_FRAGMENT;
 	tot_len = bpf_ntohs(o->ip->tot_len);
-	if (tot_len < sizeof(struct iphdr) + sizeof(struct udphdr) ||
-	    (void *)o->ip + tot_len > data_end)
+	if (tot_len < sizeof(struct iphdr) + sizeof(struct udphdr))
 		return XG_R_DROP_BAD_IP;
+	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
+	if (excess < 0)
+		return XG_R_DROP_IP_LEN;
 	if (bpf_ntohs(o->udp->len) != tot_len - sizeof(struct iphdr))
 		return XG_R_DROP_BAD_UDP_LEN;
+	if (xg_ip_trim(ctx, excess))
+		return XG_R_DROP_IP_LEN;
+
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	o->eth = data;
+	o->ip = (void *)(o->eth + 1);
+	o->udp = (void *)(o->ip + 1);
+	if ((void *)(o->udp + 1) > data_end) /* for the verifier: checked above */
+		return XG_R_DROP_TRUNC_UDP;
 	return 0;
 }
 

@@ -81,6 +81,25 @@ XG_INLINE int xg_nexthop(struct xg_pkt *p, __u32 dst_be, __u16 tot_len, struct x
 	return xg_nexthop_via(p, p->host->ip_be, p->host->nic_ifindex, dst_be, tot_len, nh, mtu);
 }
 
+/*
+ * Does the frame, len_diff bytes longer or shorter than it is now, fit the
+ * MTU of the device we are about to redirect it into? 1 if so, else 0 with
+ * *mtu set to the device's MTU. A veth drops a redirected frame larger than
+ * its peer's MTU without a trace (veth_xdp_xmit), so delivering into a pod
+ * checks first (docs/architecture.md, "MTU rule"). bpf_check_mtu (5.12+)
+ * reads the MTU the device has now: no copy in a map to go stale. A device
+ * it cannot find is left to the redirect to refuse.
+ */
+XG_INLINE int xg_fits_dev(struct xg_pkt *p, __u32 ifindex, __s32 len_diff, __u32 *mtu)
+{
+	__u32 m = 0;
+
+	if (likely(bpf_check_mtu(p->ctx, ifindex, &m, len_diff, 0) != BPF_MTU_CHK_RET_FRAG_NEEDED))
+		return 1;
+	*mtu = m;
+	return 0;
+}
+
 /* Send a frame whose outer header is complete toward next hop nh. */
 XG_INLINE int xg_send(struct xg_pkt *p, struct ethhdr *eth, const struct xg_nh_slot *nh,
 		      __u32 reason)

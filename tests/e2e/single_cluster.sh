@@ -29,6 +29,30 @@ check "TCP within a subnet (iperf3 p1b -> p1a)" tcp p1a 10.1.1.11 p1b
 check "TCP across subnets (iperf3 p1b -> p2a)" tcp p2a 10.1.2.21 p1b
 rm -f "/tmp/$P-iperf.json"
 
+# ---- a pod's MTU: a frame larger than it is not counted as delivered (the
+# veth would drop it unseen). Both ends of the pod's veth go to 1300.
+pod_mtu() { nsx "${POD_HOST[$1]}" ip link set "v$1" mtu "$2" && nsx "$1" ip link set eth0 mtu "$2"; }
+pod_mtu p1a 1300
+xg h1 stats --clear >/dev/null
+check_not "DF datagram over the pod's MTU not delivered (p2b -> p1a, 1350)" \
+	nsx p2b ping -c1 -W1 -M do -s 1322 10.1.1.11
+[ "$(counter h1 eth0 drop_pod_mtu)" -ge 1 ] && [ "$(counter h1 eth0 decap_local)" -eq 0 ] &&
+	ok "h1 counted it as drop_pod_mtu, not decap_local" ||
+	not_ok "h1: drop_pod_mtu $(counter h1 eth0 drop_pod_mtu), decap_local $(counter h1 eth0 decap_local)"
+check "a datagram of the pod's MTU is delivered (p2b -> p1a, 1300)" \
+	nsx p2b ping -c1 -W1 -M do -s 1272 10.1.1.11
+pod_mtu p1a "$POD_MTU"
+# Pod to pod on one host: the agent answers ICMP fragmentation-needed with
+# the destination pod's MTU, and the sender's PMTU discovery takes it.
+pod_mtu p2b 1300
+xg h2 stats --clear >/dev/null
+nsx p2a ping -c1 -W1 -M do -s 1322 10.1.2.22 2>&1 | grep -q "mtu = 1300" &&
+	ok "p2a told 'frag needed, mtu = 1300' for p2b" || not_ok "no frag-needed with mtu 1300 for p2a"
+[ "$(counter h2 vp2a icmp_frag_needed)" -ge 1 ] && ok "h2 agent counted icmp_frag_needed" ||
+	not_ok "no icmp_frag_needed on h2 vp2a"
+check "p2a -> p2b at the learned MTU (1300)" nsx p2a ping -c1 -W1 -M do -s 1272 10.1.2.22
+pod_mtu p2b "$POD_MTU"
+
 # ---- direct path: p2b -> p1b with h2's cache emptied. The first packet goes
 # agent(h2) -> divider/bouncer h1 -> h3; the reply teaches h2 where p1b is.
 for h in h1 h2 h3; do xg $h stats --clear >/dev/null; done
