@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,11 +21,11 @@
 
 int gwd_ctl_open(struct gwd *g)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd;
 
 	if (strlen(g->ctl_path) >= sizeof(sa.sun_path)) {
-		gwd_log("control socket path too long: %s", g->ctl_path);
+		gwd_log(g, "control socket path too long: %s", g->ctl_path);
 		return -1;
 	}
 	strcpy(sa.sun_path, g->ctl_path);
@@ -32,7 +33,7 @@ int gwd_ctl_open(struct gwd *g)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(g->ctl_path, 0600) ||
 	    listen(fd, 16)) {
-		gwd_log("control socket %s: %s", g->ctl_path, strerror(errno));
+		gwd_log(g, "control socket %s: %s", g->ctl_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -76,21 +77,24 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 		for (int j = 0; j < g->routes.n; j++)
 			routes += !strcmp(g->routes.r[j].origin, p->conf->name) &&
 				  rt_forwarding(&g->routes.r[j]);
-		o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I}", "name", p->conf->name,
-				     "state", state_name(p->state), "last_handshake_s_ago",
-				     p->last_handshake_ms ?
-					     json_integer((json_int_t)(now - p->last_handshake_ms) / 1000) :
-					     json_null(),
-				     "public", p->public_ip_be ? ipstr(p->public_ip_be) : json_null(),
-				     "routes", (json_int_t)routes, "rx_frames",
-				     (json_int_t)__atomic_load_n(&p->rx_frames, __ATOMIC_RELAXED), "refused", (json_int_t)p->refused,
-				     "port", (json_int_t)ntohs(p->public_port_be));
+		o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I}", "name", p->conf->name, "state",
+			      state_name(p->state), "last_handshake_s_ago",
+			      p->last_handshake_ms
+				  ? json_integer((json_int_t)(now - p->last_handshake_ms) / 1000)
+				  : json_null(),
+			      "public", p->public_ip_be ? ipstr(p->public_ip_be) : json_null(),
+			      "routes", (json_int_t)routes, "rx_frames",
+			      (json_int_t)__atomic_load_n(&p->rx_frames, __ATOMIC_RELAXED),
+			      "refused", (json_int_t)p->refused, "port",
+			      (json_int_t)ntohs(p->public_port_be));
 		/* data-plane counters (zero without a data plane) */
 		json_object_set_new(o, "tx_packets", json_integer((json_int_t)ps.tx_packets));
 		json_object_set_new(o, "rx_packets", json_integer((json_int_t)ps.rx_packets));
 		json_object_set_new(o, "rx_dropped", json_integer((json_int_t)ps.rx_dropped));
-		json_object_set_new(o, "key_age_s", p->last_rekey_ms ?
-			json_integer((json_int_t)(now - p->last_rekey_ms) / 1000) : json_null());
+		json_object_set_new(o, "key_age_s",
+				    p->last_rekey_ms
+					? json_integer((json_int_t)(now - p->last_rekey_ms) / 1000)
+					: json_null());
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -98,26 +102,27 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 
 static json_t *routes_json(struct gwd *g, uint64_t now)
 {
-	static const char *const st[] = { "active", "stale", "withdrawn" };
+	static const char *const st[] = {"active", "stale", "withdrawn"};
 	json_t *a = json_array();
 
 	for (int i = 0; i < g->n_own; i++)
 		if (!g->own[i].withdrawn)
-			json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
-							   (json_int_t)g->own[i].key.vni, "prefix",
-							   prefix(&g->own[i].key), "origin", "local",
-							   "version", (json_int_t)g->own[i].version,
-							   "state", "active", "age_s", (json_int_t)0));
+			json_array_append_new(a,
+					      json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
+							(json_int_t)g->own[i].key.vni, "prefix",
+							prefix(&g->own[i].key), "origin", "local",
+							"version", (json_int_t)g->own[i].version,
+							"state", "active", "age_s", (json_int_t)0));
 	for (int i = 0; i < g->routes.n; i++) {
 		struct route *r = &g->routes.r[i];
 
 		if (!rt_forwarding(r))
 			continue;
-		json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
-						   (json_int_t)r->key.vni, "prefix", prefix(&r->key),
-						   "origin", r->origin, "version",
-						   (json_int_t)r->version, "state", st[r->state],
-						   "age_s", (json_int_t)(now - r->since_ms) / 1000));
+		json_array_append_new(
+		    a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni", (json_int_t)r->key.vni,
+				 "prefix", prefix(&r->key), "origin", r->origin, "version",
+				 (json_int_t)r->version, "state", st[r->state], "age_s",
+				 (json_int_t)(now - r->since_ms) / 1000));
 	}
 	return a;
 }
@@ -139,8 +144,9 @@ static json_t *handle(struct gwd *g, char *line)
 		for (int i = 0; i < g->n_peers; i++)
 			up += g->peers[i].state == PEER_UP;
 		return json_pack("{s:s,s:s,s:o,s:i,s:i,s:i}", "name", g->conf.name, "cluster",
-				 g->conf.cluster, "public", ipstr(g->conf.public_addr.sin_addr.s_addr),
-				 "peers", g->n_peers, "peers_up", up, "routes", g->routes.n);
+				 g->conf.cluster, "public",
+				 ipstr(g->conf.public_addr.sin_addr.s_addr), "peers", g->n_peers,
+				 "peers_up", up, "routes", g->routes.n);
 	}
 	if (!strcmp(argv[0], "peers"))
 		return json_pack("{s:o}", "peers", peers_json(g, now));
@@ -148,7 +154,7 @@ static json_t *handle(struct gwd *g, char *line)
 		return json_pack("{s:o}", "routes", routes_json(g, now));
 	if (!strcmp(argv[0], "subnet") && argc == 4 &&
 	    (!strcmp(argv[1], "add") || !strcmp(argv[1], "del"))) {
-		struct rt_key k = { 0 };
+		struct rt_key k = {0};
 		char err[160], *slash = strchr(argv[3], '/'), *end;
 		unsigned long vni = strtoul(argv[2], &end, 10), plen;
 		struct in_addr a;
@@ -168,24 +174,31 @@ static json_t *handle(struct gwd *g, char *line)
 			return json_pack("{s:s}", "error", err);
 		return json_pack("{s:b}", "ok", 1);
 	}
-	return json_pack("{s:s}", "error", "unknown request: status, peers, routes, subnet add|del VNI CIDR");
+	return json_pack("{s:s}", "error",
+			 "unknown request: status, peers, routes, subnet add|del VNI CIDR");
 }
 
 void gwd_ctl_serve(struct gwd *g)
 {
-	struct pollfd pfd = { .fd = g->ctl_fd, .events = POLLIN };
+	struct pollfd pfd[2] = {{.fd = g->ctl_fd, .events = POLLIN},
+				{.fd = g->sig_fd, .events = POLLIN}};
+	struct signalfd_siginfo si;
 	char line[256];
 	ssize_t n;
 	json_t *res;
 	char *out;
 	int fd;
 
-	if (g->ctl_fd < 0 || poll(&pfd, 1, 200) != 1)
+	if (poll(pfd, 2, 200) <= 0)
+		return;
+	if (pfd[1].revents && read(g->sig_fd, &si, sizeof(si)) > 0)
+		g->stop = 1;
+	if (!pfd[0].revents)
 		return;
 	fd = accept4(g->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	struct timeval tv = { .tv_sec = 1 };
+	struct timeval tv = {.tv_sec = 1};
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	n = read(fd, line, sizeof(line) - 1);
@@ -196,7 +209,7 @@ void gwd_ctl_serve(struct gwd *g)
 		pthread_mutex_unlock(&g->lock);
 		out = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		if (out && write(fd, out, strlen(out)) < 0)
-			gwd_log("control: reply lost: %s", strerror(errno));
+			gwd_log(g, "control: reply lost: %s", strerror(errno));
 		free(out);
 		json_decref(res);
 	}

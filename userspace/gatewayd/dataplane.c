@@ -27,21 +27,25 @@ static int open_map(const char *root, const char *name, __u32 ksz, __u32 vsz, ch
 	snprintf(path, sizeof(path), "%s/%s", root, name);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s (attach the gateway program first: "
-			 "`xgate -n INSTANCE attach DEV gateway`)", path, strerror(errno));
+		snprintf(err, errlen,
+			 "%s: %s (attach the gateway program first: "
+			 "`xgate -n INSTANCE attach DEV gateway`)",
+			 path, strerror(errno));
 		return -1;
 	}
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.key_size != ksz ||
 	    info.value_size != vsz) {
-		snprintf(err, errlen, "%s: key/value size %u/%u, this gatewayd expects %u/%u: the "
+		snprintf(err, errlen,
+			 "%s: key/value size %u/%u, this gatewayd expects %u/%u: the "
 			 "maps are from another xgate version (`xgate -n INSTANCE reset`, attach "
-			 "again)", path, info.key_size, info.value_size, ksz, vsz);
+			 "again)",
+			 path, info.key_size, info.value_size, ksz, vsz);
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
-#define open_pin(root, name, type_k, type_v, err, errlen) \
+#define open_pin(root, name, type_k, type_v, err, errlen)                                          \
 	open_map(root, name, sizeof(type_k), sizeof(type_v), err, errlen)
 
 /* After writing a map the data path caches per CPU (the gateway's
@@ -66,21 +70,21 @@ static void key_ident(const struct gw_peer_conf *pc, __u8 out[8])
 /* A peer entry that belongs to someone else (config changed) starts over. */
 static void reconcile_peer(struct gwd *g, __u32 id, const struct gw_peer_conf *pc)
 {
-	struct xg_gw_peer v, want = { .flags = XG_GW_PEER_VALID };
+	struct xg_gw_peer v, want = {.flags = XG_GW_PEER_VALID};
 
 	key_ident(pc, want.ident);
 	if (!bpf_map_lookup_elem(g->dp.peers, &id, &v) && (v.flags & XG_GW_PEER_VALID) &&
 	    !memcmp(v.ident, want.ident, 8))
 		return; /* ours: keys and address stay, traffic keeps flowing */
 	if (!bpf_map_lookup_elem(g->dp.peers, &id, &v) && v.ip_be) {
-		struct xg_gw_paddr_key a = { .ip_be = v.ip_be };
+		struct xg_gw_paddr_key a = {.ip_be = v.ip_be};
 
 		bpf_map_delete_elem(g->dp.paddr, &a);
 		gen_bump(g->dp.gen);
 	}
 	bpf_map_update_elem(g->dp.peers, &id, &want, BPF_ANY);
 	gen_bump(g->dp.gen); /* the previous owner's keys are gone from every CPU's copy */
-	gwd_log("peer %s: data-plane entry %u initialised", pc->name, id);
+	gwd_log(g, "peer %s: data-plane entry %u initialised", pc->name, id);
 }
 
 int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
@@ -95,20 +99,21 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 	if (!g->conf.instance[0])
 		return 0;
 	if (xg_instance_root(g->conf.instance, root, sizeof(root))) {
-		snprintf(err, errlen, "Instance '%s' is not a valid instance name", g->conf.instance);
+		snprintf(err, errlen, "Instance '%s' is not a valid instance name",
+			 g->conf.instance);
 		return -1;
 	}
 	if ((dp->gw = open_pin(root, XG_MAP_GW, __u32, struct xg_gw_conf, err, errlen)) < 0 ||
-	    (dp->peers = open_pin(root, XG_MAP_GW_PEERS, __u32, struct xg_gw_peer, err,
-				  errlen)) < 0 ||
-	    (dp->paddr = open_pin(root, XG_MAP_GW_PADDR, struct xg_gw_paddr_key, __u32, err,
-				  errlen)) < 0 ||
-	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, struct xg_subnet_key,
-				  struct xg_gw_route, err, errlen)) < 0 ||
-	    (dp->replay = open_pin(root, XG_MAP_GW_REPLAY, __u32, struct xg_gw_replay, err,
-				   errlen)) < 0 ||
-	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pcpu, err,
-				   errlen)) < 0 ||
+	    (dp->peers = open_pin(root, XG_MAP_GW_PEERS, __u32, struct xg_gw_peer, err, errlen)) <
+		0 ||
+	    (dp->paddr =
+		 open_pin(root, XG_MAP_GW_PADDR, struct xg_gw_paddr_key, __u32, err, errlen)) < 0 ||
+	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, struct xg_subnet_key, struct xg_gw_route,
+				  err, errlen)) < 0 ||
+	    (dp->replay =
+		 open_pin(root, XG_MAP_GW_REPLAY, __u32, struct xg_gw_replay, err, errlen)) < 0 ||
+	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pcpu, err, errlen)) <
+		0 ||
 	    (dp->gen = open_pin(root, XG_MAP_GEN, __u32, struct xg_gen, err, errlen)) < 0)
 		return -1;
 	c.pub_ip_be = g->conf.public_addr.sin_addr.s_addr;
@@ -116,7 +121,8 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 	if (g->conf.public_if[0]) {
 		c.pub_ifindex = if_nametoindex(g->conf.public_if);
 		if (!c.pub_ifindex) {
-			snprintf(err, errlen, "PublicInterface %s: no such device", g->conf.public_if);
+			snprintf(err, errlen, "PublicInterface %s: no such device",
+				 g->conf.public_if);
 			return -1;
 		}
 	}
@@ -145,8 +151,8 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 
 void gwd_dp_close(struct gwd *g)
 {
-	int *fds[] = { &g->dp.gw, &g->dp.peers, &g->dp.paddr, &g->dp.route, &g->dp.replay,
-		       &g->dp.pstats, &g->dp.gen };
+	int *fds[] = {&g->dp.gw,     &g->dp.peers,  &g->dp.paddr, &g->dp.route,
+		      &g->dp.replay, &g->dp.pstats, &g->dp.gen};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -170,8 +176,8 @@ static int peer_index(struct gwd *g, const char *origin)
 
 static struct xg_subnet_key lpm_key(const struct rt_key *k)
 {
-	struct xg_subnet_key lk = { .prefixlen = 32 + k->plen, .vni_be = htonl(k->vni),
-				    .ip_be = k->ip_be };
+	struct xg_subnet_key lk = {
+	    .prefixlen = 32 + k->plen, .vni_be = htonl(k->vni), .ip_be = k->ip_be};
 	return lk;
 }
 
@@ -220,7 +226,7 @@ static const struct want_route *wanted(const struct want_route *w, int n,
 static void sync_divider(struct gwd *g, int d, const struct want_route *w, int n)
 {
 	struct xg_subnet_key k, next, *prev = NULL;
-	struct xg_subnet v, mark = { .flags = XG_SUBNET_REMOTE };
+	struct xg_subnet v, mark = {.flags = XG_SUBNET_REMOTE};
 	bool changed = false;
 
 	while (!bpf_map_get_next_key(g->dp.div_subnet[d], prev, &next)) {
@@ -240,7 +246,7 @@ static void sync_divider(struct gwd *g, int d, const struct want_route *w, int n
 		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &w[i].k, &v))
 			continue; /* already marked, or a local subnet of that prefix */
 		if (bpf_map_lookup_elem(g->dp.div_vpc[d], &vni, &vpc)) {
-			gwd_log("divider %s: no VPC %u there; remote subnet not marked",
+			gwd_log(g, "divider %s: no VPC %u there; remote subnet not marked",
 				g->conf.dividers[d], vni);
 			continue;
 		}
@@ -263,7 +269,7 @@ void gwd_dp_sync_routes(struct gwd *g)
 		return;
 	w = desired(g, &n);
 	if (!w) {
-		gwd_log("data plane: out of memory; routes not synced");
+		gwd_log(g, "data plane: out of memory; routes not synced");
 		return;
 	}
 	while (!bpf_map_get_next_key(g->dp.route, prev, &next)) {
@@ -275,7 +281,7 @@ void gwd_dp_sync_routes(struct gwd *g)
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		struct xg_gw_route want = { .peer = w[i].peer };
+		struct xg_gw_route want = {.peer = w[i].peer};
 
 		if ((bpf_map_lookup_elem(g->dp.route, &w[i].k, &v) || v.peer != want.peer) &&
 		    !bpf_map_update_elem(g->dp.route, &w[i].k, &want, BPF_ANY))
@@ -293,7 +299,7 @@ void gwd_dp_peer_addr(struct gwd *g, int idx)
 	struct peer *p = &g->peers[idx];
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
-	struct xg_gw_paddr_key a = { 0 };
+	struct xg_gw_paddr_key a = {0};
 
 	if (!g->dp.on || bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return;
@@ -342,7 +348,7 @@ static int rx_victim(struct gwd *g, __u32 id, const struct xg_gw_peer *v)
 int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
 {
 	__u32 id = (__u32)idx + 1, ri;
-	struct xg_gw_replay fresh = { 0 };
+	struct xg_gw_replay fresh = {0};
 	struct xg_gw_peer v;
 	int slot;
 
