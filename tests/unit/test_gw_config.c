@@ -9,7 +9,8 @@
 #include "config.h"
 
 #define K1 "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="
-#define K2 "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw="
+#define K2 "fEvQRvjrGLl16GgVxUVz4OEzugh95wXkUBF9MdHVUCo="
+#define K1_PUB "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=" /* of K1 */
 #define K3 "xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg="
 #define GW "[Gateway]\nName = gw-a\nCluster = edge-a\nPrivateKey = " K1 \
 	   "\nPublicAddress = 127.0.0.1:6081\n"
@@ -97,6 +98,34 @@ int main(void)
 		   "peer c has the same PublicKey as b (line 6)");
 	expect_err(GW "[Peer]\nName = b\nAllowedIPs = 10.0.0.0/8\n", "t.conf:8: unknown key 'AllowedIPs' in [Peer]");
 	expect_err(GW "[Peer]\nName = b\nAllowedSubnets = 10.0.0.0/8, 10.1.1.1/24\n", "10.1.1.1/24 has host bits set");
+
+	/* what must be refused although each value parses */
+	expect_err(GW "[Peer]\nName = b\nPublicKey = " K1_PUB "\n",
+		   "t.conf:8: PublicKey '" K1_PUB "' of peer b is this gateway's own public key");
+	expect_err(GW "[Peer]\nName = gw-a\nPublicKey = " K2 "\n",
+		   "t.conf:7: peer Name 'gw-a' is this gateway's own Name");
+	expect_err(GW "[Peer]\nName = b\nPublicKey = AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		   "t.conf:8: PublicKey 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' of peer b is not a usable X25519 key");
+	expect_err(GW "[Peer]\nName = b\nPublicKey = 4Ot6fDtBuK4WVuP68Z/EatoJjeucMrH9hmIFFl9JuAA=\n", /* order 8 */
+		   "t.conf:8: PublicKey '4Ot6fDtBuK4WVuP68Z/EatoJjeucMrH9hmIFFl9JuAA=' of peer b is not a usable X25519 key");
+	expect_err(GW "[Peer]\nName = b\nPublicKey = " K2 "\nEndpoint = 127.0.0.1:7100\n",
+		   "t.conf:9: Endpoint '127.0.0.1:7100' of peer b is this gateway's own ListenAddress");
+	expect_err(GW "ListenAddress = 0.0.0.0:7200\n[Peer]\nName = b\nPublicKey = " K2
+		      "\nEndpoint = 127.0.0.2:7200\n",
+		   "t.conf:10: Endpoint '127.0.0.2:7200' of peer b is this gateway's own ListenAddress");
+	expect_err(GW "Subnet = 100 10.1.0.0/16\nSubnet = 100  10.1.0.0/16\n",
+		   "t.conf:7: Subnet '100  10.1.0.0/16' given twice (line 6)");
+	expect_err(GW "Subnet = 100 10.1.0.0/16\nSubnet = 7 10.9.0.0/16\nSubnet = 100 10.1.5.0/24\n",
+		   "t.conf:8: Subnet '100 10.1.5.0/24' overlaps Subnet '100 10.1.0.0/16' (line 6)");
+	expect_err(GW "Subnet = 100 10.1.5.0/24\nSubnet = 100 0.0.0.0/0\n",
+		   "t.conf:7: Subnet '100 0.0.0.0/0' overlaps Subnet '100 10.1.5.0/24' (line 6)");
+	/* and what stays allowed: one prefix in two VPCs, another gateway's
+	 * port on this address, an address a wildcard listener cannot tell */
+	rc = parse(GW "ListenAddress = 0.0.0.0:7200\nSubnet = 100 10.1.0.0/16\nSubnet = 200 10.1.0.0/16\n"
+		      "[Peer]\nName = b\nPublicKey = " K2 "\nEndpoint = 127.0.0.1:7201\n"
+		      "[Peer]\nName = c\nPublicKey = " K3 "\nEndpoint = 192.0.2.1:7200\n",
+		   err, sizeof(err));
+	CHECK(rc == 0, "the same prefix in two VPCs, other ports and addresses parse (%s)", rc ? err : "");
 
 	return unit_summary();
 }
