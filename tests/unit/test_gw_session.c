@@ -195,5 +195,24 @@ int main(void)
 		CHECK(g.rc != 0, "impersonation without the private key fails (%s)", g.err);
 		close(sv[0]);
 	}
+	/* a silent peer: the socket timeout is reported as one, not as a close */
+	{
+		struct side t = { .sk = sk_b };
+		int sv[2];
+
+		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+		gw_set_timeouts(sv[1], 100);
+		t.rc = gw_handshake(&t.s, sv[1], GW_RESPONDER, t.sk, NULL, knows_a, NULL, t.err,
+				    sizeof(t.err));
+		CHECK(t.rc && strstr(t.err, "timed out waiting for the peer's hello"),
+		      "silent peer: '%s'", t.err);
+		shutdown(sv[0], SHUT_WR);
+		t.rc = gw_handshake(&t.s, sv[1], GW_RESPONDER, t.sk, NULL, knows_a, NULL, t.err,
+				    sizeof(t.err));
+		CHECK(t.rc && strstr(t.err, "connection closed"), "closed peer: '%s'", t.err);
+		close(sv[0]);
+		close(sv[1]);
+	}
+
 	return unit_summary();
 }
