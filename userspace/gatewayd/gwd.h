@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "dataplane.h"
+#include "handshakes.h"
 #include "routes.h"
 #include "session.h"
 #include "store.h"
@@ -81,8 +82,13 @@ struct gwd {
 	int sig_fd; /* SIGINT, SIGTERM: the main loop sets stop */
 	char ctl_path[256];
 	volatile int stop;
-	int threads; /* atomic: session and dialler threads running */
+	int threads;	       /* atomic: session and dialler threads running */
+	struct gw_hs_table hs; /* handshakes under way (own lock) */
 };
+
+/* The handshake and both INFOs must be done within this, all of it (not
+ * per read): see handshakes.h. */
+#define GWD_HANDSHAKE_MS 5000
 
 /* What a session thread starts from: an accepted or a dialled socket. */
 struct gwd_start {
@@ -91,6 +97,7 @@ struct gwd_start {
 	enum gw_role role;
 	struct peer *p;	      /* initiator: the peer dialled */
 	struct peer *claimed; /* responder: the peer it proved to be, while its INFO is read */
+	int hs_slot;	      /* in g->hs while the handshake and INFO run, else -1 */
 	char addr[32];
 };
 

@@ -172,6 +172,7 @@ int main(int argc, char **argv)
 			 g->conf.name);
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->conn_lock, NULL);
+	gw_hs_init(&g->hs, GW_HS_INBOUND_MAX);
 	g->listen_fd = g->ctl_fd = -1;
 	rt_init(&g->routes);
 	signal(SIGPIPE, SIG_IGN);

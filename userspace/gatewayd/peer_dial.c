@@ -99,33 +99,98 @@ static int start_thread(struct gwd *g, void *(*fn)(void *), void *arg)
 	return rc;
 }
 
+/* Out of file descriptors (or memory) for a new connection: it stays in
+ * the listen queue, and poll would report it again at once. */
+static bool accept_starved(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+}
+
+/* A line about refused connections at most every LOG_EVERY_MS, with how
+ * many there were since the last one. */
+#define LOG_EVERY_MS	 10000
+#define STARVED_PAUSE_MS 250
+
+struct acceptor_log {
+	uint64_t last_ms;
+	unsigned n;
+};
+
+/* Counts one; true when a line is due, with the count in *n. */
+static bool log_due(struct acceptor_log *l, unsigned *n)
+{
+	uint64_t now = gwd_now_ms();
+
+	l->n++;
+	if (l->last_ms && now - l->last_ms < LOG_EVERY_MS)
+		return false;
+	*n = l->n;
+	l->last_ms = now;
+	l->n = 0;
+	return true;
+}
+
+/* Accepts peers' connections and is the handshake deadlines' watchdog (a
+ * pass every 200 ms at most). Past GW_HS_INBOUND_MAX accepted handshakes at
+ * once, new connections are closed at once; when the process is out of
+ * file descriptors, accepting pauses STARVED_PAUSE_MS at a time. */
 void *gwd_acceptor(void *arg)
 {
 	struct gwd *g = arg;
+	struct acceptor_log full = {0}, starved = {0};
 
 	while (!g->stop) {
 		struct sockaddr_in sa;
 		socklen_t sl = sizeof(sa);
 		struct pollfd pfd = {.fd = g->listen_fd, .events = POLLIN};
 		struct gwd_start *st;
-		int fd;
+		char addr[32];
+		int fd, slot, n;
+		unsigned logged;
 
+		n = gw_hs_expire(&g->hs, gwd_now_ms());
+		if (n)
+			gwd_log(g, "%d handshake%s cut at the %ums deadline", n, n > 1 ? "s" : "",
+				GWD_HANDSHAKE_MS);
 		if (poll(&pfd, 1, 200) <= 0)
 			continue;
 		fd = accept4(g->listen_fd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			if (accept_starved(errno)) {
+				if (log_due(&starved, &logged))
+					gwd_log(
+					    g,
+					    "accepting paused: %s (%u times since the last line)",
+					    strerror(errno), logged);
+				poll(NULL, 0, STARVED_PAUSE_MS);
+			}
 			continue;
+		}
+		snprintf(addr, sizeof(addr), "%s:%u", inet_ntoa(sa.sin_addr), ntohs(sa.sin_port));
+		slot = gw_hs_begin(&g->hs, fd, true, gwd_now_ms() + GWD_HANDSHAKE_MS);
+		if (slot < 0) {
+			if (log_due(&full, &logged))
+				gwd_log(
+				    g,
+				    "connection from %s closed: %u handshakes under way already "
+				    "(%u refused since the last line)",
+				    addr, gw_hs_inbound(&g->hs), logged);
+			close(fd);
+			continue;
+		}
 		st = calloc(1, sizeof(*st));
 		if (!st) {
+			gw_hs_end(&g->hs, slot);
 			close(fd);
 			continue;
 		}
 		st->g = g;
 		st->fd = fd;
 		st->role = GW_RESPONDER;
-		snprintf(st->addr, sizeof(st->addr), "%s:%u", inet_ntoa(sa.sin_addr),
-			 ntohs(sa.sin_port));
+		st->hs_slot = slot;
+		memcpy(st->addr, addr, sizeof(addr));
 		if (start_thread(g, session_thread, st)) {
+			gw_hs_end(&g->hs, slot);
 			close(fd);
 			free(st);
 		}
@@ -170,6 +235,7 @@ static void *dialer(void *arg)
 		goto out;
 	}
 	st->fd = fd;
+	st->hs_slot = gw_hs_begin(&g->hs, fd, false, gwd_now_ms() + GWD_HANDSHAKE_MS);
 	return session_thread(st);
 out:
 	free(st);
@@ -214,6 +280,7 @@ void gwd_dial(struct gwd *g, const int *idx, int n)
 			st->g = g;
 			st->role = GW_INITIATOR;
 			st->p = p;
+			st->hs_slot = -1;
 			if (!start_thread(g, dialer, st))
 				continue;
 			free(st);

@@ -43,17 +43,13 @@ static struct peer *peer_by_key(struct gwd *g, const unsigned char pub[32])
 }
 
 /* The responder read a HELLO: is its static key one of our peers? Keys are
- * immutable (no lock needed); the time goes in inbound_ms, which holds our
- * own dial to that peer back. Nothing is proven yet at this point, so that
- * is all it does, and only for INBOUND_WAIT_MS. */
+ * immutable (no lock needed). Nothing is proven by a HELLO (anyone can
+ * name a public key), so it changes nothing else. */
 static int knows(const unsigned char pub[32], void *arg)
 {
 	struct gwd_start *st = arg;
 
-	st->claimed = peer_by_key(st->g, pub);
-	if (st->claimed)
-		__atomic_store_n(&st->claimed->inbound_ms, gwd_now_ms() | 1, __ATOMIC_RELAXED);
-	return st->claimed != NULL;
+	return peer_by_key(st->g, pub) != NULL;
 }
 
 static int peer_idx(struct gwd *g, struct peer *p)
@@ -234,49 +230,69 @@ static void session_run(struct gwd *g, struct peer *p, struct conn *c, uint8_t *
 	}
 }
 
-/* Handshake and INFO both ways; p is set to the peer it proved to be.
- * Returns 0, or -1 with err. */
+/* Handshake and INFO both ways, within GWD_HANDSHAKE_MS in all; p is set
+ * to the peer it proved to be. Returns 0, or -1 (logged). */
 static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer **pp,
-		 struct gw_info_msg *theirs, char *err, size_t errlen)
+		 struct gw_info_msg *theirs)
 {
 	struct gwd *g = st->g;
 	struct gw_info_msg info = {0};
 	const char *why = NULL;
 	struct peer *p = st->p;
+	char err[128] = "";
+	bool shaken;
 	uint8_t type;
 	long n;
 
-	gw_set_timeouts(st->fd, HANDSHAKE_MS);
-	if (gw_handshake(&c->s, st->fd, st->role, g->conf.private_key,
-			 p ? p->conf->public_key : NULL, knows, st, err, errlen)) {
-		gwd_log(g, "%s%s: handshake failed: %s", p ? "peer " : "connection from ",
-			p ? p->conf->name : st->addr, err);
-		return -1;
-	}
-	if (!p)
+	/* per read too: the deadline's watchdog ticks only every 200 ms */
+	gw_set_timeouts(st->fd, GWD_HANDSHAKE_MS);
+	shaken = !gw_handshake(&c->s, st->fd, st->role, g->conf.private_key,
+			       p ? p->conf->public_key : NULL, knows, st, err, sizeof(err));
+	if (shaken && !p) {
 		p = peer_by_key(g, c->s.peer_static);
+		/* authenticated: our own dial to it waits while this one
+		 * gets through its INFO (INBOUND_WAIT_MS at most) */
+		st->claimed = p;
+		__atomic_store_n(&p->inbound_ms, gwd_now_ms() | 1, __ATOMIC_RELAXED);
+	}
 	*pp = p;
+	if (!shaken)
+		goto fail;
 	snprintf(info.name, sizeof(info.name), "%s", g->conf.name);
 	snprintf(info.cluster, sizeof(info.cluster), "%s", g->conf.cluster);
 	info.public_ip_be = g->conf.public_addr.sin_addr.s_addr;
 	info.public_port_be = g->conf.public_addr.sin_port;
 	n = (long)gw_info_encode(buf, &info);
 	if (gwd_conn_send(c, GW_T_HELLO_INFO, buf, (size_t)n)) {
-		snprintf(err, errlen, "sending info failed");
+		snprintf(err, sizeof(err), "sending info failed");
 		goto fail;
 	}
-	n = gw_recv(&c->s, &type, buf, GW_FRAME_MAX, err, errlen);
+	n = gw_recv(&c->s, &type, buf, GW_FRAME_MAX, err, sizeof(err));
 	if (n <= 0 || type != GW_T_HELLO_INFO || gw_info_decode(buf, (size_t)n, theirs, &why)) {
-		snprintf(err, errlen, "%s", why ? why : n < 0 ? err : "expected info");
+		snprintf(err, sizeof(err), "%s",
+			 why			    ? why
+			 : n < 0 && errno == EAGAIN ? "no info from the peer in time"
+			 : n < 0		    ? err
+						    : "expected info");
 		goto fail;
 	}
 	if (strcmp(theirs->name, p->conf->name)) {
-		snprintf(err, errlen, "key of %s but calls itself %s", p->conf->name, theirs->name);
+		snprintf(err, sizeof(err), "key of %s but calls itself %s", p->conf->name,
+			 theirs->name);
 		goto fail;
 	}
+	gw_hs_end(&g->hs, st->hs_slot);
+	st->hs_slot = -1;
 	return 0;
 fail:
-	gwd_log(g, "peer %s: session failed: %s", p->conf->name, err);
+	if (gw_hs_end(&g->hs, st->hs_slot)) /* the deadline cut it: that is the reason */
+		snprintf(err, sizeof(err), "not done within %ums", GWD_HANDSHAKE_MS);
+	st->hs_slot = -1;
+	if (shaken)
+		gwd_log(g, "peer %s: session failed: %s", p->conf->name, err);
+	else
+		gwd_log(g, "%s%s: handshake failed: %s", p ? "peer " : "connection from ",
+			p ? p->conf->name : st->addr, err);
 	return -1;
 }
 
@@ -293,11 +309,12 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 	if (!c || !buf) {
 		free(c);
 		free(buf);
+		gw_hs_end(&g->hs, st->hs_slot);
 		close(st->fd);
 		return GWD_FAILED;
 	}
 	pthread_mutex_init(&c->send_lock, NULL);
-	if (setup(st, c, buf, &p, &theirs, err, sizeof(err)))
+	if (setup(st, c, buf, &p, &theirs))
 		goto out;
 	st->p = p;
 	if (st->claimed) { /* the handshake is over: our dials may go again */
