@@ -103,4 +103,22 @@ line_cut=$(grep -n "handshake failed: not done within" "$T/a.log" | sed -n "$((n
 wait "${BG[-1]}" 2>/dev/null
 grep -q "[1-9][0-9]* hellos answered" "$T/hellos.out" && ok "the HELLOs reached gw-a ($(cat "$T/hellos.out"))" ||
 	not_ok "HELLOs: $(cat "$T/hellos.out")"
+# 5. the control socket: silent clients do not stall the main loop or the
+#    other clients; a request is read whole, not cut at 255 bytes
+python3 "$PROBE" ctlhold "$T/a.sock" 12 8 & BG+=($!)
+sleep 0.5
+timeout 4 "$XG" gw status --socket "$T/a.sock" -o json > /dev/null &&
+	ok "control requests answered while 12 silent clients hold the socket" ||
+	not_ok "12 silent control clients stalled gatewayd"
+long="subnet$(printf '%300s' '')add 300 10.77.0.0/24"
+reply=$(python3 "$PROBE" ctl "$T/a.sock" "$long")
+[ "$reply" = '{"ok":true}' ] && q a routes | grep -q 10.77.0.0 &&
+	ok "a ${#long}-byte request is read whole" || not_ok "long request: $reply"
+reply=$(python3 "$PROBE" ctl "$T/a.sock" "status$(printf '%5000s' '')")
+case $reply in *"request longer than 4096 bytes"*) ok "an over-long request is refused: $reply";;
+	*) not_ok "over-long request: $reply";; esac
+reply=$(python3 "$PROBE" ctl "$T/a.sock" $'peers\nignored')
+case $reply in *'"peers"'*) ok "a request ends at its newline";; *) not_ok "newline: $reply";; esac
+wait_for 10 grep -q "control: client closed, no request within 5000ms" "$T/a.log" &&
+	ok "silent clients closed after 5 s, logged" || not_ok "silent control clients not closed"
 summary

@@ -12,6 +12,8 @@
                                              a HELLO naming KEY (a peer's public key) on
                                              a new connection every INTERVAL, each held
                                              open; prints how many were answered
+  probe.py ctlhold SOCKET N SECONDS          N silent clients on the control socket
+  probe.py ctl SOCKET REQUEST                one request, its reply printed
 """
 import base64
 import os
@@ -114,6 +116,39 @@ def hellos(port, key, interval, seconds):
     return 0
 
 
+def unix(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    return s
+
+
+def ctlhold(path, n, seconds):
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)  # blocking: waits in a full listen queue
+        socks.append(s)
+    time.sleep(seconds)
+    for s in socks:
+        s.close()
+    return 0
+
+
+def ctl(path, request):
+    s = unix(path)
+    s.sendall(request.encode())
+    s.shutdown(socket.SHUT_WR)
+    reply = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        reply += b
+    print(reply.decode())
+    return 0
+
+
 def main(a):
     if a[0] == "trickle":
         return trickle(int(a[1]), int(a[2]), float(a[3]))
@@ -123,6 +158,10 @@ def main(a):
         return hold(int(a[1]), int(a[2]), float(a[3]))
     if a[0] == "hellos":
         return hellos(int(a[1]), a[2], float(a[3]), float(a[4]))
+    if a[0] == "ctlhold":
+        return ctlhold(a[1], int(a[2]), float(a[3]))
+    if a[0] == "ctl":
+        return ctl(a[1], a[2])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -30,9 +30,9 @@ int gwd_ctl_open(struct gwd *g)
 	}
 	strcpy(sa.sun_path, g->ctl_path);
 	unlink(g->ctl_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(g->ctl_path, 0600) ||
-	    listen(fd, 16)) {
+	    listen(fd, 64)) {
 		gwd_log(g, "control socket %s: %s", g->ctl_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -178,40 +178,133 @@ static json_t *handle(struct gwd *g, char *line)
 			 "unknown request: status, peers, routes, subnet add|del VNI CIDR");
 }
 
+static void client_close(struct gwd *g, int i)
+{
+	struct ctl_client *c = &g->ctl[i];
+
+	close(c->fd);
+	free(c->out);
+	*c = g->ctl[--g->n_ctl];
+}
+
+/* The request is complete: the reply replaces it. */
+static void client_answer(struct gwd *g, struct ctl_client *c, const char *error)
+{
+	json_t *res;
+
+	if (error) {
+		res = json_pack("{s:s}", "error", error);
+	} else {
+		c->in[c->len] = 0;
+		pthread_mutex_lock(&g->lock);
+		res = handle(g, c->in);
+		pthread_mutex_unlock(&g->lock);
+	}
+	c->out = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	c->out_len = c->out ? strlen(c->out) : 0;
+	c->out_off = 0;
+	json_decref(res);
+}
+
+/* Reads what the client sent; the request ends at a newline or when the
+ * client shuts its side down. One longer than GWD_CTL_REQ_MAX is read to
+ * its end all the same (closing a socket with unread data resets it, and
+ * the client would not see the error), then refused. Returns -1 when the
+ * client is to be closed. */
+static int client_read(struct gwd *g, struct ctl_client *c)
+{
+	ssize_t n = read(c->fd, c->in + c->len, GWD_CTL_REQ_MAX - c->len);
+	char *nl;
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	nl = n ? memchr(c->in + c->len, '\n', (size_t)n) : NULL;
+	if (n == 0 && !c->len && !c->too_long)
+		return -1;
+	if (n == 0 || nl) {
+		char e[64];
+
+		if (nl)
+			c->len = (size_t)(nl - c->in);
+		snprintf(e, sizeof(e), "request longer than %d bytes", GWD_CTL_REQ_MAX);
+		client_answer(g, c, c->too_long ? e : NULL);
+		return 0;
+	}
+	c->len += (size_t)n;
+	if (c->len == GWD_CTL_REQ_MAX) {
+		c->too_long = true;
+		c->len = 0; /* the rest is read over it */
+	}
+	return 0;
+}
+
+/* Writes what the socket takes; -1 when done or failed (close it). */
+static int client_write(struct gwd *g, struct ctl_client *c)
+{
+	ssize_t n;
+
+	if (!c->out)
+		return -1;
+	n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n < 0) {
+		gwd_log(g, "control: reply lost: %s", strerror(errno));
+		return -1;
+	}
+	c->out_off += (size_t)n;
+	return c->out_off == c->out_len ? -1 : 0;
+}
+
+/* The main loop's wait (up to 200 ms): signals, new control clients and
+ * every client's request and reply, none of them blocking. A client gets
+ * GWD_CTL_TIMEOUT_MS for its request and reply together. */
 void gwd_ctl_serve(struct gwd *g)
 {
-	struct pollfd pfd[2] = {{.fd = g->ctl_fd, .events = POLLIN},
-				{.fd = g->sig_fd, .events = POLLIN}};
+	struct pollfd pfd[GWD_CTL_CLIENTS + 2];
 	struct signalfd_siginfo si;
-	char line[256];
-	ssize_t n;
-	json_t *res;
-	char *out;
-	int fd;
+	uint64_t now;
+	int n = 0;
 
-	if (poll(pfd, 2, 200) <= 0)
+	pfd[n++] = (struct pollfd){.fd = g->sig_fd, .events = POLLIN};
+	/* full: new clients wait in the listen queue */
+	pfd[n++] =
+	    (struct pollfd){.fd = g->n_ctl < GWD_CTL_CLIENTS ? g->ctl_fd : -1, .events = POLLIN};
+	for (int i = 0; i < g->n_ctl; i++)
+		pfd[n++] =
+		    (struct pollfd){.fd = g->ctl[i].fd, .events = g->ctl[i].out ? POLLOUT : POLLIN};
+	if (poll(pfd, (nfds_t)n, 200) < 0)
 		return;
-	if (pfd[1].revents && read(g->sig_fd, &si, sizeof(si)) > 0)
+	if (pfd[0].revents && read(g->sig_fd, &si, sizeof(si)) > 0)
 		g->stop = 1;
-	if (!pfd[0].revents)
-		return;
-	fd = accept4(g->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct timeval tv = {.tv_sec = 1};
+	now = gwd_now_ms();
+	/* backwards: closing a client moves the last one into its place */
+	for (int i = g->n_ctl - 1; i >= 0; i--) {
+		struct ctl_client *c = &g->ctl[i];
+		short re = pfd[2 + i].revents;
+		int rc = 0;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	n = read(fd, line, sizeof(line) - 1);
-	if (n > 0) {
-		line[n] = 0;
-		pthread_mutex_lock(&g->lock);
-		res = handle(g, line);
-		pthread_mutex_unlock(&g->lock);
-		out = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		if (out && write(fd, out, strlen(out)) < 0)
-			gwd_log(g, "control: reply lost: %s", strerror(errno));
-		free(out);
-		json_decref(res);
+		if (re && c->out)
+			rc = client_write(g, c);
+		else if (re)
+			rc = client_read(g, c);
+		if (!rc && c->out && !c->out_off && client_write(g, c))
+			rc = -1; /* answered just now: most replies fit at once */
+		if (!rc && now >= c->deadline_ms) {
+			gwd_log(g, "control: client closed, %s within %ums",
+				c->out ? "reply not taken" : "no request", GWD_CTL_TIMEOUT_MS);
+			rc = -1;
+		}
+		if (rc)
+			client_close(g, i);
 	}
-	close(fd);
+	/* every client waiting, while there is room */
+	while (pfd[1].fd >= 0 && pfd[1].revents && g->n_ctl < GWD_CTL_CLIENTS) {
+		int fd = accept4(g->ctl_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			break;
+		g->ctl[g->n_ctl++] =
+		    (struct ctl_client){.fd = fd, .deadline_ms = now + GWD_CTL_TIMEOUT_MS};
+	}
 }

@@ -66,6 +66,20 @@ struct own_subnet {
 	bool from_config;
 };
 
+/* A control socket client: its request, then its reply. */
+#define GWD_CTL_CLIENTS	   32
+#define GWD_CTL_REQ_MAX	   4096
+#define GWD_CTL_TIMEOUT_MS 5000
+struct ctl_client {
+	int fd;
+	uint64_t deadline_ms;
+	size_t len;    /* of the request read so far */
+	bool too_long; /* GWD_CTL_REQ_MAX read and no end yet */
+	char in[GWD_CTL_REQ_MAX + 1];
+	char *out; /* the reply, once the request is complete */
+	size_t out_len, out_off;
+};
+
 struct gwd {
 	struct gw_conf conf;
 	pthread_mutex_t lock;
@@ -79,7 +93,9 @@ struct gwd {
 	uint64_t own_version;
 	struct gw_dp dp;
 	int listen_fd, ctl_fd;
-	int sig_fd; /* SIGINT, SIGTERM: the main loop sets stop */
+	int sig_fd;				/* SIGINT, SIGTERM: the main loop sets stop */
+	struct ctl_client ctl[GWD_CTL_CLIENTS]; /* the main loop's only */
+	int n_ctl;
 	char ctl_path[256];
 	volatile int stop;
 	int threads;	       /* atomic: session and dialler threads running */
