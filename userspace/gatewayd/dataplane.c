@@ -13,6 +13,8 @@
 #include "gwd.h"
 #include "xg.h"
 
+static void drop_stale_marks(struct gwd *g, int d);
+
 /* A pinned map of the instance, checked against this build's layout: a
  * value written with another size would be copied short (or long) into the
  * kernel, and the data path would read what lies beyond. */
@@ -141,6 +143,7 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 		dp->div_gen[dp->n_div] = m.gen >= 0 ? dup(m.gen) : -1;
 		dp->n_div++;
 		xg_maps_close(&m);
+		drop_stale_marks(g, dp->n_div - 1);
 	}
 	for (int i = 0; i < g->n_peers; i++)
 		reconcile_peer(g, (__u32)i + 1, g->peers[i].conf);
@@ -221,40 +224,155 @@ static const struct want_route *wanted(const struct want_route *w, int n,
 	return bsearch(k, w, (size_t)n, sizeof(*w), want_cmp);
 }
 
-/* Dividers: remote subnets as XG_SUBNET_REMOTE entries. Local entries (no
- * REMOTE flag) are the operator's and never touched. */
+static struct rt_key rt_of(const struct xg_subnet_key *lk)
+{
+	struct rt_key k = {
+	    .vni = ntohl(lk->vni_be), .ip_be = lk->ip_be, .plen = (uint8_t)(lk->prefixlen - 32)};
+	return k;
+}
+
+/* Keys of a divider's map to remove, collected during the walk (deleting
+ * during it would restart it). */
+struct keys {
+	struct xg_subnet_key *k;
+	int n, cap;
+};
+
+static void keys_add(struct keys *ks, const struct xg_subnet_key *k)
+{
+	if (ks->n == ks->cap) {
+		int cap = ks->cap ? ks->cap * 2 : 16;
+		struct xg_subnet_key *nk = realloc(ks->k, sizeof(*nk) * (size_t)cap);
+
+		if (!nk)
+			return; /* removed at the next sync */
+		ks->k = nk;
+		ks->cap = cap;
+	}
+	ks->k[ks->n++] = *k;
+}
+
+/* Dividers: remote subnets as XG_SUBNET_REMOTE entries. gatewayd removes
+ * only the entries it wrote, as recorded in its store (divider_marks): the
+ * operator's own entries there, local or `remote`, are never touched. A
+ * record is written before its entry and removed after it, so a crash
+ * between the two leaves a record of an entry that is not there (dropped
+ * at the next start), never an entry of ours without one. */
 static void sync_divider(struct gwd *g, int d, const struct want_route *w, int n)
 {
+	const char *name = g->conf.dividers[d];
 	struct xg_subnet_key k, next, *prev = NULL;
 	struct xg_subnet v, mark = {.flags = XG_SUBNET_REMOTE};
+	struct keys gone = {0}, add = {0};
 	bool changed = false;
+	int foreign = 0;
 
 	while (!bpf_map_get_next_key(g->dp.div_subnet[d], prev, &next)) {
+		struct rt_key rk;
+
 		k = next;
 		prev = &k;
-		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v) &&
-		    (v.flags & XG_SUBNET_REMOTE) && !wanted(w, n, &k) &&
-		    !bpf_map_delete_elem(g->dp.div_subnet[d], &k)) {
+		if (bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v) ||
+		    !(v.flags & XG_SUBNET_REMOTE) || wanted(w, n, &k))
+			continue;
+		rk = rt_of(&k);
+		if (gw_store_has_mark(&g->store, name, &rk) == 1)
+			keys_add(&gone, &k);
+		else
+			foreign++;
+	}
+	for (int i = 0; i < gone.n; i++) {
+		struct rt_key rk = rt_of(&gone.k[i]);
+
+		if (!bpf_map_delete_elem(g->dp.div_subnet[d], &gone.k[i]) || errno == ENOENT) {
 			changed = true;
-			prev = NULL; /* the walk restarts after a delete */
+			gw_store_del_mark(&g->store, name, &rk);
 		}
 	}
+	if (foreign && !g->dp.told_foreign[d])
+		gwd_log(g,
+			"divider %s: %d remote subnet entr%s not written by this gatewayd (an "
+			"operator's?) left alone",
+			name, foreign, foreign > 1 ? "ies" : "y");
+	g->dp.told_foreign[d] = foreign > 0;
 	for (int i = 0; i < n; i++) {
 		__u32 vni = ntohl(w[i].k.vni_be);
 		struct xg_vpc vpc;
 
 		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &w[i].k, &v))
-			continue; /* already marked, or a local subnet of that prefix */
+			continue; /* already marked, or a subnet of the operator's */
 		if (bpf_map_lookup_elem(g->dp.div_vpc[d], &vni, &vpc)) {
-			gwd_log(g, "divider %s: no VPC %u there; remote subnet not marked",
-				g->conf.dividers[d], vni);
+			gwd_log(g, "divider %s: no VPC %u there; remote subnet not marked", name,
+				vni);
 			continue;
 		}
-		if (!bpf_map_update_elem(g->dp.div_subnet[d], &w[i].k, &mark, BPF_NOEXIST))
-			changed = true;
+		keys_add(&add, &w[i].k);
 	}
+	if (add.n) {
+		/* the records first, in one transaction */
+		bool txn = !gw_store_begin(&g->store);
+
+		for (int i = 0; i < add.n; i++) {
+			struct rt_key rk = rt_of(&add.k[i]);
+
+			gw_store_put_mark(&g->store, name, &rk);
+		}
+		if (txn)
+			gw_store_commit(&g->store);
+	}
+	for (int i = 0; i < add.n; i++) {
+		struct rt_key rk = rt_of(&add.k[i]);
+
+		if (!bpf_map_update_elem(g->dp.div_subnet[d], &add.k[i], &mark, BPF_NOEXIST))
+			changed = true;
+		else if (errno == EEXIST) /* the operator's, written since the walk */
+			gw_store_del_mark(&g->store, name, &rk);
+	}
+	free(gone.k);
+	free(add.k);
 	if (changed)
 		gen_bump(g->dp.div_gen[d]);
+}
+
+/* Records of entries that are not in the divider's map (any more) as
+ * remote ones: a crash between record and entry, or the operator removed
+ * or replaced the entry. Dropped, so that an entry the operator writes
+ * there later stays theirs. */
+struct stale_marks {
+	struct gwd *g;
+	int d;
+	struct rt_key k[64];
+	int n;
+};
+
+static void stale_mark(void *arg, const struct rt_key *rk)
+{
+	struct stale_marks *sm = arg;
+	struct xg_subnet_key k = lpm_key(rk);
+	struct xg_subnet v;
+
+	if ((bpf_map_lookup_elem(sm->g->dp.div_subnet[sm->d], &k, &v) ||
+	     !(v.flags & XG_SUBNET_REMOTE)) &&
+	    sm->n < (int)(sizeof(sm->k) / sizeof(sm->k[0])))
+		sm->k[sm->n++] = *rk;
+}
+
+static void drop_stale_marks(struct gwd *g, int d)
+{
+	struct stale_marks sm = {.g = g, .d = d};
+
+	bool more;
+
+	do { /* 64 at a time: not while the SELECT runs */
+		int dropped = 0;
+
+		sm.n = 0;
+		if (gw_store_each_mark(&g->store, g->conf.dividers[d], stale_mark, &sm))
+			return;
+		for (int i = 0; i < sm.n; i++)
+			dropped += !gw_store_del_mark(&g->store, g->conf.dividers[d], &sm.k[i]);
+		more = sm.n == (int)(sizeof(sm.k) / sizeof(sm.k[0])) && dropped == sm.n;
+	} while (more);
 }
 
 void gwd_dp_sync_routes(struct gwd *g)
