@@ -135,6 +135,8 @@ void gwd_log(const struct gwd *g, const char *fmt, ...) __attribute__((format(pr
  *   own.c         our own subnets (config, control socket)
  *   peer_sync.c   route messages in and out, their store and data plane
  *   conn.c        sending on a session, keepalives
+ *   dataplane.c   the XDP maps
+ *   log.c         gwd_log, gwd_now_ms (every module uses them)
  */
 
 /* peer_dial.c */

@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +20,8 @@
 #include <unistd.h>
 
 #include "dargs.h"
-#include "dlog.h"
 #include "gwd.h"
 #include "xg.h"
-
-uint64_t gwd_now_ms(void)
-{
-	return dlog_now_ms();
-}
-
-void gwd_log(const struct gwd *g, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	dlog_v("gatewayd", g->conf.name[0] ? g->conf.name : "gatewayd", 512, fmt, ap);
-	va_end(ap);
-}
 
 static int start(struct gwd *g)
 {
