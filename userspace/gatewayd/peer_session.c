@@ -269,11 +269,10 @@ static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer
 	}
 	n = gw_recv(&c->s, &type, buf, GW_FRAME_MAX, err, sizeof(err));
 	if (n <= 0 || type != GW_T_HELLO_INFO || gw_info_decode(buf, (size_t)n, theirs, &why)) {
-		snprintf(err, sizeof(err), "%s",
-			 why			    ? why
-			 : n < 0 && errno == EAGAIN ? "no info from the peer in time"
-			 : n < 0		    ? err
-						    : "expected info");
+		if (why || n >= 0) /* else err says why already (not copied onto itself) */
+			snprintf(err, sizeof(err), "%s", why ? why : "expected info");
+		else if (errno == EAGAIN)
+			snprintf(err, sizeof(err), "no info from the peer in time");
 		goto fail;
 	}
 	if (strcmp(theirs->name, p->conf->name)) {
