@@ -16,11 +16,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "msg.h"
 #include "session.h"
 
 #define MAGIC "XGW1"
 #define VERSION 1
-#define T_AUTH 1
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t len, const char *fmt, ...)
@@ -259,7 +259,7 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 
 	crypto_secretstream_xchacha20poly1305_init_push(&s->tx, hdr,
 							role == GW_INITIATOR ? k_i2r : k_r2i);
-	if (write_all(fd, hdr, sizeof(hdr)) || gw_send(s, T_AUTH, s->hash, 32)) {
+	if (write_all(fd, hdr, sizeof(hdr)) || gw_send(s, GW_T_AUTH, s->hash, 32)) {
 		fail(err, errlen, "sending auth: %s", strerror(errno));
 		goto out;
 	}
@@ -275,7 +275,7 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 	n = gw_recv(s, &type, got, sizeof(got), err, errlen);
 	if (n < 0)
 		goto out;
-	if (n != 32 || type != T_AUTH || sodium_memcmp(got, s->hash, 32)) {
+	if (n != 32 || type != GW_T_AUTH || sodium_memcmp(got, s->hash, 32)) {
 		fail(err, errlen, "authentication failed");
 		goto out;
 	}
