@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gatewayd against misbehaving clients on its peer port, real sockets on
 # loopback: a handshake trickled one byte at a time is cut at its deadline;
-# a flood of silent connections is capped (threads stay bounded); out of
-# file descriptors, the acceptor pauses instead of spinning; a HELLO naming
+# a flood of silent connections is capped (threads stay bounded, 8 from one
+# address); out of file descriptors, the acceptor pauses instead of
+# spinning; a HELLO naming
 # a peer's public key (no private key behind it) does not keep the mesh from
 # re-forming.
 # usage: harden.sh PATH/TO/gatewayd PATH/TO/xgate
@@ -59,14 +60,19 @@ grep -q "handshake failed: not done within 5000ms" "$T/a.log" &&
 grep -q "connection closed during the handshake" "$T/a.log" &&
 	not_ok "a deadline logged as a closed connection" || ok "not logged as 'connection closed'"
 
-# 2. 150 silent connections at once: at most 64 handshakes (threads) at a time,
-#    the others closed at once
-python3 "$PROBE" flood "$(port a)" 150 "${PID[a]}" > "$T/flood.out"
+# 2. 150 silent connections at once from 30 addresses: at most 64 handshakes
+#    (threads) at a time, the others closed at once; from one address, 8
+python3 "$PROBE" flood "$(port a)" 150 "${PID[a]}" 30 > "$T/flood.out"
 read -r thr clo < <(sed 's/threads=\([0-9-]*\) closed=\([0-9]*\).*/\1 \2/' "$T/flood.out")
 [ "${thr:-999}" -le 80 ] && ok "threads stay bounded under a flood ($(cat "$T/flood.out"))" ||
 	not_ok "threads under a flood: $(cat "$T/flood.out")"
 [ "${clo:-0}" -ge 80 ] && ok "connections past the cap closed at once" || not_ok "cap: $(cat "$T/flood.out")"
 grep -q "handshakes under way already" "$T/a.log" && ok "the cap is logged" || not_ok "cap not logged"
+sleep 5.5 # the flood's handshakes are cut
+python3 "$PROBE" flood "$(port a)" 30 "${PID[a]}" 1 > "$T/flood1.out"
+read -r thr clo < <(sed 's/threads=\([0-9-]*\) closed=\([0-9]*\).*/\1 \2/' "$T/flood1.out")
+[ "${clo:-0}" -ge 22 ] && ok "one address gets 8 handshakes at most ($(cat "$T/flood1.out"))" ||
+	not_ok "per-address cap: $(cat "$T/flood1.out")"
 wait_for 10 up a && ok "gw-a's session with gw-b survived the flood" || not_ok "session lost in the flood"
 
 # 3. out of file descriptors: accept fails with EMFILE; the acceptor must

@@ -3,15 +3,18 @@
 
   probe.py trickle PORT MAX_BYTES INTERVAL   HELLO bytes one at a time; exit 0 once
                                              gatewayd closes, 1 if it never did
-  probe.py flood PORT N PID                  N silent connections at once; prints
+  probe.py flood PORT N PID [SOURCES]        N silent connections at once, from SOURCES
+                                             loopback addresses (127.0.0.1...); prints
                                              "threads=T closed=C" (gatewayd's threads
                                              while they are open, how many it closed)
-  probe.py hold PORT N SECONDS               keeps N silent connections open, opening
-                                             a new one for each that is closed
+  probe.py hold PORT N SECONDS               keeps N silent connections open (from 20
+                                             loopback addresses), opening a new one for
+                                             each that is closed
   probe.py hellos PORT KEY_B64 INTERVAL SECONDS
                                              a HELLO naming KEY (a peer's public key) on
-                                             a new connection every INTERVAL, each held
-                                             open; prints how many were answered
+                                             a new connection every INTERVAL (from 20
+                                             loopback addresses), each held open; prints
+                                             how many were answered
   probe.py ctlhold SOCKET N SECONDS          N silent clients on the control socket
   probe.py ctl SOCKET REQUEST                one request, its reply printed
 """
@@ -28,8 +31,8 @@ def hello(static_pub):
     return b"XGW1" + bytes([1, 0, 0, 0]) + static_pub + os.urandom(32)
 
 
-def conn(port):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+def conn(port, source="127.0.0.1"):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
     s.setblocking(False)
     return s
 
@@ -68,11 +71,11 @@ def threads(pid):
     return -1
 
 
-def flood(port, n, pid):
+def flood(port, n, pid, sources):
     socks = []
-    for _ in range(n):
+    for i in range(n):
         try:
-            socks.append(conn(port))
+            socks.append(conn(port, f"127.0.0.{1 + i % sources}"))
         except OSError:
             pass
     time.sleep(1.5)
@@ -85,13 +88,14 @@ def flood(port, n, pid):
 
 
 def hold(port, n, seconds):
-    socks = []
+    socks, i = [], 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         socks = [s for s in socks if not closed(s) or s.close()]
         while len(socks) < n:
+            i += 1
             try:
-                socks.append(conn(port))
+                socks.append(conn(port, f"127.0.0.{1 + i % 20}"))
             except OSError:
                 break
         time.sleep(0.1)
@@ -100,11 +104,13 @@ def hold(port, n, seconds):
 
 def hellos(port, key, interval, seconds):
     pub = base64.b64decode(key)
-    socks, answered = [], 0
+    socks, answered, i = [], 0, 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
+        i += 1
         try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=2)
+            s = socket.create_connection(("127.0.0.1", port), timeout=2,
+                                         source_address=(f"127.0.0.{2 + i % 20}", 0))
             s.sendall(hello(pub))
             if select.select([s], [], [], 2)[0] and len(s.recv(72)) > 0:
                 answered += 1
@@ -153,7 +159,7 @@ def main(a):
     if a[0] == "trickle":
         return trickle(int(a[1]), int(a[2]), float(a[3]))
     if a[0] == "flood":
-        return flood(int(a[1]), int(a[2]), int(a[3]))
+        return flood(int(a[1]), int(a[2]), int(a[3]), int(a[4]) if len(a) > 4 else 1)
     if a[0] == "hold":
         return hold(int(a[1]), int(a[2]), float(a[3]))
     if a[0] == "hellos":

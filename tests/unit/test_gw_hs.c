@@ -26,13 +26,13 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]);
 	gw_hs_init(&t, 2);
-	slot[0] = gw_hs_begin(&t, sv[0][0], true, 1000);
-	slot[1] = gw_hs_begin(&t, sv[1][0], true, 3000);
-	extra = gw_hs_begin(&t, sv[2][0], true, 3000);
+	slot[0] = gw_hs_begin(&t, sv[0][0], true, 1, 1000);
+	slot[1] = gw_hs_begin(&t, sv[1][0], true, 2, 3000);
+	extra = gw_hs_begin(&t, sv[2][0], true, 3, 3000);
 	CHECK(slot[0] >= 0 && slot[1] >= 0 && extra < 0,
 	      "two accepted handshakes at once, not three");
 	CHECK_EXPR(gw_hs_inbound(&t) == 2);
-	out = gw_hs_begin(&t, sv[2][0], false, 3000);
+	out = gw_hs_begin(&t, sv[2][0], false, 0, 3000);
 	CHECK(out >= 0, "a dialled one does not count against the cap");
 
 	CHECK(gw_hs_expire(&t, 999) == 0 && !eof_now(sv[0][0]), "nothing cut before its deadline");
@@ -43,11 +43,25 @@ int main(void)
 	CHECK(gw_hs_end(&t, slot[0]), "its end says the deadline cut it");
 	CHECK(!gw_hs_end(&t, slot[1]), "one that ended in time says not");
 	CHECK_EXPR(gw_hs_inbound(&t) == 0);
-	slot[2] = gw_hs_begin(&t, sv[1][0], true, 5000);
+	slot[2] = gw_hs_begin(&t, sv[1][0], true, 2, 5000);
 	CHECK(slot[2] >= 0, "ended ones free their place under the cap");
 	CHECK(gw_hs_expire(&t, 4000) == 1 && gw_hs_end(&t, out),
 	      "dialled ones have a deadline too");
 	CHECK(!gw_hs_end(&t, -1), "no slot: nothing to end");
+	gw_hs_destroy(&t);
+
+	/* one source address gets GW_HS_PER_ADDR of the places, not all */
+	gw_hs_init(&t, GW_HS_INBOUND_MAX);
+	{
+		int n = 0;
+
+		for (int i = 0; i < GW_HS_PER_ADDR + 3; i++)
+			n += gw_hs_begin(&t, sv[0][0], true, 7, 1000) >= 0;
+		CHECK(n == GW_HS_PER_ADDR, "%d of %d from one address taken", n,
+		      GW_HS_PER_ADDR + 3);
+		CHECK(gw_hs_begin(&t, sv[0][0], true, 8, 1000) >= 0,
+		      "another address still gets in");
+	}
 	gw_hs_destroy(&t);
 	for (int i = 0; i < 3; i++) {
 		close(sv[i][0]);

@@ -17,23 +17,28 @@ void gw_hs_destroy(struct gw_hs_table *t)
 	pthread_mutex_destroy(&t->lock);
 }
 
-int gw_hs_begin(struct gw_hs_table *t, int fd, bool inbound, uint64_t deadline_ms)
+int gw_hs_begin(struct gw_hs_table *t, int fd, bool inbound, uint32_t addr_be, uint64_t deadline_ms)
 {
-	int i = -1;
+	int i, free_slot = -1, same = 0;
 
 	pthread_mutex_lock(&t->lock);
-	if (!inbound || t->n_inbound < t->max_inbound)
-		for (i = 0; i < GW_HS_SLOTS && t->slot[i].used; i++)
-			;
-	if (i >= 0 && i < GW_HS_SLOTS) {
-		t->slot[i] = (struct gw_hs_slot){
-		    .fd = fd, .used = true, .inbound = inbound, .deadline_ms = deadline_ms};
+	for (i = 0; i < GW_HS_SLOTS; i++) {
+		if (!t->slot[i].used && free_slot < 0)
+			free_slot = i;
+		same += t->slot[i].used && t->slot[i].inbound && t->slot[i].addr_be == addr_be;
+	}
+	if (inbound && (t->n_inbound >= t->max_inbound || same >= GW_HS_PER_ADDR))
+		free_slot = -1;
+	if (free_slot >= 0) {
+		t->slot[free_slot] = (struct gw_hs_slot){.fd = fd,
+							 .addr_be = inbound ? addr_be : 0,
+							 .used = true,
+							 .inbound = inbound,
+							 .deadline_ms = deadline_ms};
 		t->n_inbound += inbound;
-	} else {
-		i = -1;
 	}
 	pthread_mutex_unlock(&t->lock);
-	return i;
+	return free_slot;
 }
 
 bool gw_hs_end(struct gw_hs_table *t, int i)

@@ -17,10 +17,12 @@
 #include "config.h"
 
 #define GW_HS_INBOUND_MAX 64 /* accepted handshakes at once */
+#define GW_HS_PER_ADDR	  8  /* of them from one source address: one host cannot take all */
 #define GW_HS_SLOTS	  (GW_HS_INBOUND_MAX + GW_MAX_PEERS)
 
 struct gw_hs_slot {
 	int fd;
+	uint32_t addr_be; /* source address of an accepted one */
 	bool used, inbound, expired;
 	uint64_t deadline_ms;
 };
@@ -34,8 +36,10 @@ struct gw_hs_table {
 void gw_hs_init(struct gw_hs_table *t, unsigned max_inbound);
 void gw_hs_destroy(struct gw_hs_table *t);
 /* A handshake on fd begins, to be done by deadline_ms: its slot, or -1 when
- * inbound and max_inbound are under way already. */
-int gw_hs_begin(struct gw_hs_table *t, int fd, bool inbound, uint64_t deadline_ms);
+ * inbound and max_inbound are under way already, or GW_HS_PER_ADDR from
+ * addr_be (accepted ones only; dialled ones pass 0). */
+int gw_hs_begin(struct gw_hs_table *t, int fd, bool inbound, uint32_t addr_be,
+		uint64_t deadline_ms);
 /* It is over (done or failed), before fd is closed. Returns true if the
  * watchdog had cut it (then its failure is the deadline's). */
 bool gw_hs_end(struct gw_hs_table *t, int slot);

@@ -167,7 +167,8 @@ void *gwd_acceptor(void *arg)
 			continue;
 		}
 		snprintf(addr, sizeof(addr), "%s:%u", inet_ntoa(sa.sin_addr), ntohs(sa.sin_port));
-		slot = gw_hs_begin(&g->hs, fd, true, gwd_now_ms() + GWD_HANDSHAKE_MS);
+		slot = gw_hs_begin(&g->hs, fd, true, sa.sin_addr.s_addr,
+				   gwd_now_ms() + GWD_HANDSHAKE_MS);
 		if (slot < 0) {
 			if (log_due(&full, &logged))
 				gwd_log(
@@ -235,7 +236,7 @@ static void *dialer(void *arg)
 		goto out;
 	}
 	st->fd = fd;
-	st->hs_slot = gw_hs_begin(&g->hs, fd, false, gwd_now_ms() + GWD_HANDSHAKE_MS);
+	st->hs_slot = gw_hs_begin(&g->hs, fd, false, 0, gwd_now_ms() + GWD_HANDSHAKE_MS);
 	return session_thread(st);
 out:
 	free(st);
