@@ -19,7 +19,7 @@
 #include "msg.h"
 #include "session.h"
 
-#define MAGIC "XGW1"
+#define MAGIC	"XGW1"
 #define VERSION 1
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -88,7 +88,7 @@ static int read_fail(char *err, size_t len, int r, const char *what)
 int gw_connect(const struct sockaddr_in *sa, unsigned ms)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct pollfd pfd = { .events = POLLOUT };
+	struct pollfd pfd = {.events = POLLOUT};
 	int soerr = 0, rc;
 	socklen_t sl = sizeof(soerr);
 
@@ -113,7 +113,7 @@ bad:
 
 void gw_set_timeouts(int fd, unsigned ms)
 {
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -326,8 +326,7 @@ int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
 	return rc;
 }
 
-long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err,
-	     size_t errlen)
+long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err, size_t errlen)
 {
 	unsigned char lenb[4], tag, *cipher, *plain;
 	unsigned long long plen;
