@@ -48,6 +48,9 @@ done
 ok "gateway program attached on both NICs of both gateways"
 # a divider instance next to gw-a (as on the same machine): VPC 100 exists there
 "$XG" -n "$P-adiv" vpc add 100 dividers 10.99.1.9 >/dev/null || not_ok "divider instance"
+# and a remote subnet the operator added there by hand, before gatewayd starts
+"$XG" -n "$P-adiv" subnet add 100 10.55.0.0/16 remote >/dev/null || not_ok "operator's remote subnet"
+operators() { "$XG" -n "$P-adiv" subnet ls -o json | grep -q '"10.55.0.0/16"'; }
 
 for n in a b; do "$XG" gw genkey > "$T/$n.key"; "$XG" gw pubkey < "$T/$n.key" > "$T/$n.pub"; done
 conf() { # conf NAME INDEX SUBNET
@@ -91,6 +94,10 @@ route_peer() { lookup "$1" xg_gw_route "$2" | field "v['peer']"; }
 	ok "xg_gw: public NIC and tunnel port set" || not_ok "xg_gw: $(lookup a xg_gw "0 0 0 0")"
 "$XG" -n "$P-adiv" subnet ls -o json | grep -q '"10.2.0.0/16"' && "$XG" -n "$P-adiv" subnet ls -o json | grep -q remote &&
 	ok "divider instance: 10.2.0.0/16 marked remote" || not_ok "divider marks: $("$XG" -n "$P-adiv" subnet ls 2>&1)"
+operators && ok "divider instance: the operator's remote 10.55.0.0/16 left alone" ||
+	not_ok "gatewayd removed the operator's remote subnet: $("$XG" -n "$P-adiv" subnet ls 2>&1)"
+grep -q "divider $P-adiv: 1 remote subnet entry not written by this gatewayd" "$T/a.log" &&
+	ok "and the log says so" || not_ok "no log line about the operator's entry"
 "$XG" gw peers --socket "$T/a.sock" -o json | grep -q '"key_age_s": [0-9]' && ok "xgate gw peers shows the key in use" ||
 	not_ok "gw peers: $("$XG" gw peers --socket "$T/a.sock" -o json)"
 
@@ -123,6 +130,8 @@ gone() { ! bpftool map lookup pinned "$(pin a xg_gw_route)" key 48 0 0 0 0 0 0 1
 wait_for 5 gone &&
 	ok "withdrawn: removed from gw-a's xg_gw_route" || not_ok "route still in the map"
 ! "$XG" -n "$P-adiv" subnet ls -o json | grep -q '"10.2.0.0/16"' && ok "and unmarked on the divider" || not_ok "divider mark left"
+operators && ok "the operator's remote subnet still there after a restart and a withdrawal" ||
+	not_ok "operator's remote subnet gone"
 
 # a bad Instance is a clear error
 sed "s/^Instance = .*/Instance = $P-nope/" "$T/a.conf" > "$T/bad.conf"

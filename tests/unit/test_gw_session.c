@@ -10,7 +10,6 @@
 #include "unit.h"
 #include "session.h"
 
-
 static unsigned char sk_a[32], pk_a[32], sk_b[32], pk_b[32], sk_x[32], pk_x[32];
 
 struct side {
@@ -57,7 +56,7 @@ static int pair(struct side *i, struct side *r)
 
 int main(void)
 {
-	struct side i = { .sk = sk_a, .expect = pk_b }, r = { .sk = sk_b };
+	struct side i = {.sk = sk_a, .expect = pk_b}, r = {.sk = sk_b};
 	unsigned char buf[GW_FRAME_MAX], k1[16], k2[16], m1[32];
 	uint8_t type;
 	long n;
@@ -112,14 +111,16 @@ int main(void)
 
 		r.s.fd = sv[1];
 		n = gw_recv(&r.s, &type, buf, sizeof(buf), r.err, sizeof(r.err));
-		CHECK(n < 0 && strstr(r.err, "failed authentication"), "flipped bit refused (%s)", r.err);
+		CHECK(n < 0 && strstr(r.err, "failed authentication"), "flipped bit refused (%s)",
+		      r.err);
 		/* an absurd length is refused before reading it */
-		const unsigned char big[4] = { 0x7f, 0xff, 0xff, 0xff };
+		const unsigned char big[4] = {0x7f, 0xff, 0xff, 0xff};
 
 		if (write(sv[0], big, 4) != 4)
 			return 1;
 		n = gw_recv(&r.s, &type, buf, sizeof(buf), r.err, sizeof(r.err));
-		CHECK(n < 0 && strstr(r.err, "malformed frame"), "oversized length refused (%s)", r.err);
+		CHECK(n < 0 && strstr(r.err, "malformed frame"), "oversized length refused (%s)",
+		      r.err);
 		close(sv[0]);
 		close(sv[1]);
 		r.s.fd = keep;
@@ -134,7 +135,7 @@ int main(void)
 	close(r.fd);
 
 	/* 4. a stranger (key not configured) is refused and learns nothing */
-	struct side x = { .sk = sk_x, .expect = pk_b }, r2 = { .sk = sk_b };
+	struct side x = {.sk = sk_x, .expect = pk_b}, r2 = {.sk = sk_b};
 
 	pair(&x, &r2);
 	CHECK(x.rc != 0 && r2.rc != 0 && strstr(r2.err, "unknown public key"),
@@ -143,16 +144,16 @@ int main(void)
 	      "stranger got no hello back (%s)", x.err);
 
 	/* 5. the initiator refuses a responder with the wrong key */
-	struct side i3 = { .sk = sk_a, .expect = pk_x }, r3 = { .sk = sk_b };
+	struct side i3 = {.sk = sk_a, .expect = pk_x}, r3 = {.sk = sk_b};
 
 	pair(&i3, &r3);
-	CHECK(i3.rc != 0 && strstr(i3.err, "different public key"), "impostor responder refused (%s)",
-	      i3.err);
+	CHECK(i3.rc != 0 && strstr(i3.err, "different public key"),
+	      "impostor responder refused (%s)", i3.err);
 
 	/* 6. garbage on the socket */
 	{
 		int sv[2];
-		struct side g = { .sk = sk_b };
+		struct side g = {.sk = sk_b};
 		pthread_t t;
 		char junk[200];
 
@@ -169,7 +170,7 @@ int main(void)
 	/* 7. a replayed initiator hello cannot complete without its ephemeral key */
 	{
 		int sv[2];
-		struct side g = { .sk = sk_b };
+		struct side g = {.sk = sk_b};
 		pthread_t t;
 		unsigned char hello[GW_HELLO_LEN], e_pub[32], e_sk[32];
 
@@ -195,5 +196,24 @@ int main(void)
 		CHECK(g.rc != 0, "impersonation without the private key fails (%s)", g.err);
 		close(sv[0]);
 	}
+	/* a silent peer: the socket timeout is reported as one, not as a close */
+	{
+		struct side t = {.sk = sk_b};
+		int sv[2];
+
+		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+		gw_set_timeouts(sv[1], 100);
+		t.rc = gw_handshake(&t.s, sv[1], GW_RESPONDER, t.sk, NULL, knows_a, NULL, t.err,
+				    sizeof(t.err));
+		CHECK(t.rc && strstr(t.err, "timed out waiting for the peer's hello"),
+		      "silent peer: '%s'", t.err);
+		shutdown(sv[0], SHUT_WR);
+		t.rc = gw_handshake(&t.s, sv[1], GW_RESPONDER, t.sk, NULL, knows_a, NULL, t.err,
+				    sizeof(t.err));
+		CHECK(t.rc && strstr(t.err, "connection closed"), "closed peer: '%s'", t.err);
+		close(sv[0]);
+		close(sv[1]);
+	}
+
 	return unit_summary();
 }

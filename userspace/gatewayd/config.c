@@ -36,7 +36,8 @@ static int parse_key(struct ini *s, const char *key, const char *v, unsigned cha
 	size_t len = 0;
 
 	if (sodium_base642bin(out, GW_KEY_LEN, v, strlen(v), NULL, &len, NULL,
-			      sodium_base64_VARIANT_ORIGINAL) || len != GW_KEY_LEN)
+			      sodium_base64_VARIANT_ORIGINAL) ||
+	    len != GW_KEY_LEN)
 		return ini_err(
 		    s, "%s is not a base64 32-byte key (make one with `xgate gw genkey`)", key);
 	return 0;
@@ -78,6 +79,36 @@ static int parse_prefix(struct ini *s, const char *key, char *v, bool need_vni,
 		return ini_err(s, "%s: %s/%lu has host bits set", key, cidr, n);
 	out->ip_be = a.s_addr;
 	out->plen = (__u8)n;
+	out->line = s->line;
+	return 0;
+}
+
+static bool prefix_overlap(const struct gw_prefix *a, const struct gw_prefix *b)
+{
+	__u8 plen = a->plen < b->plen ? a->plen : b->plen;
+	__u32 mask = plen ? htonl(~0u << (32 - plen)) : 0;
+
+	return a->vni == b->vni && ((a->ip_be ^ b->ip_be) & mask) == 0;
+}
+
+/* A Subnet that repeats or overlaps an earlier one: both would be announced
+ * and every peer would refuse one of them as a conflict. */
+static int check_subnet(struct ini *s, const struct gw_conf *c, const char *value)
+{
+	const struct gw_prefix *n = &c->subnets[c->n_subnets - 1];
+
+	for (int i = 0; i < c->n_subnets - 1; i++) {
+		const struct gw_prefix *o = &c->subnets[i];
+		char ip[INET_ADDRSTRLEN];
+
+		if (!prefix_overlap(o, n))
+			continue;
+		inet_ntop(AF_INET, &o->ip_be, ip, sizeof(ip));
+		if (o->plen == n->plen)
+			return ini_err(s, "Subnet '%s' given twice (line %d)", value, o->line);
+		return ini_err(s, "Subnet '%s' overlaps Subnet '%u %s/%u' (line %d)", value, o->vni,
+			       ip, o->plen, o->line);
+	}
 	return 0;
 }
 
@@ -85,10 +116,11 @@ enum section { SEC_NONE, SEC_GATEWAY, SEC_PEER };
 
 static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, unsigned *seen)
 {
-	static const char *const keys[] = { "Name", "Cluster", "PrivateKey", "ListenAddress",
-					    "PublicAddress", "Database", "Instance", "GraceTime",
-					    "Keepalive", "HoldTime", "RekeyInterval", "Subnet",
-					    "PublicInterface", "Divider" };
+	char value[INI_LINE_MAX];
+	static const char *const keys[] = {
+	    "Name",	     "Cluster",	 "PrivateKey",	    "ListenAddress", "PublicAddress",
+	    "Database",	     "Instance", "GraceTime",	    "Keepalive",     "HoldTime",
+	    "RekeyInterval", "Subnet",	 "PublicInterface", "Divider"};
 	int i, n = sizeof(keys) / sizeof(keys[0]);
 
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
@@ -99,22 +131,35 @@ static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, 
 		return ini_err(s, "%s given twice", keys[i]);
 	*seen |= 1u << i;
 	switch (i) {
-	case 0: return parse_name(s, "Name", v, c->name);
-	case 1: return parse_name(s, "Cluster", v, c->cluster);
-	case 2: return parse_key(s, "PrivateKey", v, c->private_key);
-	case 3: return ini_addr(s, "ListenAddress", v, &c->listen);
-	case 4: return ini_addr(s, "PublicAddress", v, &c->public_addr);
+	case 0:
+		return parse_name(s, "Name", v, c->name);
+	case 1:
+		return parse_name(s, "Cluster", v, c->cluster);
+	case 2:
+		if (parse_key(s, "PrivateKey", v, c->private_key))
+			return -1;
+		crypto_scalarmult_base(c->public_key, c->private_key);
+		return 0;
+	case 3:
+		return ini_addr(s, "ListenAddress", v, &c->listen);
+	case 4:
+		return ini_addr(s, "PublicAddress", v, &c->public_addr);
 	case 5:
 		if (!*v || strlen(v) >= sizeof(c->database))
 			return ini_err(s, "Database path must be 1-%zu characters",
 				       sizeof(c->database) - 1);
 		strcpy(c->database, v);
 		return 0;
-	case 6: return parse_name(s, "Instance", v, c->instance);
-	case 7: return ini_seconds(s, "GraceTime", v, 0, 86400, &c->grace_s);
-	case 8: return ini_seconds(s, "Keepalive", v, 1, 3600, &c->keepalive_s);
-	case 9: return ini_seconds(s, "HoldTime", v, 2, 3600, &c->hold_s);
-	case 10: return ini_seconds(s, "RekeyInterval", v, 10, 86400, &c->rekey_s);
+	case 6:
+		return parse_name(s, "Instance", v, c->instance);
+	case 7:
+		return ini_seconds(s, "GraceTime", v, 0, 86400, &c->grace_s);
+	case 8:
+		return ini_seconds(s, "Keepalive", v, 1, 3600, &c->keepalive_s);
+	case 9:
+		return ini_seconds(s, "HoldTime", v, 2, 3600, &c->hold_s);
+	case 10:
+		return ini_seconds(s, "RekeyInterval", v, 10, 86400, &c->rekey_s);
 	case 12:
 		if (!*v || strlen(v) >= sizeof(c->public_if))
 			return ini_err(s,
@@ -129,14 +174,72 @@ static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, 
 	case 11:
 		if (c->n_subnets >= GW_MAX_SUBNETS)
 			return ini_err(s, "too many Subnet lines (at most %d)", GW_MAX_SUBNETS);
-		return parse_prefix(s, "Subnet", v, true, &c->subnets[c->n_subnets++]);
+		snprintf(value, sizeof(value), "%s", v);
+		if (parse_prefix(s, "Subnet", v, true, &c->subnets[c->n_subnets++]))
+			return -1;
+		return check_subnet(s, c, value);
 	}
 	return ini_err(s, "unknown key '%s' in [Gateway]", k);
 }
 
-static int peer_kv(struct ini *s, struct gw_peer_conf *p, const char *k, char *v, unsigned *seen)
+/* Whether an X25519 public key is of small order (all zero among them):
+ * every DH with it gives the all-zero output, which the handshake refuses,
+ * so a peer with it could never connect. Clamping makes any scalar a
+ * multiple of the cofactor, so one product tells. */
+static bool small_order(const unsigned char pk[GW_KEY_LEN])
 {
-	static const char *const keys[] = { "Name", "PublicKey", "Endpoint", "AllowedSubnets" };
+	unsigned char scalar[32] = {1}, q[32];
+
+	return crypto_scalarmult(q, scalar, pk) != 0;
+}
+
+static bool own_address(const struct sockaddr_in *listen, const struct sockaddr_in *ep)
+{
+	if (ep->sin_port != listen->sin_port)
+		return false;
+	if (ep->sin_addr.s_addr == listen->sin_addr.s_addr)
+		return true;
+	/* listening on every address: any loopback address is ours too */
+	return listen->sin_addr.s_addr == htonl(INADDR_ANY) &&
+	       (ntohl(ep->sin_addr.s_addr) >> 24) == 127;
+}
+
+/* Checks of one [Peer] key against the [Gateway] (which comes first, so it
+ * is complete here); errors name the key's line and quote its value. */
+static int peer_vs_gateway(struct ini *s, const struct gw_conf *c, const struct gw_peer_conf *p,
+			   int key, const char *v)
+{
+	switch (key) {
+	case 0:
+		if (!strcmp(p->name, c->name))
+			return ini_err(s, "peer Name '%s' is this gateway's own Name", v);
+		return 0;
+	case 1:
+		if (small_order(p->public_key))
+			return ini_err(
+			    s,
+			    "PublicKey '%s' of peer %s is not a usable X25519 key (a "
+			    "small-order point such as all zeros: no session could use it)",
+			    v, p->name[0] ? p->name : "(unnamed)");
+		if (!sodium_memcmp(p->public_key, c->public_key, GW_KEY_LEN))
+			return ini_err(s,
+				       "PublicKey '%s' of peer %s is this gateway's own public key",
+				       v, p->name[0] ? p->name : "(unnamed)");
+		return 0;
+	case 2:
+		if (own_address(&c->listen, &p->endpoint))
+			return ini_err(
+			    s, "Endpoint '%s' of peer %s is this gateway's own ListenAddress", v,
+			    p->name[0] ? p->name : "(unnamed)");
+		return 0;
+	}
+	return 0;
+}
+
+static int peer_kv(struct ini *s, const struct gw_conf *c, struct gw_peer_conf *p, const char *k,
+		   char *v, unsigned *seen)
+{
+	static const char *const keys[] = {"Name", "PublicKey", "Endpoint", "AllowedSubnets"};
 	int i, n = sizeof(keys) / sizeof(keys[0]);
 
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
@@ -147,9 +250,16 @@ static int peer_kv(struct ini *s, struct gw_peer_conf *p, const char *k, char *v
 		return ini_err(s, "%s given twice in this [Peer]", keys[i]);
 	*seen |= 1u << i;
 	switch (i) {
-	case 0: return parse_name(s, "Name", v, p->name);
-	case 1: return parse_key(s, "PublicKey", v, p->public_key);
-	case 2: return ini_addr(s, "Endpoint", v, &p->endpoint);
+	case 0:
+		return parse_name(s, "Name", v, p->name) || peer_vs_gateway(s, c, p, i, v) ? -1 : 0;
+	case 1:
+		return parse_key(s, "PublicKey", v, p->public_key) || peer_vs_gateway(s, c, p, i, v)
+			   ? -1
+			   : 0;
+	case 2:
+		return ini_addr(s, "Endpoint", v, &p->endpoint) || peer_vs_gateway(s, c, p, i, v)
+			   ? -1
+			   : 0;
 	default: {
 		char *save = NULL, *tok;
 
@@ -187,8 +297,7 @@ static int finish_peer(struct ini *s, struct gw_conf *c, unsigned seen)
 	return 0;
 }
 
-int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *err,
-		  size_t errlen)
+int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *err, size_t errlen)
 {
 	struct ini s;
 	enum section sec = SEC_NONE;
@@ -233,8 +342,9 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 		}
 		if (!*v)
 			return ini_err(&s, "%s has no value", k);
-		if (sec == SEC_GATEWAY ? gateway_kv(&s, c, k, v, &gw_seen) :
-					 peer_kv(&s, &c->peers[c->n_peers - 1], k, v, &peer_seen))
+		if (sec == SEC_GATEWAY
+			? gateway_kv(&s, c, k, v, &gw_seen)
+			: peer_kv(&s, c, &c->peers[c->n_peers - 1], k, v, &peer_seen))
 			return -1;
 	}
 	if (sec == SEC_PEER && finish_peer(&s, c, peer_seen))
@@ -255,7 +365,8 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 		return ini_err_at(&s, 0, "HoldTime (%us) must exceed Keepalive (%us)", c->hold_s,
 				  c->keepalive_s);
 	if (!c->database[0])
-		snprintf(c->database, sizeof(c->database), "/var/lib/xgate/gatewayd-%s.db", c->name);
+		snprintf(c->database, sizeof(c->database), "/var/lib/xgate/gatewayd-%s.db",
+			 c->name);
 	return 0;
 }
 

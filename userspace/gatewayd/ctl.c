@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,19 +21,19 @@
 
 int gwd_ctl_open(struct gwd *g)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd;
 
 	if (strlen(g->ctl_path) >= sizeof(sa.sun_path)) {
-		gwd_log("control socket path too long: %s", g->ctl_path);
+		gwd_log(g, "control socket path too long: %s", g->ctl_path);
 		return -1;
 	}
 	strcpy(sa.sun_path, g->ctl_path);
 	unlink(g->ctl_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(g->ctl_path, 0600) ||
-	    listen(fd, 16)) {
-		gwd_log("control socket %s: %s", g->ctl_path, strerror(errno));
+	    listen(fd, 64)) {
+		gwd_log(g, "control socket %s: %s", g->ctl_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -76,21 +77,24 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 		for (int j = 0; j < g->routes.n; j++)
 			routes += !strcmp(g->routes.r[j].origin, p->conf->name) &&
 				  rt_forwarding(&g->routes.r[j]);
-		o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I}", "name", p->conf->name,
-				     "state", state_name(p->state), "last_handshake_s_ago",
-				     p->last_handshake_ms ?
-					     json_integer((json_int_t)(now - p->last_handshake_ms) / 1000) :
-					     json_null(),
-				     "public", p->public_ip_be ? ipstr(p->public_ip_be) : json_null(),
-				     "routes", (json_int_t)routes, "rx_frames",
-				     (json_int_t)__atomic_load_n(&p->rx_frames, __ATOMIC_RELAXED), "refused", (json_int_t)p->refused,
-				     "port", (json_int_t)ntohs(p->public_port_be));
+		o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I}", "name", p->conf->name, "state",
+			      state_name(p->state), "last_handshake_s_ago",
+			      p->last_handshake_ms
+				  ? json_integer((json_int_t)(now - p->last_handshake_ms) / 1000)
+				  : json_null(),
+			      "public", p->public_ip_be ? ipstr(p->public_ip_be) : json_null(),
+			      "routes", (json_int_t)routes, "rx_frames",
+			      (json_int_t)__atomic_load_n(&p->rx_frames, __ATOMIC_RELAXED),
+			      "refused", (json_int_t)p->refused, "port",
+			      (json_int_t)ntohs(p->public_port_be));
 		/* data-plane counters (zero without a data plane) */
 		json_object_set_new(o, "tx_packets", json_integer((json_int_t)ps.tx_packets));
 		json_object_set_new(o, "rx_packets", json_integer((json_int_t)ps.rx_packets));
 		json_object_set_new(o, "rx_dropped", json_integer((json_int_t)ps.rx_dropped));
-		json_object_set_new(o, "key_age_s", p->last_rekey_ms ?
-			json_integer((json_int_t)(now - p->last_rekey_ms) / 1000) : json_null());
+		json_object_set_new(o, "key_age_s",
+				    p->last_rekey_ms
+					? json_integer((json_int_t)(now - p->last_rekey_ms) / 1000)
+					: json_null());
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -98,26 +102,27 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 
 static json_t *routes_json(struct gwd *g, uint64_t now)
 {
-	static const char *const st[] = { "active", "stale", "withdrawn" };
+	static const char *const st[] = {"active", "stale", "withdrawn"};
 	json_t *a = json_array();
 
 	for (int i = 0; i < g->n_own; i++)
 		if (!g->own[i].withdrawn)
-			json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
-							   (json_int_t)g->own[i].key.vni, "prefix",
-							   prefix(&g->own[i].key), "origin", "local",
-							   "version", (json_int_t)g->own[i].version,
-							   "state", "active", "age_s", (json_int_t)0));
+			json_array_append_new(a,
+					      json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
+							(json_int_t)g->own[i].key.vni, "prefix",
+							prefix(&g->own[i].key), "origin", "local",
+							"version", (json_int_t)g->own[i].version,
+							"state", "active", "age_s", (json_int_t)0));
 	for (int i = 0; i < g->routes.n; i++) {
 		struct route *r = &g->routes.r[i];
 
 		if (!rt_forwarding(r))
 			continue;
-		json_array_append_new(a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni",
-						   (json_int_t)r->key.vni, "prefix", prefix(&r->key),
-						   "origin", r->origin, "version",
-						   (json_int_t)r->version, "state", st[r->state],
-						   "age_s", (json_int_t)(now - r->since_ms) / 1000));
+		json_array_append_new(
+		    a, json_pack("{s:I,s:o,s:s,s:I,s:s,s:I}", "vni", (json_int_t)r->key.vni,
+				 "prefix", prefix(&r->key), "origin", r->origin, "version",
+				 (json_int_t)r->version, "state", st[r->state], "age_s",
+				 (json_int_t)(now - r->since_ms) / 1000));
 	}
 	return a;
 }
@@ -139,8 +144,9 @@ static json_t *handle(struct gwd *g, char *line)
 		for (int i = 0; i < g->n_peers; i++)
 			up += g->peers[i].state == PEER_UP;
 		return json_pack("{s:s,s:s,s:o,s:i,s:i,s:i}", "name", g->conf.name, "cluster",
-				 g->conf.cluster, "public", ipstr(g->conf.public_addr.sin_addr.s_addr),
-				 "peers", g->n_peers, "peers_up", up, "routes", g->routes.n);
+				 g->conf.cluster, "public",
+				 ipstr(g->conf.public_addr.sin_addr.s_addr), "peers", g->n_peers,
+				 "peers_up", up, "routes", g->routes.n);
 	}
 	if (!strcmp(argv[0], "peers"))
 		return json_pack("{s:o}", "peers", peers_json(g, now));
@@ -148,7 +154,7 @@ static json_t *handle(struct gwd *g, char *line)
 		return json_pack("{s:o}", "routes", routes_json(g, now));
 	if (!strcmp(argv[0], "subnet") && argc == 4 &&
 	    (!strcmp(argv[1], "add") || !strcmp(argv[1], "del"))) {
-		struct rt_key k = { 0 };
+		struct rt_key k = {0};
 		char err[160], *slash = strchr(argv[3], '/'), *end;
 		unsigned long vni = strtoul(argv[2], &end, 10), plen;
 		struct in_addr a;
@@ -168,37 +174,137 @@ static json_t *handle(struct gwd *g, char *line)
 			return json_pack("{s:s}", "error", err);
 		return json_pack("{s:b}", "ok", 1);
 	}
-	return json_pack("{s:s}", "error", "unknown request: status, peers, routes, subnet add|del VNI CIDR");
+	return json_pack("{s:s}", "error",
+			 "unknown request: status, peers, routes, subnet add|del VNI CIDR");
 }
 
+static void client_close(struct gwd *g, int i)
+{
+	struct ctl_client *c = &g->ctl[i];
+
+	close(c->fd);
+	free(c->out);
+	*c = g->ctl[--g->n_ctl];
+}
+
+/* The request is complete: the reply replaces it. */
+static void client_answer(struct gwd *g, struct ctl_client *c, const char *error)
+{
+	json_t *res;
+
+	if (error) {
+		res = json_pack("{s:s}", "error", error);
+	} else {
+		c->in[c->len] = 0;
+		pthread_mutex_lock(&g->lock);
+		res = handle(g, c->in);
+		pthread_mutex_unlock(&g->lock);
+	}
+	c->out = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	c->out_len = c->out ? strlen(c->out) : 0;
+	c->out_off = 0;
+	json_decref(res);
+}
+
+/* Reads what the client sent; the request ends at a newline or when the
+ * client shuts its side down. One longer than GWD_CTL_REQ_MAX is read to
+ * its end all the same (closing a socket with unread data resets it, and
+ * the client would not see the error), then refused. Returns -1 when the
+ * client is to be closed. */
+static int client_read(struct gwd *g, struct ctl_client *c)
+{
+	ssize_t n = read(c->fd, c->in + c->len, GWD_CTL_REQ_MAX - c->len);
+	char *nl;
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	nl = n ? memchr(c->in + c->len, '\n', (size_t)n) : NULL;
+	if (n == 0 && !c->len && !c->too_long)
+		return -1;
+	if (n == 0 || nl) {
+		char e[64];
+
+		if (nl)
+			c->len = (size_t)(nl - c->in);
+		snprintf(e, sizeof(e), "request longer than %d bytes", GWD_CTL_REQ_MAX);
+		client_answer(g, c, c->too_long ? e : NULL);
+		return 0;
+	}
+	c->len += (size_t)n;
+	if (c->len == GWD_CTL_REQ_MAX) {
+		c->too_long = true;
+		c->len = 0; /* the rest is read over it */
+	}
+	return 0;
+}
+
+/* Writes what the socket takes; -1 when done or failed (close it). */
+static int client_write(struct gwd *g, struct ctl_client *c)
+{
+	ssize_t n;
+
+	if (!c->out)
+		return -1;
+	n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n < 0) {
+		gwd_log(g, "control: reply lost: %s", strerror(errno));
+		return -1;
+	}
+	c->out_off += (size_t)n;
+	return c->out_off == c->out_len ? -1 : 0;
+}
+
+/* The main loop's wait (up to 200 ms): signals, new control clients and
+ * every client's request and reply, none of them blocking. A client gets
+ * GWD_CTL_TIMEOUT_MS for its request and reply together. */
 void gwd_ctl_serve(struct gwd *g)
 {
-	struct pollfd pfd = { .fd = g->ctl_fd, .events = POLLIN };
-	char line[256];
-	ssize_t n;
-	json_t *res;
-	char *out;
-	int fd;
+	struct pollfd pfd[GWD_CTL_CLIENTS + 2];
+	struct signalfd_siginfo si;
+	uint64_t now;
+	int n = 0;
 
-	if (g->ctl_fd < 0 || poll(&pfd, 1, 200) != 1)
+	pfd[n++] = (struct pollfd){.fd = g->sig_fd, .events = POLLIN};
+	/* full: new clients wait in the listen queue */
+	pfd[n++] =
+	    (struct pollfd){.fd = g->n_ctl < GWD_CTL_CLIENTS ? g->ctl_fd : -1, .events = POLLIN};
+	for (int i = 0; i < g->n_ctl; i++)
+		pfd[n++] =
+		    (struct pollfd){.fd = g->ctl[i].fd, .events = g->ctl[i].out ? POLLOUT : POLLIN};
+	if (poll(pfd, (nfds_t)n, 200) < 0)
 		return;
-	fd = accept4(g->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct timeval tv = { .tv_sec = 1 };
+	if (pfd[0].revents && read(g->sig_fd, &si, sizeof(si)) > 0)
+		g->stop = 1;
+	now = gwd_now_ms();
+	/* backwards: closing a client moves the last one into its place */
+	for (int i = g->n_ctl - 1; i >= 0; i--) {
+		struct ctl_client *c = &g->ctl[i];
+		short re = pfd[2 + i].revents;
+		int rc = 0;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	n = read(fd, line, sizeof(line) - 1);
-	if (n > 0) {
-		line[n] = 0;
-		pthread_mutex_lock(&g->lock);
-		res = handle(g, line);
-		pthread_mutex_unlock(&g->lock);
-		out = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		if (out && write(fd, out, strlen(out)) < 0)
-			gwd_log("control: reply lost: %s", strerror(errno));
-		free(out);
-		json_decref(res);
+		if (re && c->out)
+			rc = client_write(g, c);
+		else if (re)
+			rc = client_read(g, c);
+		if (!rc && c->out && !c->out_off && client_write(g, c))
+			rc = -1; /* answered just now: most replies fit at once */
+		if (!rc && now >= c->deadline_ms) {
+			gwd_log(g, "control: client closed, %s within %ums",
+				c->out ? "reply not taken" : "no request", GWD_CTL_TIMEOUT_MS);
+			rc = -1;
+		}
+		if (rc)
+			client_close(g, i);
 	}
-	close(fd);
+	/* every client waiting, while there is room */
+	while (pfd[1].fd >= 0 && pfd[1].revents && g->n_ctl < GWD_CTL_CLIENTS) {
+		int fd = accept4(g->ctl_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			break;
+		g->ctl[g->n_ctl++] =
+		    (struct ctl_client){.fd = fd, .deadline_ms = now + GWD_CTL_TIMEOUT_MS};
+	}
 }

@@ -13,6 +13,8 @@
 #include "gwd.h"
 #include "xg.h"
 
+static void drop_stale_marks(struct gwd *g, int d);
+
 /* A pinned map of the instance, checked against this build's layout: a
  * value written with another size would be copied short (or long) into the
  * kernel, and the data path would read what lies beyond. */
@@ -27,21 +29,25 @@ static int open_map(const char *root, const char *name, __u32 ksz, __u32 vsz, ch
 	snprintf(path, sizeof(path), "%s/%s", root, name);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s (attach the gateway program first: "
-			 "`xgate -n INSTANCE attach DEV gateway`)", path, strerror(errno));
+		snprintf(err, errlen,
+			 "%s: %s (attach the gateway program first: "
+			 "`xgate -n INSTANCE attach DEV gateway`)",
+			 path, strerror(errno));
 		return -1;
 	}
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.key_size != ksz ||
 	    info.value_size != vsz) {
-		snprintf(err, errlen, "%s: key/value size %u/%u, this gatewayd expects %u/%u: the "
+		snprintf(err, errlen,
+			 "%s: key/value size %u/%u, this gatewayd expects %u/%u: the "
 			 "maps are from another xgate version (`xgate -n INSTANCE reset`, attach "
-			 "again)", path, info.key_size, info.value_size, ksz, vsz);
+			 "again)",
+			 path, info.key_size, info.value_size, ksz, vsz);
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
-#define open_pin(root, name, type_k, type_v, err, errlen) \
+#define open_pin(root, name, type_k, type_v, err, errlen)                                          \
 	open_map(root, name, sizeof(type_k), sizeof(type_v), err, errlen)
 
 /* After writing a map the data path caches per CPU (the gateway's
@@ -66,21 +72,21 @@ static void key_ident(const struct gw_peer_conf *pc, __u8 out[8])
 /* A peer entry that belongs to someone else (config changed) starts over. */
 static void reconcile_peer(struct gwd *g, __u32 id, const struct gw_peer_conf *pc)
 {
-	struct xg_gw_peer v, want = { .flags = XG_GW_PEER_VALID };
+	struct xg_gw_peer v, want = {.flags = XG_GW_PEER_VALID};
 
 	key_ident(pc, want.ident);
 	if (!bpf_map_lookup_elem(g->dp.peers, &id, &v) && (v.flags & XG_GW_PEER_VALID) &&
 	    !memcmp(v.ident, want.ident, 8))
 		return; /* ours: keys and address stay, traffic keeps flowing */
 	if (!bpf_map_lookup_elem(g->dp.peers, &id, &v) && v.ip_be) {
-		struct xg_gw_paddr_key a = { .ip_be = v.ip_be };
+		struct xg_gw_paddr_key a = {.ip_be = v.ip_be};
 
 		bpf_map_delete_elem(g->dp.paddr, &a);
 		gen_bump(g->dp.gen);
 	}
 	bpf_map_update_elem(g->dp.peers, &id, &want, BPF_ANY);
 	gen_bump(g->dp.gen); /* the previous owner's keys are gone from every CPU's copy */
-	gwd_log("peer %s: data-plane entry %u initialised", pc->name, id);
+	gwd_log(g, "peer %s: data-plane entry %u initialised", pc->name, id);
 }
 
 int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
@@ -95,20 +101,21 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 	if (!g->conf.instance[0])
 		return 0;
 	if (xg_instance_root(g->conf.instance, root, sizeof(root))) {
-		snprintf(err, errlen, "Instance '%s' is not a valid instance name", g->conf.instance);
+		snprintf(err, errlen, "Instance '%s' is not a valid instance name",
+			 g->conf.instance);
 		return -1;
 	}
 	if ((dp->gw = open_pin(root, XG_MAP_GW, __u32, struct xg_gw_conf, err, errlen)) < 0 ||
-	    (dp->peers = open_pin(root, XG_MAP_GW_PEERS, __u32, struct xg_gw_peer, err,
-				  errlen)) < 0 ||
-	    (dp->paddr = open_pin(root, XG_MAP_GW_PADDR, struct xg_gw_paddr_key, __u32, err,
-				  errlen)) < 0 ||
-	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, struct xg_subnet_key,
-				  struct xg_gw_route, err, errlen)) < 0 ||
-	    (dp->replay = open_pin(root, XG_MAP_GW_REPLAY, __u32, struct xg_gw_replay, err,
-				   errlen)) < 0 ||
-	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pcpu, err,
-				   errlen)) < 0 ||
+	    (dp->peers = open_pin(root, XG_MAP_GW_PEERS, __u32, struct xg_gw_peer, err, errlen)) <
+		0 ||
+	    (dp->paddr =
+		 open_pin(root, XG_MAP_GW_PADDR, struct xg_gw_paddr_key, __u32, err, errlen)) < 0 ||
+	    (dp->route = open_pin(root, XG_MAP_GW_ROUTE, struct xg_subnet_key, struct xg_gw_route,
+				  err, errlen)) < 0 ||
+	    (dp->replay =
+		 open_pin(root, XG_MAP_GW_REPLAY, __u32, struct xg_gw_replay, err, errlen)) < 0 ||
+	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pcpu, err, errlen)) <
+		0 ||
 	    (dp->gen = open_pin(root, XG_MAP_GEN, __u32, struct xg_gen, err, errlen)) < 0)
 		return -1;
 	c.pub_ip_be = g->conf.public_addr.sin_addr.s_addr;
@@ -116,7 +123,8 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 	if (g->conf.public_if[0]) {
 		c.pub_ifindex = if_nametoindex(g->conf.public_if);
 		if (!c.pub_ifindex) {
-			snprintf(err, errlen, "PublicInterface %s: no such device", g->conf.public_if);
+			snprintf(err, errlen, "PublicInterface %s: no such device",
+				 g->conf.public_if);
 			return -1;
 		}
 	}
@@ -135,6 +143,7 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 		dp->div_gen[dp->n_div] = m.gen >= 0 ? dup(m.gen) : -1;
 		dp->n_div++;
 		xg_maps_close(&m);
+		drop_stale_marks(g, dp->n_div - 1);
 	}
 	for (int i = 0; i < g->n_peers; i++)
 		reconcile_peer(g, (__u32)i + 1, g->peers[i].conf);
@@ -145,8 +154,8 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 
 void gwd_dp_close(struct gwd *g)
 {
-	int *fds[] = { &g->dp.gw, &g->dp.peers, &g->dp.paddr, &g->dp.route, &g->dp.replay,
-		       &g->dp.pstats, &g->dp.gen };
+	int *fds[] = {&g->dp.gw,     &g->dp.peers,  &g->dp.paddr, &g->dp.route,
+		      &g->dp.replay, &g->dp.pstats, &g->dp.gen};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -170,8 +179,8 @@ static int peer_index(struct gwd *g, const char *origin)
 
 static struct xg_subnet_key lpm_key(const struct rt_key *k)
 {
-	struct xg_subnet_key lk = { .prefixlen = 32 + k->plen, .vni_be = htonl(k->vni),
-				    .ip_be = k->ip_be };
+	struct xg_subnet_key lk = {
+	    .prefixlen = 32 + k->plen, .vni_be = htonl(k->vni), .ip_be = k->ip_be};
 	return lk;
 }
 
@@ -215,40 +224,155 @@ static const struct want_route *wanted(const struct want_route *w, int n,
 	return bsearch(k, w, (size_t)n, sizeof(*w), want_cmp);
 }
 
-/* Dividers: remote subnets as XG_SUBNET_REMOTE entries. Local entries (no
- * REMOTE flag) are the operator's and never touched. */
+static struct rt_key rt_of(const struct xg_subnet_key *lk)
+{
+	struct rt_key k = {
+	    .vni = ntohl(lk->vni_be), .ip_be = lk->ip_be, .plen = (uint8_t)(lk->prefixlen - 32)};
+	return k;
+}
+
+/* Keys of a divider's map to remove, collected during the walk (deleting
+ * during it would restart it). */
+struct keys {
+	struct xg_subnet_key *k;
+	int n, cap;
+};
+
+static void keys_add(struct keys *ks, const struct xg_subnet_key *k)
+{
+	if (ks->n == ks->cap) {
+		int cap = ks->cap ? ks->cap * 2 : 16;
+		struct xg_subnet_key *nk = realloc(ks->k, sizeof(*nk) * (size_t)cap);
+
+		if (!nk)
+			return; /* removed at the next sync */
+		ks->k = nk;
+		ks->cap = cap;
+	}
+	ks->k[ks->n++] = *k;
+}
+
+/* Dividers: remote subnets as XG_SUBNET_REMOTE entries. gatewayd removes
+ * only the entries it wrote, as recorded in its store (divider_marks): the
+ * operator's own entries there, local or `remote`, are never touched. A
+ * record is written before its entry and removed after it, so a crash
+ * between the two leaves a record of an entry that is not there (dropped
+ * at the next start), never an entry of ours without one. */
 static void sync_divider(struct gwd *g, int d, const struct want_route *w, int n)
 {
+	const char *name = g->conf.dividers[d];
 	struct xg_subnet_key k, next, *prev = NULL;
-	struct xg_subnet v, mark = { .flags = XG_SUBNET_REMOTE };
+	struct xg_subnet v, mark = {.flags = XG_SUBNET_REMOTE};
+	struct keys gone = {0}, add = {0};
 	bool changed = false;
+	int foreign = 0;
 
 	while (!bpf_map_get_next_key(g->dp.div_subnet[d], prev, &next)) {
+		struct rt_key rk;
+
 		k = next;
 		prev = &k;
-		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v) &&
-		    (v.flags & XG_SUBNET_REMOTE) && !wanted(w, n, &k) &&
-		    !bpf_map_delete_elem(g->dp.div_subnet[d], &k)) {
+		if (bpf_map_lookup_elem(g->dp.div_subnet[d], &k, &v) ||
+		    !(v.flags & XG_SUBNET_REMOTE) || wanted(w, n, &k))
+			continue;
+		rk = rt_of(&k);
+		if (gw_store_has_mark(&g->store, name, &rk) == 1)
+			keys_add(&gone, &k);
+		else
+			foreign++;
+	}
+	for (int i = 0; i < gone.n; i++) {
+		struct rt_key rk = rt_of(&gone.k[i]);
+
+		if (!bpf_map_delete_elem(g->dp.div_subnet[d], &gone.k[i]) || errno == ENOENT) {
 			changed = true;
-			prev = NULL; /* the walk restarts after a delete */
+			gw_store_del_mark(&g->store, name, &rk);
 		}
 	}
+	if (foreign && !g->dp.told_foreign[d])
+		gwd_log(g,
+			"divider %s: %d remote subnet entr%s not written by this gatewayd (an "
+			"operator's?) left alone",
+			name, foreign, foreign > 1 ? "ies" : "y");
+	g->dp.told_foreign[d] = foreign > 0;
 	for (int i = 0; i < n; i++) {
 		__u32 vni = ntohl(w[i].k.vni_be);
 		struct xg_vpc vpc;
 
 		if (!bpf_map_lookup_elem(g->dp.div_subnet[d], &w[i].k, &v))
-			continue; /* already marked, or a local subnet of that prefix */
+			continue; /* already marked, or a subnet of the operator's */
 		if (bpf_map_lookup_elem(g->dp.div_vpc[d], &vni, &vpc)) {
-			gwd_log("divider %s: no VPC %u there; remote subnet not marked",
-				g->conf.dividers[d], vni);
+			gwd_log(g, "divider %s: no VPC %u there; remote subnet not marked", name,
+				vni);
 			continue;
 		}
-		if (!bpf_map_update_elem(g->dp.div_subnet[d], &w[i].k, &mark, BPF_NOEXIST))
-			changed = true;
+		keys_add(&add, &w[i].k);
 	}
+	if (add.n) {
+		/* the records first, in one transaction */
+		bool txn = !gw_store_begin(&g->store);
+
+		for (int i = 0; i < add.n; i++) {
+			struct rt_key rk = rt_of(&add.k[i]);
+
+			gw_store_put_mark(&g->store, name, &rk);
+		}
+		if (txn)
+			gw_store_commit(&g->store);
+	}
+	for (int i = 0; i < add.n; i++) {
+		struct rt_key rk = rt_of(&add.k[i]);
+
+		if (!bpf_map_update_elem(g->dp.div_subnet[d], &add.k[i], &mark, BPF_NOEXIST))
+			changed = true;
+		else if (errno == EEXIST) /* the operator's, written since the walk */
+			gw_store_del_mark(&g->store, name, &rk);
+	}
+	free(gone.k);
+	free(add.k);
 	if (changed)
 		gen_bump(g->dp.div_gen[d]);
+}
+
+/* Records of entries that are not in the divider's map (any more) as
+ * remote ones: a crash between record and entry, or the operator removed
+ * or replaced the entry. Dropped, so that an entry the operator writes
+ * there later stays theirs. */
+struct stale_marks {
+	struct gwd *g;
+	int d;
+	struct rt_key k[64];
+	int n;
+};
+
+static void stale_mark(void *arg, const struct rt_key *rk)
+{
+	struct stale_marks *sm = arg;
+	struct xg_subnet_key k = lpm_key(rk);
+	struct xg_subnet v;
+
+	if ((bpf_map_lookup_elem(sm->g->dp.div_subnet[sm->d], &k, &v) ||
+	     !(v.flags & XG_SUBNET_REMOTE)) &&
+	    sm->n < (int)(sizeof(sm->k) / sizeof(sm->k[0])))
+		sm->k[sm->n++] = *rk;
+}
+
+static void drop_stale_marks(struct gwd *g, int d)
+{
+	struct stale_marks sm = {.g = g, .d = d};
+
+	bool more;
+
+	do { /* 64 at a time: not while the SELECT runs */
+		int dropped = 0;
+
+		sm.n = 0;
+		if (gw_store_each_mark(&g->store, g->conf.dividers[d], stale_mark, &sm))
+			return;
+		for (int i = 0; i < sm.n; i++)
+			dropped += !gw_store_del_mark(&g->store, g->conf.dividers[d], &sm.k[i]);
+		more = sm.n == (int)(sizeof(sm.k) / sizeof(sm.k[0])) && dropped == sm.n;
+	} while (more);
 }
 
 void gwd_dp_sync_routes(struct gwd *g)
@@ -263,7 +387,7 @@ void gwd_dp_sync_routes(struct gwd *g)
 		return;
 	w = desired(g, &n);
 	if (!w) {
-		gwd_log("data plane: out of memory; routes not synced");
+		gwd_log(g, "data plane: out of memory; routes not synced");
 		return;
 	}
 	while (!bpf_map_get_next_key(g->dp.route, prev, &next)) {
@@ -275,7 +399,7 @@ void gwd_dp_sync_routes(struct gwd *g)
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		struct xg_gw_route want = { .peer = w[i].peer };
+		struct xg_gw_route want = {.peer = w[i].peer};
 
 		if ((bpf_map_lookup_elem(g->dp.route, &w[i].k, &v) || v.peer != want.peer) &&
 		    !bpf_map_update_elem(g->dp.route, &w[i].k, &want, BPF_ANY))
@@ -293,7 +417,7 @@ void gwd_dp_peer_addr(struct gwd *g, int idx)
 	struct peer *p = &g->peers[idx];
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
-	struct xg_gw_paddr_key a = { 0 };
+	struct xg_gw_paddr_key a = {0};
 
 	if (!g->dp.on || bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return;
@@ -342,7 +466,7 @@ static int rx_victim(struct gwd *g, __u32 id, const struct xg_gw_peer *v)
 int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
 {
 	__u32 id = (__u32)idx + 1, ri;
-	struct xg_gw_replay fresh = { 0 };
+	struct xg_gw_replay fresh = {0};
 	struct xg_gw_peer v;
 	int slot;
 

@@ -27,6 +27,7 @@ struct gw_dp {
 	int gen; /* the instance's xg_gen: bumped so per-CPU caches see changes */
 	int div_subnet[GW_MAX_DIVIDERS], div_vpc[GW_MAX_DIVIDERS], div_gen[GW_MAX_DIVIDERS];
 	int n_div;
+	bool told_foreign[GW_MAX_DIVIDERS]; /* logged the entries not ours it leaves alone */
 };
 
 /* Open the maps, write the public side (xg_gw) and the peer entries. */

@@ -16,11 +16,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "msg.h"
 #include "session.h"
 
-#define MAGIC "XGW1"
+#define MAGIC	"XGW1"
 #define VERSION 1
-#define T_AUTH 1
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t len, const char *fmt, ...)
@@ -64,17 +64,31 @@ static int read_all(int fd, void *buf, size_t len)
 			continue;
 		if (n < 0)
 			return -1;
-		if (n == 0)
+		if (n == 0) {
+			errno = 0; /* closed, not timed out */
 			return got ? -1 : 0;
+		}
 		got += (size_t)n;
 	}
 	return 1;
 }
 
+/* Why a handshake read (read_all's r) failed: a socket timeout (EAGAIN)
+ * is not a closed connection. */
+static int read_fail(char *err, size_t len, int r, const char *what)
+{
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return fail(err, len, "timed out waiting for the peer's %s", what);
+	if (r < 0 && errno)
+		return fail(err, len, "reading the peer's %s: %s", what, strerror(errno));
+	return fail(err, len, "connection closed during the handshake (before the peer's %s)",
+		    what);
+}
+
 int gw_connect(const struct sockaddr_in *sa, unsigned ms)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct pollfd pfd = { .events = POLLOUT };
+	struct pollfd pfd = {.events = POLLOUT};
 	int soerr = 0, rc;
 	socklen_t sl = sizeof(soerr);
 
@@ -99,7 +113,7 @@ bad:
 
 void gw_set_timeouts(int fd, unsigned ms)
 {
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -130,8 +144,10 @@ static int read_buffered(struct gw_session *s, void *buf, size_t len)
 			continue;
 		if (n < 0)
 			return -1;
-		if (n == 0)
+		if (n == 0) {
+			errno = 0; /* closed, not timed out */
 			return got ? -1 : 0;
+		}
 		s->roff = 0;
 		s->rlen = (size_t)n;
 	}
@@ -177,7 +193,7 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 	crypto_generichash_state st;
 	uint8_t type;
 	long n;
-	int rc = -1;
+	int rc = -1, r;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
@@ -191,8 +207,8 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 		fail(err, errlen, "sending hello: %s", strerror(errno));
 		goto out;
 	}
-	if (read_all(fd, theirs, sizeof(theirs)) != 1) {
-		fail(err, errlen, "connection closed during the handshake");
+	if ((r = read_all(fd, theirs, sizeof(theirs))) != 1) {
+		read_fail(err, errlen, r, "hello");
 		goto out;
 	}
 	if (hello_check(theirs, role == GW_INITIATOR ? GW_RESPONDER : GW_INITIATOR, err, errlen))
@@ -243,12 +259,12 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 
 	crypto_secretstream_xchacha20poly1305_init_push(&s->tx, hdr,
 							role == GW_INITIATOR ? k_i2r : k_r2i);
-	if (write_all(fd, hdr, sizeof(hdr)) || gw_send(s, T_AUTH, s->hash, 32)) {
+	if (write_all(fd, hdr, sizeof(hdr)) || gw_send(s, GW_T_AUTH, s->hash, 32)) {
 		fail(err, errlen, "sending auth: %s", strerror(errno));
 		goto out;
 	}
-	if (read_all(fd, hdr, sizeof(hdr)) != 1) {
-		fail(err, errlen, "connection closed during the handshake");
+	if ((r = read_all(fd, hdr, sizeof(hdr))) != 1) {
+		read_fail(err, errlen, r, "stream header");
 		goto out;
 	}
 	if (crypto_secretstream_xchacha20poly1305_init_pull(&s->rx, hdr,
@@ -259,7 +275,7 @@ int gw_handshake(struct gw_session *s, int fd, enum gw_role role, const unsigned
 	n = gw_recv(s, &type, got, sizeof(got), err, errlen);
 	if (n < 0)
 		goto out;
-	if (n != 32 || type != T_AUTH || sodium_memcmp(got, s->hash, 32)) {
+	if (n != 32 || type != GW_T_AUTH || sodium_memcmp(got, s->hash, 32)) {
 		fail(err, errlen, "authentication failed");
 		goto out;
 	}
@@ -310,8 +326,7 @@ int gw_send(struct gw_session *s, uint8_t type, const void *body, size_t len)
 	return rc;
 }
 
-long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err,
-	     size_t errlen)
+long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *err, size_t errlen)
 {
 	unsigned char lenb[4], tag, *cipher, *plain;
 	unsigned long long plen;
@@ -321,6 +336,8 @@ long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *e
 
 	if (r == 0)
 		return fail(err, errlen, "closed by peer");
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return fail(err, errlen, "timed out");
 	if (r < 0)
 		return fail(err, errlen, "connection lost");
 	clen = (uint32_t)lenb[0] << 24 | (uint32_t)lenb[1] << 16 | (uint32_t)lenb[2] << 8 | lenb[3];

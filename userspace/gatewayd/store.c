@@ -8,16 +8,18 @@
 #include "store.h"
 
 static const char schema[] =
-	"PRAGMA journal_mode=WAL;"
-	"PRAGMA synchronous=NORMAL;"
-	"CREATE TABLE IF NOT EXISTS routes ("
-	" origin TEXT NOT NULL, vni INTEGER NOT NULL, ip INTEGER NOT NULL, plen INTEGER NOT NULL,"
-	" version INTEGER NOT NULL, state INTEGER NOT NULL, since_ms INTEGER NOT NULL,"
-	" expires_ms INTEGER NOT NULL, PRIMARY KEY (origin, vni, ip, plen));"
-	"CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS own (vni INTEGER NOT NULL, ip INTEGER NOT NULL,"
-	" plen INTEGER NOT NULL, version INTEGER NOT NULL, withdrawn INTEGER NOT NULL,"
-	" from_config INTEGER NOT NULL, PRIMARY KEY (vni, ip, plen));";
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=NORMAL;"
+    "CREATE TABLE IF NOT EXISTS routes ("
+    " origin TEXT NOT NULL, vni INTEGER NOT NULL, ip INTEGER NOT NULL, plen INTEGER NOT NULL,"
+    " version INTEGER NOT NULL, state INTEGER NOT NULL, since_ms INTEGER NOT NULL,"
+    " expires_ms INTEGER NOT NULL, PRIMARY KEY (origin, vni, ip, plen));"
+    "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS own (vni INTEGER NOT NULL, ip INTEGER NOT NULL,"
+    " plen INTEGER NOT NULL, version INTEGER NOT NULL, withdrawn INTEGER NOT NULL,"
+    " from_config INTEGER NOT NULL, PRIMARY KEY (vni, ip, plen));"
+    "CREATE TABLE IF NOT EXISTS divider_marks (divider TEXT NOT NULL, vni INTEGER NOT NULL,"
+    " ip INTEGER NOT NULL, plen INTEGER NOT NULL, PRIMARY KEY (divider, vni, ip, plen));";
 
 int gw_store_open(struct gw_store *s, const char *path, char *err, size_t errlen)
 {
@@ -31,17 +33,27 @@ int gw_store_open(struct gw_store *s, const char *path, char *err, size_t errlen
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT OR REPLACE INTO routes VALUES (?1,?2,?3,?4,?5,?6,?7,?8)", -1,
 			       &s->put, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db,
-			       "DELETE FROM routes WHERE origin=?1 AND vni=?2 AND ip=?3 AND plen=?4",
-			       -1, &s->del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		s->db, "DELETE FROM routes WHERE origin=?1 AND vni=?2 AND ip=?3 AND plen=?4", -1,
+		&s->del, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "DELETE FROM routes WHERE origin=?1", -1, &s->del_origin,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO own VALUES (?1,?2,?3,?4,?5,?6)", -1,
 			       &s->put_own, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT v FROM kv WHERE k=?1", -1, &s->kv_get, NULL) !=
-		    SQLITE_OK ||
+		SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO kv VALUES (?1,?2)", -1, &s->kv_put,
-			       NULL) != SQLITE_OK) {
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO divider_marks VALUES (?1,?2,?3,?4)",
+			       -1, &s->mark_put, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+			       "DELETE FROM divider_marks WHERE divider=?1 AND vni=?2 AND ip=?3 "
+			       "AND plen=?4",
+			       -1, &s->mark_del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+			       "SELECT 1 FROM divider_marks WHERE divider=?1 AND vni=?2 AND ip=?3 "
+			       "AND plen=?4",
+			       -1, &s->mark_has, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
 		gw_store_close(s);
 		return -1;
@@ -57,6 +69,9 @@ void gw_store_close(struct gw_store *s)
 	sqlite3_finalize(s->put_own);
 	sqlite3_finalize(s->kv_get);
 	sqlite3_finalize(s->kv_put);
+	sqlite3_finalize(s->mark_put);
+	sqlite3_finalize(s->mark_del);
+	sqlite3_finalize(s->mark_has);
 	if (s->db)
 		sqlite3_close(s->db);
 	memset(s, 0, sizeof(*s));
@@ -222,13 +237,66 @@ int gw_store_load_own(struct gw_store *s, gw_own_cb cb, void *arg)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct rt_key k = {
-			.vni = (uint32_t)sqlite3_column_int64(st, 0),
-			.ip_be = (uint32_t)sqlite3_column_int64(st, 1),
-			.plen = (uint8_t)sqlite3_column_int(st, 2),
+		    .vni = (uint32_t)sqlite3_column_int64(st, 0),
+		    .ip_be = (uint32_t)sqlite3_column_int64(st, 1),
+		    .plen = (uint8_t)sqlite3_column_int(st, 2),
 		};
 
 		cb(arg, &k, (uint64_t)sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
 		   sqlite3_column_int(st, 5));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void bind_mark(sqlite3_stmt *st, const char *divider, const struct rt_key *k)
+{
+	sqlite3_bind_text(st, 1, divider, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, k->vni);
+	sqlite3_bind_int64(st, 3, k->ip_be);
+	sqlite3_bind_int(st, 4, k->plen);
+}
+
+int gw_store_put_mark(struct gw_store *s, const char *divider, const struct rt_key *k)
+{
+	bind_mark(s->mark_put, divider, k);
+	return step(s->mark_put);
+}
+
+int gw_store_del_mark(struct gw_store *s, const char *divider, const struct rt_key *k)
+{
+	bind_mark(s->mark_del, divider, k);
+	return step(s->mark_del);
+}
+
+int gw_store_has_mark(struct gw_store *s, const char *divider, const struct rt_key *k)
+{
+	int rc;
+
+	bind_mark(s->mark_has, divider, k);
+	rc = sqlite3_step(s->mark_has);
+	sqlite3_reset(s->mark_has);
+	sqlite3_clear_bindings(s->mark_has);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int gw_store_each_mark(struct gw_store *s, const char *divider, gw_mark_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT vni, ip, plen FROM divider_marks WHERE divider=?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, divider, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct rt_key k = {
+		    .vni = (uint32_t)sqlite3_column_int64(st, 0),
+		    .ip_be = (uint32_t)sqlite3_column_int64(st, 1),
+		    .plen = (uint8_t)sqlite3_column_int(st, 2),
+		};
+
+		cb(arg, &k);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;

@@ -26,6 +26,7 @@
 struct gw_store {
 	sqlite3 *db;
 	sqlite3_stmt *put, *del, *del_origin, *put_own, *kv_get, *kv_put;
+	sqlite3_stmt *mark_put, *mark_del, *mark_has;
 	int durable; /* the open transaction commits with synchronous=FULL */
 };
 
@@ -48,6 +49,15 @@ typedef void (*gw_own_cb)(void *arg, const struct rt_key *k, uint64_t version, i
 int gw_store_put_own(struct gw_store *s, const struct rt_key *k, uint64_t version, int withdrawn,
 		     int from_config);
 int gw_store_load_own(struct gw_store *s, gw_own_cb cb, void *arg);
+/* The entries gatewayd wrote into a divider instance's subnet map (by the
+ * instance's name), so that it removes those and no others: an operator's
+ * own `remote` entries there are left alone. */
+int gw_store_put_mark(struct gw_store *s, const char *divider, const struct rt_key *k);
+int gw_store_del_mark(struct gw_store *s, const char *divider, const struct rt_key *k);
+/* 1 marked by us, 0 not, -1 error. */
+int gw_store_has_mark(struct gw_store *s, const char *divider, const struct rt_key *k);
+typedef void (*gw_mark_cb)(void *arg, const struct rt_key *k);
+int gw_store_each_mark(struct gw_store *s, const char *divider, gw_mark_cb cb, void *arg);
 int gw_store_get_u64(struct gw_store *s, const char *key, uint64_t *v);
 int gw_store_put_u64(struct gw_store *s, const char *key, uint64_t v);
 
