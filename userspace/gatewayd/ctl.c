@@ -170,8 +170,14 @@ static json_t *handle(struct gwd *g, char *line)
 		k.vni = (uint32_t)vni;
 		k.ip_be = a.s_addr;
 		k.plen = (uint8_t)plen;
-		if (gwd_own_set(g, &k, !strcmp(argv[1], "add"), err, sizeof(err)))
-			return json_pack("{s:s}", "error", err);
+		int rc = gwd_own_set(g, &k, !strcmp(argv[1], "add"), err, sizeof(err));
+
+		if (rc)
+			return json_pack("{s:s,s:s}", "error", err, "code",
+					 rc == -EEXIST	 ? "exists"
+					 : rc == -ENOENT ? "not_found"
+					 : rc == -EINVAL ? "invalid"
+							 : "failed");
 		return json_pack("{s:b}", "ok", 1);
 	}
 	return json_pack("{s:s}", "error",

@@ -158,6 +158,8 @@ void gwd_rekeys(struct gwd *g);
 /* Our subnets from the store, then the config's: new ones announced, ones
  * no longer configured withdrawn. */
 void gwd_own_start(struct gwd *g);
+/* 0, or -EEXIST (announced already), -ENOENT (not ours), -EINVAL (host bits,
+ * overlaps a peer's), -ENOSPC, -EIO; err says it in words. */
 int gwd_own_set(struct gwd *g, const struct rt_key *k, bool add, char *err, size_t errlen);
 
 /* peer_sync.c (lock held) */

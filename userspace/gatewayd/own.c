@@ -4,6 +4,7 @@
  * the version it was last announced or withdrawn with. Stored durably
  * before any peer hears of a change (see own_change).
  */
+#include <errno.h>
 #include <arpa/inet.h>
 #include <stdio.h>
 
@@ -19,7 +20,9 @@ static struct own_subnet *own_find(struct gwd *g, const struct rt_key *k)
 	return NULL;
 }
 
-/* Add or withdraw one of our subnets: persist, then tell peers. */
+/* Add or withdraw one of our subnets: persist, then tell peers. 0, or a
+ * negative errno saying what kind of refusal it is (the control socket
+ * turns it into a code the CLI maps to its exit status). */
 static int own_change(struct gwd *g, const struct rt_key *k, bool add, bool from_config, char *err,
 		      size_t errlen)
 {
@@ -28,22 +31,22 @@ static int own_change(struct gwd *g, const struct rt_key *k, bool add, bool from
 
 	if (add && o && !o->withdrawn) {
 		snprintf(err, errlen, "subnet already announced");
-		return -1;
+		return -EEXIST;
 	}
 	if (!add && (!o || o->withdrawn)) {
 		snprintf(err, errlen, "no such local subnet");
-		return -1;
+		return -ENOENT;
 	}
 	if (add) {
 		for (int i = 0; i < g->routes.n; i++)
 			if (rt_forwarding(&g->routes.r[i]) && rt_overlap(&g->routes.r[i].key, k)) {
 				snprintf(err, errlen, "overlaps a subnet of peer %s",
 					 g->routes.r[i].origin);
-				return -1;
+				return -EINVAL;
 			}
 		if (!o && g->n_own >= GW_MAX_SUBNETS) {
 			snprintf(err, errlen, "too many local subnets");
-			return -1;
+			return -ENOSPC;
 		}
 	}
 	fc = add ? from_config : o->from_config;
@@ -56,11 +59,11 @@ static int own_change(struct gwd *g, const struct rt_key *k, bool add, bool from
 	    gw_store_put_own(&g->store, k, g->own_version + 1, !add, fc)) {
 		gw_store_rollback(&g->store);
 		snprintf(err, errlen, "database write failed");
-		return -1;
+		return -EIO;
 	}
 	if (gw_store_commit(&g->store)) {
 		snprintf(err, errlen, "database write failed");
-		return -1;
+		return -EIO;
 	}
 	if (!o) {
 		o = &g->own[g->n_own++];
@@ -76,13 +79,15 @@ static int own_change(struct gwd *g, const struct rt_key *k, bool add, bool from
 int gwd_own_set(struct gwd *g, const struct rt_key *k, bool add, char *err, size_t errlen)
 {
 	uint32_t mask = k->plen ? htonl(~0u << (32 - k->plen)) : 0;
+	int rc;
 
 	if (k->ip_be & ~mask) {
 		snprintf(err, errlen, "host bits set");
-		return -1;
+		return -EINVAL;
 	}
-	if (own_change(g, k, add, false, err, errlen))
-		return -1;
+	rc = own_change(g, k, add, false, err, errlen);
+	if (rc)
+		return rc;
 	gwd_log(g, "local subnet %s: VNI %u (v%llu)", add ? "added" : "withdrawn", k->vni,
 		(unsigned long long)g->own_version);
 	return 0;

@@ -109,22 +109,16 @@ static int ctl_path(const char *sock, const char *name, char *out, size_t len)
 }
 
 /* The exit code for a refusal: gatewayd's "code" (exists, not_found,
- * invalid) when it sends one; else its two messages that mean the subnet is
- * there already or is not there. */
+ * invalid, failed); a refusal without one is of the request's form. */
 static int reply_code(json_t *res)
 {
 	const char *code = json_string_value(json_object_get(res, "code"));
-	const char *msg = json_string_value(json_object_get(res, "error"));
 
 	if (code)
 		return !strcmp(code, "exists")	    ? XG_EEXIST
 		       : !strcmp(code, "not_found") ? XG_ENOTFOUND
 		       : !strcmp(code, "invalid")   ? XG_EUSAGE
 						    : XG_EFAIL;
-	if (msg && strstr(msg, "already announced"))
-		return XG_EEXIST;
-	if (msg && strstr(msg, "no such local subnet"))
-		return XG_ENOTFOUND;
 	return XG_EUSAGE;
 }
 
