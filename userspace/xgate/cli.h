@@ -77,6 +77,9 @@ int cmd_endpoint(struct cli *c, struct args *a);
 int cmd_cache(struct cli *c, struct args *a);
 int cmd_stats(struct cli *c, struct args *a);
 int cmd_apply(struct cli *c, struct args *a);
+/* What apply -f checks before it writes anything: XG_OK, or the exit code
+ * after the error (the JSON path) was printed. root is the parsed file. */
+int apply_check(const char *file, json_t *root);
 int cmd_gw(struct cli *c, struct args *a);
 int cmd_mission(struct cli *c, struct args *a);
 int cmd_cluster(struct cli *c, struct args *a);

@@ -247,6 +247,17 @@ static int build(const char *file, json_t *root, struct plan *p)
 	return XG_OK;
 }
 
+int apply_check(const char *file, json_t *root)
+{
+	struct plan p = {};
+	int rc = build(file, root, &p);
+
+	free(p.v);
+	free(p.s);
+	free(p.e);
+	return rc;
+}
+
 int cmd_apply(struct cli *c, struct args *a)
 {
 	const char *file = NULL, *s;
