@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* gatewayd's configuration file (config.c over common/ini.c), as text. */
+#include <sodium.h>
+
+#include "config.h"
+#include "fuzz.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	return sodium_init() < 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gw_conf *c = calloc(1, sizeof(*c));
+	char *text = fz_text(data, size), err[512] = "";
+
+	if (!c)
+		abort();
+	/* a refused file always says why */
+	if (gw_conf_parse("fuzz.conf", text, c, err, sizeof(err)))
+		FZ_ASSERT(err[0]);
+	free(text);
+	free(c);
+	return 0;
+}

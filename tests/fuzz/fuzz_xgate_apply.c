@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `xgate apply -f FILE`: the cluster file, parsed as cmd_apply parses it
+ * (duplicate keys refused), then validated by apply_check (cmd_apply.c):
+ * everything apply checks before it opens the maps; nothing is written.
+ */
+#include <jansson.h>
+
+#include "cli.h"
+#include "fuzz.h"
+
+/*
+ * cmd_apply.c also holds the writing half (cmd_apply), which calls the
+ * operations of cmd_net.c and the argument helpers of main.c. The harness
+ * links cmd_apply.c alone: these stand in for them (weak, so that a build
+ * that links the real ones uses those) and are never called.
+ */
+#define FZ_NEVER(decl)                                                                             \
+	decl __attribute__((weak));                                                                \
+	decl                                                                                       \
+	{                                                                                          \
+		abort();                                                                           \
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+FZ_NEVER(int op_vpc_put(struct xg_maps *m, const struct vpc_spec *s, bool replace))
+FZ_NEVER(int op_subnet_put(struct xg_maps *m, struct subnet_spec *s, bool replace))
+FZ_NEVER(int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace))
+FZ_NEVER(int op_host_set(struct xg_maps *m, const __u32 *ip, const __u32 *gw, const __u32 *ttl))
+FZ_NEVER(const char *arg_value(struct args *a, const char *kw))
+FZ_NEVER(int object_help(const char *object))
+FZ_NEVER(int usage_error(const char *object, const char *fmt, ...))
+#pragma GCC diagnostic pop
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_t *root = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+
+	if (!root)
+		return 0;
+	(void)apply_check("fuzz.json", root);
+	json_decref(root);
+	return 0;
+}

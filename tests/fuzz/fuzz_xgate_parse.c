@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The CLI's value parsers (userspace/lib/parse.c): the first byte picks one,
+ * the rest is the argument as typed. What a parser accepts must print back
+ * to a value it accepts again, the same.
+ */
+#include <arpa/inet.h>
+
+#include "fuzz.h"
+#include "xg.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s, buf[24];
+	__u32 v, v2, ips[8], n;
+	__u8 mac[6], mac2[6];
+	int plen;
+
+	if (!size)
+		return 0;
+	s = fz_text(data + 1, size - 1);
+	switch (data[0] % 6) {
+	case 0:
+		if (!xg_parse_vni(s, &v))
+			FZ_ASSERT(v >= 1 && v <= 0xffffff);
+		break;
+	case 1:
+		if (!xg_parse_ip(s, &v))
+			FZ_ASSERT(!xg_parse_ip(xg_ip_str(v, buf), &v2) && v == v2);
+		break;
+	case 2:
+		if (!xg_parse_cidr(s, &v, &plen))
+			FZ_ASSERT(plen >= 0 && plen <= 32 &&
+				  !(v & ~(plen ? htonl(~0u << (32 - plen)) : 0)));
+		break;
+	case 3:
+		if (!xg_parse_mac(s, mac))
+			FZ_ASSERT(!xg_parse_mac(xg_mac_str(mac, buf), mac2) &&
+				  !memcmp(mac, mac2, 6));
+		break;
+	case 4:
+		if (!xg_parse_ip_list("dividers", s, ips, 8, &n))
+			FZ_ASSERT(n >= 1 && n <= 8);
+		break;
+	default:
+		(void)xg_parse_u32("port", s, 1, 65535, &v);
+		break;
+	}
+	free(s);
+	return 0;
+}
