@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * An edgeclusterd as the API, the hub and the uplink see it, on a fresh
- * SQLite store in memory per input (a crash reproduces from its input
- * alone): this cluster "edge-a" with one mission "web" stored.
+ * SQLite store per input (a crash reproduces from its input alone): this
+ * cluster "edge-a" with one mission "web" stored. The store is a file, as
+ * in the daemon (lists read a snapshot through a second connection), in
+ * /dev/shm when there is one: fsync there costs nothing.
  */
 #ifndef XG_FUZZ_EC_FIXTURE_H
 #define XG_FUZZ_EC_FIXTURE_H
@@ -10,6 +12,7 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ecd.h"
 #include "tree.h"
@@ -26,6 +29,47 @@ uint64_t ecd_now_ms(void)
 	return 1000;
 }
 
+/* The directory of the store: libFuzzer's entry points take no handle, so
+ * the harness keeps it from LLVMFuzzerInitialize to the exit. */
+static char fz_dir[64];
+
+static void fz_db_files(const char *db, void (*fn)(const char *))
+{
+	static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+	char p[EC_PATH_MAX + 16];
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", db, ext[i]);
+		fn(p);
+	}
+}
+
+static void fz_unlink(const char *p)
+{
+	unlink(p);
+}
+
+static void fz_dir_remove(void)
+{
+	char db[EC_PATH_MAX];
+
+	snprintf(db, sizeof(db), "%s/ecd.db", fz_dir);
+	fz_db_files(db, fz_unlink);
+	rmdir(fz_dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	snprintf(fz_dir, sizeof(fz_dir), "%s/xgate-fuzz-XXXXXX",
+		 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
+	if (sodium_init() < 0 || !mkdtemp(fz_dir))
+		abort();
+	atexit(fz_dir_remove);
+	return 0;
+}
+
 static inline void fz_ecd_open(struct ecd *d)
 {
 	struct ec_row r = {0};
@@ -33,7 +77,8 @@ static inline void fz_ecd_open(struct ecd *d)
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->conf.name, sizeof(d->conf.name), "edge-a");
-	snprintf(d->conf.database, sizeof(d->conf.database), ":memory:");
+	snprintf(d->conf.database, sizeof(d->conf.database), "%s/ecd.db", fz_dir);
+	fz_db_files(d->conf.database, fz_unlink);
 	d->conf.max_body = 64 << 10;
 	d->conf.max_list_body = 1 << 20;
 	d->conf.credential_s = 3600;

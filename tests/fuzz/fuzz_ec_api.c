@@ -13,13 +13,6 @@
 #include "ec_fixture.h"
 #include "fuzz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return sodium_init() < 0;
-}
-
 static enum ec_method method_of(const char *m)
 {
 	return !strcmp(m, "GET")      ? EC_GET

@@ -13,13 +13,6 @@
 #include "ec_fixture.h"
 #include "fuzz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return sodium_init() < 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *m = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);

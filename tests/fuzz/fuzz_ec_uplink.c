@@ -19,13 +19,6 @@ static const char inherited[] =
     "\"creationTimestamp\":\"2025-01-31T12:00:00Z\",\"labels\":{}},"
     "\"spec\":{\"content\":\"x\"}}]}";
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return sodium_init() < 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *m = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL), *first;
