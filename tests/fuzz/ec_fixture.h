@@ -3,8 +3,8 @@
  * An edgeclusterd as the API, the hub and the uplink see it, on a fresh
  * SQLite store per input (a crash reproduces from its input alone): this
  * cluster "edge-a" with one mission "web" stored. The store is a file, as
- * in the daemon (lists read a snapshot through a second connection), in
- * /dev/shm when there is one: fsync there costs nothing.
+ * in the daemon (lists read a snapshot through a second connection), under
+ * $TMPDIR, else in /dev/shm when there is one: fsync there costs nothing.
  */
 #ifndef XG_FUZZ_EC_FIXTURE_H
 #define XG_FUZZ_EC_FIXTURE_H
@@ -31,7 +31,7 @@ uint64_t ecd_now_ms(void)
 
 /* The directory of the store: libFuzzer's entry points take no handle, so
  * the harness keeps it from LLVMFuzzerInitialize to the exit. */
-static char fz_dir[64];
+static char fz_dir[256];
 
 static void fz_db_files(const char *db, void (*fn)(const char *))
 {
@@ -62,8 +62,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	snprintf(fz_dir, sizeof(fz_dir), "%s/xgate-fuzz-XXXXXX",
-		 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
+	const char *tmp = getenv("TMPDIR");
+
+	if (!tmp || !*tmp)
+		tmp = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
+	snprintf(fz_dir, sizeof(fz_dir), "%s/xgate-fuzz-XXXXXX", tmp);
 	if (sodium_init() < 0 || !mkdtemp(fz_dir))
 		abort();
 	atexit(fz_dir_remove);

@@ -9,8 +9,9 @@
 #   run.sh [-t SECONDS] [-r RUNS] [-o DIR] BINDIR [HARNESS...]
 #     -t  seconds per harness (default $FUZZ_SECONDS, else 20)
 #     -r  at most this many executions per harness too (0: no limit; default 2000000)
-#     -o  keep logs, new inputs and crashing inputs here (default: a temporary
-#         directory, kept only when something failed)
+#     -o  keep the corpora grown here (corpus-<harness>/, reused by the next
+#         run) and each run's logs and crashing inputs (run-<time>/); default:
+#         a temporary directory, kept only when something failed
 #   BINDIR is the fuzz tree's tests/fuzz; HARNESS names some of them (default: all).
 # Exit: 0 clean, 1 a harness failed, 77 no fuzz tree (ctest: skipped).
 set -uo pipefail
@@ -45,7 +46,12 @@ if [ -z "$out" ]; then
 	out=$(mktemp -d /tmp/xgate-fuzz-run.XXXXXX)
 	keep=0
 fi
-mkdir -p "$out"
+run=$out/run-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run"
+# the edgeclusterd harnesses' stores: in memory when the machine has /dev/shm
+scratch=$(mktemp -d "$([ -w /dev/shm ] && echo /dev/shm || echo /tmp)/xgate-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
 
 # leaks are findings; UBSan stops at the first report (built with
 # -fno-sanitize-recover) and says where
@@ -65,25 +71,25 @@ for h in "${harnesses[@]}"; do
 	work=$out/corpus-$h
 	mkdir -p "$work"
 	args=(-max_total_time="$secs" -rss_limit_mb=2048 -timeout=25 -close_fd_mask=3
-	      -print_final_stats=1 -artifact_prefix="$out/$h-")
+	      -print_final_stats=1 -artifact_prefix="$run/$h-")
 	[ "$runs" != 0 ] && args+=(-runs="$runs")
 	[ -f "$here/$h.dict" ] && args+=(-dict="$here/$h.dict")
 	seeds=()
 	[ -d "$here/corpus/$h" ] && seeds=("$here/corpus/$h")
 	echo "fuzz: $h for ${secs}s" >&2
-	"$bin" "${args[@]}" "$work" "${seeds[@]}" </dev/null >"$out/$h.log" 2>&1
+	"$bin" "${args[@]}" "$work" "${seeds[@]}" </dev/null >"$run/$h.log" 2>&1
 	rc=$?
-	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$h.log" | tail -1)
-	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$out/$h.log" | tail -1)
-	crashes=$(find "$out" -maxdepth 1 -name "$h-*" -type f | wc -l)
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/$h.log" | tail -1)
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/$h.log" | tail -1)
+	crashes=$(find "$run" -maxdepth 1 -name "$h-*" -type f | wc -l)
 	result=ok
 	if [ $rc -ne 0 ] || [ "$crashes" -gt 0 ]; then
 		result="FAILED (exit $rc)"
 		failed=1
 		keep=1
-		echo "---- $h: the end of $out/$h.log" >&2
-		grep -v '^#[0-9]' "$out/$h.log" | tail -60 >&2
-		for a in $(find "$out" -maxdepth 1 -name "$h-*" -type f); do
+		echo "---- $h: the end of $run/$h.log" >&2
+		grep -v '^#[0-9]' "$run/$h.log" | tail -60 >&2
+		for a in $(find "$run" -maxdepth 1 -name "$h-*" -type f); do
 			echo "fuzz: $h: reproduce with: $bin $a" >&2
 			echo "      then keep it as tests/fuzz/corpus/$h/regress-<what> with the fix" >&2
 		done
@@ -97,7 +103,7 @@ for r in "${rows[@]}"; do
 	printf '%-20s %10s %12s %8s  %s\n' "$h" "$rate" "$execs" "$crashes" "$result"
 done
 if [ $keep -eq 1 ]; then
-	echo "fuzz: logs and inputs in $out" >&2
+	echo "fuzz: corpora in $out, logs and crashing inputs in $run" >&2
 else
 	rm -rf "$out"
 fi
