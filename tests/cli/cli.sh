@@ -44,6 +44,8 @@ expect_rc 2 "duplicate bouncer" x subnet add 1 10.1.1.0/24 bouncers 1.1.1.1,1.1.
 expect_rc 2 "bad MAC" x endpoint add 1 10.1.1.5 mac 02:00:00:00:01 host 10.77.0.3
 expect_err "invalid MAC address" "MAC message"
 expect_rc 2 "multicast MAC" x endpoint add 1 10.1.1.5 mac 01:00:5e:00:00:01 host 10.77.0.3
+expect_rc 2 "MAC byte with a sign (%2x took -2 as fe)" x endpoint add 1 10.1.1.5 mac -2:00:00:00:00:00 host 10.77.0.3
+expect_err "invalid MAC address '-2:00:00:00:00:00'" "signed MAC byte message"
 expect_rc 2 "unknown keyword" x vpc add 1 routers 10.0.0.1
 expect_rc 2 "unknown program" x attach n0 router
 expect_rc 2 "unknown mode" x attach n0 transit --mode turbo

@@ -2,9 +2,11 @@
 /*
  * The CLI's value parsers (userspace/lib/parse.c): the first byte picks one,
  * the rest is the argument as typed. What a parser accepts must print back
- * to a value it accepts again, the same.
+ * to a value it accepts again, the same; a MAC address must have been typed
+ * in that printed form.
  */
 #include <arpa/inet.h>
+#include <strings.h>
 
 #include "fuzz.h"
 #include "xg.h"
@@ -33,10 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_ASSERT(plen >= 0 && plen <= 32 &&
 				  !(v & ~(plen ? htonl(~0u << (32 - plen)) : 0)));
 		break;
-	case 3:
+	case 3: /* and only the form the error message asks for is accepted */
 		if (!xg_parse_mac(s, mac))
 			FZ_ASSERT(!xg_parse_mac(xg_mac_str(mac, buf), mac2) &&
-				  !memcmp(mac, mac2, 6));
+				  !memcmp(mac, mac2, 6) && !strcasecmp(s, buf));
 		break;
 	case 4:
 		if (!xg_parse_ip_list("dividers", s, ips, 8, &n))

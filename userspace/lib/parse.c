@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Parsers for what operators type; each error says what and why. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +66,7 @@ int xg_parse_cidr(const char *s, __u32 *ip_be, int *plen)
 	mask = len ? htonl(~0u << (32 - len)) : 0;
 	if (a.s_addr & ~mask) {
 		xg_err("invalid CIDR '%s': host bits set (did you mean %s/%u?)", s,
-		       inet_ntoa((struct in_addr){ a.s_addr & mask }), len);
+		       inet_ntoa((struct in_addr){a.s_addr & mask}), len);
 		return -1;
 	}
 	*ip_be = a.s_addr;
@@ -76,9 +78,13 @@ int xg_parse_mac(const char *s, __u8 mac[6])
 {
 	unsigned int b[6];
 	char tail;
+	bool form = s && strlen(s) == 17;
 
-	if (!s || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
-			 &b[5], &tail) != 6 || strlen(s) != 17) {
+	/* %2x alone would also take " 2", "+2" and "-2" (as fe) for a byte */
+	for (int i = 0; form && i < 17; i++)
+		form = i % 3 == 2 ? s[i] == ':' : isxdigit((unsigned char)s[i]);
+	if (!form || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
+			    &b[5], &tail) != 6) {
 		xg_err("invalid MAC address '%s': expected xx:xx:xx:xx:xx:xx", s ? s : "");
 		return -1;
 	}
