@@ -6,7 +6,8 @@
  *   Header: value\n ...        (Content-Type is what the handler reads)
  *   \n
  *   body
- * Streamed answers (lists) are read to their end.
+ * Streamed answers (lists) are read to their end. Every answer must be
+ * well-formed (check_answer).
  */
 #include <strings.h>
 
@@ -20,6 +21,23 @@ static enum ec_method method_of(const char *m)
 	       : !strcmp(m, "PUT")    ? EC_PUT
 	       : !strcmp(m, "DELETE") ? EC_DELETE
 				      : EC_OTHER;
+}
+
+/* A JSON answer parses, a list as much as an object; an error is a Status
+ * with the answer's code. */
+static void check_answer(const struct api_resp *rs)
+{
+	json_t *v;
+
+	FZ_ASSERT(rs->body && rs->content_type);
+	if (strcmp(rs->content_type, "application/json"))
+		return;
+	v = json_loads(rs->body, 0, NULL);
+	FZ_ASSERT(json_is_object(v));
+	if (rs->code >= 400)
+		FZ_ASSERT(json_integer_value(json_object_get(v, "code")) == rs->code &&
+			  json_string_value(json_object_get(v, "message")));
+	json_decref(v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -65,12 +83,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(rs.code >= 200 && rs.code < 600);
 	if (rs.stream) {
 		struct xg_buf b = {0};
+		int more;
 
-		while (api_stream_next(rs.stream, &b, 512) > 0)
+		while ((more = api_stream_next(rs.stream, &b, 512)) > 0)
 			;
 		api_stream_free(rs.stream);
-		free(b.p);
+		FZ_ASSERT(more == 0 && !xg_buf_put(&b, "", 1, 0));
+		rs.body = b.p;
 	}
+	check_answer(&rs);
 	free(rs.body);
 	fz_ecd_close(&d);
 	free(text);
