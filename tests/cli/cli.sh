@@ -38,6 +38,8 @@ expect_err "expected A.B.C.D/LEN" "CIDR message says the expected form"
 expect_rc 2 "CIDR with host bits" x subnet add 1 10.1.1.5/24 bouncers 10.77.0.2
 expect_err "did you mean 10.1.1.0/24" "CIDR message suggests the network"
 expect_rc 2 "CIDR prefix 33" x subnet add 1 10.1.1.0/33 bouncers 10.77.0.2
+expect_rc 2 "CIDR prefix in octal (strtoul read 010 as 8)" x subnet add 1 10.0.0.0/010 bouncers 10.77.0.2
+expect_err "invalid prefix length '010'" "octal prefix message"
 expect_rc 2 "bad IP in bouncers" x subnet add 1 10.1.1.0/24 bouncers 10.77.0.300
 expect_rc 2 "too many bouncers" x subnet add 1 10.1.1.0/24 bouncers 1.1.1.1,1.1.1.2,1.1.1.3,1.1.1.4,1.1.1.5,1.1.1.6,1.1.1.7,1.1.1.8,1.1.1.9
 expect_rc 2 "duplicate bouncer" x subnet add 1 10.1.1.0/24 bouncers 1.1.1.1,1.1.1.1

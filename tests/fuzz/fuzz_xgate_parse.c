@@ -2,8 +2,8 @@
 /*
  * The CLI's value parsers (userspace/lib/parse.c): the first byte picks one,
  * the rest is the argument as typed. What a parser accepts must print back
- * to a value it accepts again, the same; a MAC address must have been typed
- * in that printed form.
+ * to a value it accepts again, the same; a MAC address and a CIDR must have
+ * been typed in that printed form.
  */
 #include <arpa/inet.h>
 #include <strings.h>
@@ -31,9 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_ASSERT(!xg_parse_ip(xg_ip_str(v, buf), &v2) && v == v2);
 		break;
 	case 2:
-		if (!xg_parse_cidr(s, &v, &plen))
+		if (!xg_parse_cidr(s, &v, &plen)) {
+			char cidr[24];
+
 			FZ_ASSERT(plen >= 0 && plen <= 32 &&
 				  !(v & ~(plen ? htonl(~0u << (32 - plen)) : 0)));
+			snprintf(cidr, sizeof(cidr), "%s/%d", xg_ip_str(v, buf), plen);
+			FZ_ASSERT(!strcmp(s, cidr));
+		}
 		break;
 	case 3: /* and only the form the error message asks for is accepted */
 		if (!xg_parse_mac(s, mac))

@@ -49,6 +49,7 @@ int xg_parse_cidr(const char *s, __u32 *ip_be, int *plen)
 {
 	char buf[64], *slash;
 	__u32 len, mask;
+	size_t n;
 	struct in_addr a;
 
 	if (!s || strlen(s) >= sizeof(buf) || !(slash = strchr(s, '/'))) {
@@ -59,6 +60,12 @@ int xg_parse_cidr(const char *s, __u32 *ip_be, int *plen)
 	buf[slash - s] = 0;
 	if (inet_pton(AF_INET, buf, &a) != 1) {
 		xg_err("invalid CIDR '%s': '%s' is not an IPv4 address", s, buf);
+		return -1;
+	}
+	/* decimal as written: strtoul would take " 8" and read "010" as 8 */
+	n = strspn(slash + 1, "0123456789");
+	if (!n || n > 2 || slash[n + 1] || (n == 2 && slash[1] == '0')) {
+		xg_err("invalid prefix length '%s': expected an integer 0..32", slash + 1);
 		return -1;
 	}
 	if (xg_parse_u32("prefix length", slash + 1, 0, 32, &len))
