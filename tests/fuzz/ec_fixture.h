@@ -58,12 +58,13 @@ static void fz_dir_remove(void)
 	rmdir(fz_dir);
 }
 
+/* A harness that includes this gets its LLVMFuzzerInitialize from here. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
 	const char *tmp = getenv("TMPDIR");
 
+	(void)argc;
+	(void)argv;
 	if (!tmp || !*tmp)
 		tmp = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
 	snprintf(fz_dir, sizeof(fz_dir), "%s/xgate-fuzz-XXXXXX", tmp);
