@@ -11,7 +11,7 @@
 
 /*
  * cmd_apply.c also holds the writing half (cmd_apply), which calls the
- * operations of cmd_net.c and the argument helpers of main.c. The harness
+ * operations of cmd_net.c and the argument functions of main.c. The harness
  * links cmd_apply.c alone: these stand in for them (weak, so that a build
  * that links the real ones uses those) and are never called.
  */

@@ -74,10 +74,10 @@ for h in "${harnesses[@]}"; do
 	      -print_final_stats=1 -artifact_prefix="$run/$h-")
 	[ "$runs" != 0 ] && args+=(-runs="$runs")
 	[ -f "$here/$h.dict" ] && args+=(-dict="$here/$h.dict")
-	seeds=()
-	[ -d "$here/corpus/$h" ] && seeds=("$here/corpus/$h")
+	given=()
+	[ -d "$here/corpus/$h" ] && given=("$here/corpus/$h")
 	echo "fuzz: $h for ${secs}s" >&2
-	"$bin" "${args[@]}" "$work" "${seeds[@]}" </dev/null >"$run/$h.log" 2>&1
+	"$bin" "${args[@]}" "$work" "${given[@]}" </dev/null >"$run/$h.log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/$h.log" | tail -1)
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/$h.log" | tail -1)
