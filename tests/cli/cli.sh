@@ -33,6 +33,8 @@ expect_rc 2 "VNI zero" x vpc add 0
 expect_err "invalid VNI '0'" "message names the bad VNI"
 expect_rc 2 "VNI too large" x vpc add 16777216
 expect_rc 2 "VNI not a number" x vpc add 12abc
+expect_rc 2 "VNI with a leading zero (strtoul read 010 as 8)" x vpc add 010
+expect_err "invalid VNI '010'" "leading-zero VNI message"
 expect_rc 2 "CIDR without length" x subnet add 1 10.1.1.0 bouncers 10.77.0.2
 expect_err "expected A.B.C.D/LEN" "CIDR message says the expected form"
 expect_rc 2 "CIDR with host bits" x subnet add 1 10.1.1.5/24 bouncers 10.77.0.2

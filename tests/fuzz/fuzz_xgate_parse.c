@@ -3,13 +3,29 @@
  * The CLI's value parsers (userspace/lib/parse.c): the first byte picks one,
  * the rest is the argument as typed. What a parser accepts must print back
  * to a value it accepts again, the same; a MAC address and a CIDR must have
- * been typed in that printed form.
+ * been typed in that printed form, an integer as decimal or 0x hex.
  */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <strings.h>
 
 #include "fuzz.h"
 #include "xg.h"
+
+/* An accepted integer reads as the value it was taken for: decimal, or hex
+ * after 0x (not octal after a bare 0, not after blanks). */
+static bool as_typed(const char *s, __u32 v)
+{
+	char dec[16];
+
+	snprintf(dec, sizeof(dec), "%u", v);
+	if (!strcmp(s, dec))
+		return true;
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2] ||
+	    strspn(s + 2, "0123456789abcdefABCDEF") != strlen(s + 2))
+		return false;
+	return strtoul(s + 2, NULL, 16) == v;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (data[0] % 6) {
 	case 0:
 		if (!xg_parse_vni(s, &v))
-			FZ_ASSERT(v >= 1 && v <= 0xffffff);
+			FZ_ASSERT(v >= 1 && v <= 0xffffff && as_typed(s, v));
 		break;
 	case 1:
 		if (!xg_parse_ip(s, &v))
@@ -50,7 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_ASSERT(n >= 1 && n <= 8);
 		break;
 	default:
-		(void)xg_parse_u32("port", s, 1, 65535, &v);
+		if (!xg_parse_u32("port", s, 1, 65535, &v))
+			FZ_ASSERT(v >= 1 && v <= 65535 && as_typed(s, v));
 		break;
 	}
 	free(s);

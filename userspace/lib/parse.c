@@ -16,7 +16,9 @@ int xg_parse_u32(const char *what, const char *s, __u32 min, __u32 max, __u32 *o
 	char *end;
 
 	errno = 0;
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* decimal, or hex after 0x: strtoul would also skip blanks and read a
+	 * leading 0 as octal (VNI 010 would be 8) */
+	if (!s || !isdigit((unsigned char)*s) || (s[0] == '0' && isdigit((unsigned char)s[1])))
 		goto bad;
 	v = strtoul(s, &end, 0);
 	if (errno || *end || v < min || v > max)
