@@ -53,6 +53,10 @@ void hub_send_list(struct hub_conn *c);
 /* A credential for cr's child (a new one, or the rotation of the current). */
 void hub_issue(struct ec_cred *cr, json_t **out, bool rotate);
 
+/* One whole message from a child (wslink.c parsed it): the hello first, then
+ * anything else by type. Bad input refuses the link (hub_refuse). */
+int hub_on_message(struct hub_conn *c, json_t *m);
+
 /* hub_up.c */
 int hub_on_state(struct hub_conn *c, json_t *m);
 int hub_on_heartbeat(struct hub_conn *c, json_t *m);

@@ -40,17 +40,23 @@ expect_rc 2 "VNI zero" x vpc add 0
 expect_err "invalid VNI '0'" "message names the bad VNI"
 expect_rc 2 "VNI too large" x vpc add 16777216
 expect_rc 2 "VNI not a number" x vpc add 12abc
+expect_rc 2 "VNI with a leading zero (strtoul read 010 as 8)" x vpc add 010
+expect_err "invalid VNI '010'" "leading-zero VNI message"
 expect_rc 2 "CIDR without length" x subnet add 1 10.1.1.0 bouncers 10.77.0.2
 expect_err "expected A.B.C.D/LEN" "CIDR message says the expected form"
 expect_rc 2 "CIDR with host bits" x subnet add 1 10.1.1.5/24 bouncers 10.77.0.2
 expect_err "did you mean 10.1.1.0/24" "CIDR message suggests the network"
 expect_rc 2 "CIDR prefix 33" x subnet add 1 10.1.1.0/33 bouncers 10.77.0.2
+expect_rc 2 "CIDR prefix in octal (strtoul read 010 as 8)" x subnet add 1 10.0.0.0/010 bouncers 10.77.0.2
+expect_err "invalid prefix length '010'" "octal prefix message"
 expect_rc 2 "bad IP in bouncers" x subnet add 1 10.1.1.0/24 bouncers 10.77.0.300
 expect_rc 2 "too many bouncers" x subnet add 1 10.1.1.0/24 bouncers 1.1.1.1,1.1.1.2,1.1.1.3,1.1.1.4,1.1.1.5,1.1.1.6,1.1.1.7,1.1.1.8,1.1.1.9
 expect_rc 2 "duplicate bouncer" x subnet add 1 10.1.1.0/24 bouncers 1.1.1.1,1.1.1.1
 expect_rc 2 "bad MAC" x endpoint add 1 10.1.1.5 mac 02:00:00:00:01 host 10.77.0.3
 expect_err "invalid MAC address" "MAC message"
 expect_rc 2 "multicast MAC" x endpoint add 1 10.1.1.5 mac 01:00:5e:00:00:01 host 10.77.0.3
+expect_rc 2 "MAC byte with a sign (%2x took -2 as fe)" x endpoint add 1 10.1.1.5 mac -2:00:00:00:00:00 host 10.77.0.3
+expect_err "invalid MAC address '-2:00:00:00:00:00'" "signed MAC byte message"
 expect_rc 2 "unknown keyword" x vpc add 1 routers 10.0.0.1
 expect_rc 2 "unknown program" x attach n0 router
 expect_rc 2 "unknown mode" x attach n0 transit --mode turbo

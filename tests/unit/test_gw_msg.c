@@ -50,6 +50,10 @@ int main(void)
 	bad[1] = 'G';
 	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "invalid name"), "bad name refused");
 	memcpy(bad, buf, n);
+	bad[3] = 0; /* "gw\0a": the name's length says 4 */
+	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "invalid name"),
+	      "NUL inside a name refused");
+	memcpy(bad, buf, n);
 	memset(bad + n - 2, 0, 2);
 	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "public address"), "port 0 refused");
 	CHECK(gw_info_decode(buf, 3, &j, &why) < 0, "truncated info refused");

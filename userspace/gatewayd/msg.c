@@ -92,7 +92,8 @@ int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const c
 	size_t a, b;
 
 	memset(m, 0, sizeof(*m));
-	if (len < 8 || (a = in[0]) > 32 || len < 8 + a || (b = in[1 + a]) > 32 || len != 8 + a + b) {
+	if (len < 8 || (a = in[0]) > 32 || len < 8 + a || (b = in[1 + a]) > 32 ||
+	    len != 8 + a + b) {
 		*why = "malformed info message";
 		return -1;
 	}
@@ -100,7 +101,9 @@ int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const c
 	memcpy(m->cluster, in + 2 + a, b);
 	memcpy(&m->public_ip_be, in + 2 + a + b, 4);
 	memcpy(&m->public_port_be, in + 6 + a + b, 2);
-	if (!name_ok(m->name) || !name_ok(m->cluster)) {
+	/* a NUL inside a name would hide the bytes after it from name_ok */
+	if (strlen(m->name) != a || strlen(m->cluster) != b || !name_ok(m->name) ||
+	    !name_ok(m->cluster)) {
 		*why = "invalid name in info message";
 		return -1;
 	}

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Parsers for what operators type; each error says what and why. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,9 @@ int xg_parse_u32(const char *what, const char *s, __u32 min, __u32 max, __u32 *o
 	char *end;
 
 	errno = 0;
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* decimal, or hex after 0x: strtoul would also skip blanks and read a
+	 * leading 0 as octal (VNI 010 would be 8) */
+	if (!s || !isdigit((unsigned char)*s) || (s[0] == '0' && isdigit((unsigned char)s[1])))
 		goto bad;
 	v = strtoul(s, &end, 0);
 	if (errno || *end || v < min || v > max)
@@ -47,6 +51,7 @@ int xg_parse_cidr(const char *s, __u32 *ip_be, int *plen)
 {
 	char buf[64], *slash;
 	__u32 len, mask;
+	size_t n;
 	struct in_addr a;
 
 	if (!s || strlen(s) >= sizeof(buf) || !(slash = strchr(s, '/'))) {
@@ -59,12 +64,18 @@ int xg_parse_cidr(const char *s, __u32 *ip_be, int *plen)
 		xg_err("invalid CIDR '%s': '%s' is not an IPv4 address", s, buf);
 		return -1;
 	}
+	/* decimal as written: strtoul would take " 8" and read "010" as 8 */
+	n = strspn(slash + 1, "0123456789");
+	if (!n || n > 2 || slash[n + 1] || (n == 2 && slash[1] == '0')) {
+		xg_err("invalid prefix length '%s': expected an integer 0..32", slash + 1);
+		return -1;
+	}
 	if (xg_parse_u32("prefix length", slash + 1, 0, 32, &len))
 		return -1;
 	mask = len ? htonl(~0u << (32 - len)) : 0;
 	if (a.s_addr & ~mask) {
 		xg_err("invalid CIDR '%s': host bits set (did you mean %s/%u?)", s,
-		       inet_ntoa((struct in_addr){ a.s_addr & mask }), len);
+		       inet_ntoa((struct in_addr){a.s_addr & mask}), len);
 		return -1;
 	}
 	*ip_be = a.s_addr;
@@ -76,9 +87,13 @@ int xg_parse_mac(const char *s, __u8 mac[6])
 {
 	unsigned int b[6];
 	char tail;
+	bool form = s && strlen(s) == 17;
 
-	if (!s || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
-			 &b[5], &tail) != 6 || strlen(s) != 17) {
+	/* %2x alone would also take " 2", "+2" and "-2" (as fe) for a byte */
+	for (int i = 0; form && i < 17; i++)
+		form = i % 3 == 2 ? s[i] == ':' : isxdigit((unsigned char)s[i]);
+	if (!form || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
+			    &b[5], &tail) != 6) {
 		xg_err("invalid MAC address '%s': expected xx:xx:xx:xx:xx:xx", s ? s : "");
 		return -1;
 	}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * An edgeclusterd as the API, the hub and the uplink see it, on a fresh
+ * SQLite store per input (a crash reproduces from its input alone): this
+ * cluster "edge-a" with one mission "web" stored. The store is a file, as
+ * in the daemon (lists read a snapshot through a second connection), under
+ * $TMPDIR, else in /dev/shm when there is one: fsync there costs nothing.
+ */
+#ifndef XG_FUZZ_EC_FIXTURE_H
+#define XG_FUZZ_EC_FIXTURE_H
+
+#include <sodium.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ecd.h"
+#include "tree.h"
+
+/* main.c's; the fuzz build has no main.c of the daemon, and logs nothing */
+void ecd_log(const char *fmt, ...) __attribute__((weak));
+void ecd_log(const char *fmt, ...)
+{
+	(void)fmt;
+}
+uint64_t ecd_now_ms(void) __attribute__((weak));
+uint64_t ecd_now_ms(void)
+{
+	return 1000;
+}
+
+/* The directory of the store: libFuzzer's entry points take no handle, so
+ * the harness keeps it from LLVMFuzzerInitialize to the exit. */
+static char fz_dir[256];
+
+static void fz_db_files(const char *db, void (*fn)(const char *))
+{
+	static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+	char p[EC_PATH_MAX + 16];
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", db, ext[i]);
+		fn(p);
+	}
+}
+
+static void fz_unlink(const char *p)
+{
+	unlink(p);
+}
+
+static void fz_dir_remove(void)
+{
+	char db[EC_PATH_MAX];
+
+	snprintf(db, sizeof(db), "%s/ecd.db", fz_dir);
+	fz_db_files(db, fz_unlink);
+	rmdir(fz_dir);
+}
+
+/* A harness that includes this gets its LLVMFuzzerInitialize from here. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	(void)argc;
+	(void)argv;
+	if (!tmp || !*tmp)
+		tmp = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
+	snprintf(fz_dir, sizeof(fz_dir), "%s/xgate-fuzz-XXXXXX", tmp);
+	if (sodium_init() < 0 || !mkdtemp(fz_dir))
+		abort();
+	atexit(fz_dir_remove);
+	return 0;
+}
+
+static inline void fz_ecd_open(struct ecd *d)
+{
+	struct ec_row r = {0};
+	char err[256];
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->conf.name, sizeof(d->conf.name), "edge-a");
+	snprintf(d->conf.database, sizeof(d->conf.database), "%s/ecd.db", fz_dir);
+	fz_db_files(d->conf.database, fz_unlink);
+	d->conf.max_body = 64 << 10;
+	d->conf.max_list_body = 1 << 20;
+	d->conf.credential_s = 3600;
+	d->conf.heartbeat_s = 5;
+	d->conf.heartbeat_timeout_s = 15;
+	d->self_labels = json_pack("{s:s}", "zone", "east");
+	if (ec_store_open(&d->store, d->conf.database, err, sizeof(err)) || tree_prepare(d) ||
+	    api_self_sync(d)) {
+		fprintf(stderr, "fuzz fixture: %s\n", err);
+		abort();
+	}
+	snprintf(r.name, sizeof(r.name), "web");
+	snprintf(r.uid, sizeof(r.uid), "0c2b4f3e-8a51-4d1b-9c63-2f7d8e9a0b1c");
+	snprintf(r.created, sizeof(r.created), "2025-01-31T12:00:00Z");
+	r.labels = strdup("{\"app\":\"web\"}");
+	r.spec = strdup("{\"content\":\"kind: Pod\"}");
+	if (ec_store_create(&d->store, EC_T_MISSIONS, &r))
+		abort();
+	ec_row_free(&r);
+}
+
+static inline void fz_ecd_close(struct ecd *d)
+{
+	ec_store_close(&d->store);
+	json_decref(d->self_labels);
+}
+
+#endif
