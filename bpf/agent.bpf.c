@@ -8,7 +8,10 @@
  *    host when known (endpoint map or direct-path cache), else the subnet's
  *    bouncer, the VPC's divider or the cluster gateway, and sends it out of
  *    the underlay NIC.
- * Ingress toward the pod is done by transit on the NIC (decap + redirect).
+ *  - a session's reply (xg_sess_rev hit) is SNATed back to the session's
+ *    public endpoint and routed out by the FIB (lib/sess.h).
+ * Ingress toward the pod is done by transit on the NIC (decap + redirect),
+ * and for sessions by ingress on the public NIC (DNAT + redirect).
  */
 #include "lib/common.h"
 #include "lib/csum.h"
@@ -21,6 +24,7 @@
 #include "lib/icmp.h"
 #include "lib/encap.h"
 #include "lib/pkt.h"
+#include "lib/sess.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -193,6 +197,13 @@ int xg_agent(struct xdp_md *ctx)
 	if (p.inner_src != ifc->pod_ip_be ||
 	    !xg_mac_eq(eth->h_source, ifc->pod_mac))
 		return XG_DROP(&p, DROP_SPOOF);
+
+	/* A session's reply leaves SNATed to its public endpoint (sess.h). */
+	if (!arp) {
+		rc = xg_sess_snat(&p);
+		if (rc >= 0)
+			return rc;
+	}
 
 	if (arp && xg_arp_answer(&p, eth, arp, &host_be)) {
 		xg_count(&p, XG_R_ARP_REPLY);

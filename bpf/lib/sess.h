@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Session NAT: what `ingress` (DNAT on the public NIC) and `agent` (SNAT of
+ * the pod's replies on its veth) share. The maps are in maps.h (every
+ * object has them, so they exist as soon as the instance does); the
+ * policies are in docs/architecture.md, "Session ingress":
+ *  - only TCP and UDP datagrams without IPv4 options, not fragmented, are
+ *    translated; a fragment or options on a session's 5-tuple is dropped
+ *    and counted (a first fragment's ports would be rewritten while the
+ *    rest of the datagram, which has none, could not be);
+ *  - the L4 header must be whole and consistent (UDP length = datagram
+ *    payload, TCP data offset inside the datagram) before we rewrite it;
+ *  - TTL is decremented (the host routes the packet, as the kernel's NAT
+ *    would); a packet that would leave with TTL 0 is dropped.
+ * Checksums: RFC 1624 incremental updates of the IPv4 header checksum and
+ * of the TCP/UDP checksum (pseudo-header address and the port); a UDP
+ * checksum of 0 (none) stays 0, a result of 0 is sent as 0xffff (RFC 768).
+ */
+#ifndef XG_SESS_H
+#define XG_SESS_H
+
+#include <linux/tcp.h>
+
+#include "csum.h"
+#include "iplen.h"
+#include "stats.h"
+
+/* The L4 header of a session datagram (20-byte IPv4 header, tot_len bytes
+ * in all, proto TCP or UDP): 0 if it may be rewritten, or a drop reason. */
+XG_INLINE int xg_sess_l4_check(void *l4, void *data_end, __u8 proto, __u32 tot_len)
+{
+	__u32 l4_len = tot_len - sizeof(struct iphdr);
+
+	if (proto == IPPROTO_UDP) {
+		struct udphdr *udp = l4;
+
+		if (l4_len < sizeof(*udp) || (void *)(udp + 1) > data_end)
+			return XG_R_DROP_TRUNC_UDP;
+		if (bpf_ntohs(udp->len) != l4_len)
+			return XG_R_DROP_BAD_UDP_LEN;
+		return 0;
+	}
+	struct tcphdr *tcp = l4;
+
+	if (l4_len < sizeof(*tcp) || (void *)(tcp + 1) > data_end)
+		return XG_R_DROP_TRUNC_TCP;
+	if (tcp->doff < 5 || tcp->doff * 4u > l4_len)
+		return XG_R_DROP_TCP_BAD_DOFF;
+	return 0;
+}
+
+/* Where the TCP or UDP checksum of a checked session datagram is, or NULL
+ * (cannot happen after xg_sess_l4_check; the verifier wants the bound). */
+XG_INLINE __u16 *xg_sess_l4sum(void *l4, void *data_end, __u8 proto)
+{
+	/* One pointer, one bound: per-protocol branches get merged by the
+	 * compiler into a select the verifier cannot follow. */
+	__u32 off = proto == IPPROTO_TCP ? __builtin_offsetof(struct tcphdr, check)
+					 : __builtin_offsetof(struct udphdr, check);
+	__u16 *sum = l4 + (off & 0x1f);
+
+	return (void *)(sum + 1) > data_end ? 0 : sum;
+}
+
+/*
+ * Rewrite one address and one port of a checked session datagram (ip has
+ * no options, l4 follows it and holds at least a UDP header, l4sum is its
+ * checksum): the destination (dnat) or the source, TTL decremented,
+ * checksums updated incrementally.
+ */
+XG_INLINE void xg_sess_rewrite(struct iphdr *ip, struct udphdr *l4, __u16 *l4sum, int dnat,
+			       __u32 addr_be, __u16 port_be)
+{
+	__u32 *ap = dnat ? &ip->daddr : &ip->saddr;
+	__u16 *pp = dnat ? &l4->dest : &l4->source;
+	__u32 old_addr = *ap;
+	__u16 old_port = *pp, ttl_old, ttl_new;
+	int udp = ip->protocol == IPPROTO_UDP;
+	__u32 c;
+
+	__builtin_memcpy(&ttl_old, &ip->ttl, 2); /* TTL and protocol share a word */
+	ttl_new = ttl_old - bpf_htons(0x0100);
+	c = xg_csum_chg2((__u16)~ip->check, ttl_old, ttl_new);
+	c = xg_csum_chg4(c, old_addr, addr_be);
+	ip->check = ~xg_csum_fold(c);
+	__builtin_memcpy(&ip->ttl, &ttl_new, 2);
+	*ap = addr_be;
+	*pp = port_be;
+
+	if (udp && !*l4sum)
+		return; /* no checksum: stays none */
+	c = xg_csum_chg4((__u16) ~*l4sum, old_addr, addr_be);
+	c = xg_csum_chg2(c, old_port, port_be);
+	*l4sum = ~xg_csum_fold(c);
+	if (udp && !*l4sum)
+		*l4sum = 0xffff;
+}
+
+/* A session's packet counted: atomic adds (xgate_abi.h says why). */
+XG_INLINE void xg_sess_account(struct xg_sess_ctr *ctr, __u32 bytes)
+{
+	__sync_fetch_and_add(&ctr->packets, 1);
+	__sync_fetch_and_add(&ctr->bytes, bytes);
+	ctr->last_ns = bpf_ktime_get_ns();
+}
+
+/*
+ * The agent's half: a datagram the pod (VNI p->vni) sends from a session's
+ * pod endpoint leaves with the session's public address and port as its
+ * source, toward the next hop the kernel's FIB gives for the client, as if
+ * the host had routed it in from the veth. Returns -1 when the frame is
+ * not a session reply (the agent goes on as usual), else the verdict.
+ */
+XG_INLINE int xg_sess_snat(struct xg_pkt *p)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct xg_sess_rev_key k = {};
+	struct bpf_fib_lookup fib;
+	struct xg_sess_rev *r;
+	__u32 tot_len, hlen;
+	__u16 *ports, *l4sum;
+	int rc, excess;
+	void *l4;
+
+	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return -1;
+	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
+		return -1;
+	if (ip->frag_off & bpf_htons(XG_IP_OFFSET))
+		return -1; /* no ports: cannot be told apart from other traffic */
+	hlen = ip->ihl * 4;
+	tot_len = bpf_ntohs(ip->tot_len);
+	ports = (void *)ip + hlen;
+	if (hlen + 4 > tot_len || (void *)(ports + 2) > data_end)
+		return -1; /* xg_parse_inner checked version, ihl and tot_len */
+	k.vni = p->vni;
+	k.pod_ip_be = ip->saddr;
+	k.pod_port_be = ports[0];
+	k.proto = ip->protocol;
+	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
+	if (!r)
+		return -1;
+
+	if (ip->frag_off & bpf_htons(XG_IP_MF))
+		return XG_DROP(p, DROP_SESS_FRAGMENT);
+	if (hlen != sizeof(*ip))
+		return XG_DROP(p, DROP_SESS_IP_OPTIONS);
+	l4 = ip + 1;
+	rc = xg_sess_l4_check(l4, data_end, ip->protocol, tot_len);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	if (ip->ttl <= 1)
+		return XG_DROP(p, DROP_TTL);
+
+	__builtin_memset(&fib, 0, sizeof(fib));
+	fib.family = AF_INET;
+	fib.l4_protocol = ip->protocol;
+	fib.sport = r->pub_port_be;
+	fib.dport = ports[1];
+	fib.tot_len = tot_len;
+	fib.ipv4_src = r->pub_ip_be;
+	fib.ipv4_dst = ip->daddr;
+	fib.ifindex = p->ifindex; /* routed as if it came in from the veth */
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		break;
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		return XG_DROP(p, DROP_NO_NEIGH);
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return XG_DROP(p, DROP_TOO_BIG);
+	case BPF_FIB_LKUP_RET_FWD_DISABLED:
+		return XG_DROP(p, DROP_FWD_DISABLED);
+	default:
+		return XG_DROP(p, DROP_FIB);
+	}
+	if (fib.ifindex == p->ifindex)
+		return XG_DROP(p, DROP_LOOP);
+
+	excess = xg_ip_excess(ctx, sizeof(*eth), tot_len);
+	if (excess < 0 || xg_ip_trim(ctx, excess))
+		return XG_DROP(p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	ip = (void *)(eth + 1);
+	l4 = ip + 1;
+	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
+	    (void *)((struct udphdr *)l4 + 1) > data_end)
+		return XDP_DROP; /* for the verifier: checked above */
+
+	xg_sess_rewrite(ip, l4, l4sum, 0, r->pub_ip_be, r->pub_port_be);
+	xg_memcpy6(eth->h_dest, fib.dmac);
+	xg_memcpy6(eth->h_source, fib.smac);
+	if (bpf_redirect_map(&xg_txports, fib.ifindex, 0) != XDP_REDIRECT)
+		return XG_DROP(p, DROP_TX_PORT);
+	xg_sess_account(&r->out, tot_len);
+	xg_count(p, XG_R_INGRESS_SNAT);
+	return XDP_REDIRECT;
+}
+
+#endif
