@@ -9,7 +9,8 @@
  *    bouncer, the VPC's divider or the cluster gateway, and sends it out of
  *    the underlay NIC.
  *  - a session's reply (xg_sess_rev hit) is SNATed back to the session's
- *    public endpoint and routed out by the FIB (lib/sess.h).
+ *    public endpoint and routed out by the FIB, as are the pod's ICMP
+ *    errors about session datagrams (lib/sess_snat.h).
  * Ingress toward the pod is done by transit on the NIC (decap + redirect),
  * and for sessions by ingress on the public NIC (DNAT + redirect).
  */
@@ -24,7 +25,7 @@
 #include "lib/icmp.h"
 #include "lib/encap.h"
 #include "lib/pkt.h"
-#include "lib/sess.h"
+#include "lib/sess_snat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -198,7 +199,7 @@ int xg_agent(struct xdp_md *ctx)
 	    !xg_mac_eq(eth->h_source, ifc->pod_mac))
 		return XG_DROP(&p, DROP_SPOOF);
 
-	/* A session's reply leaves SNATed to its public endpoint (sess.h). */
+	/* A session's reply leaves SNATed to its public endpoint (sess_snat.h). */
 	if (!arp) {
 		rc = xg_sess_snat(&p);
 		if (rc >= 0)

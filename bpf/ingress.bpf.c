@@ -5,8 +5,9 @@
  * the session's pod (address and port; the client's source is kept) and
  * redirected into the pod's veth, found through xg_endpoint as transit
  * delivers to local pods. Everything else is the host's: XDP_PASS, so ssh
- * and the daemons keep working. The pod's replies are SNATed by `agent` on
- * the pod's veth (lib/sess.h). Policies: docs/architecture.md, "Session
+ * and the daemons keep working, as do ICMP messages other than errors about
+ * a session's datagrams (lib/sess_icmp.h). The pod's replies are SNATed by
+ * `agent` on the pod's veth (lib/sess_snat.h). Policies: docs/architecture.md, "Session
  * ingress".
  */
 #include "lib/common.h"
@@ -16,8 +17,66 @@
 #include "lib/tx.h"
 #include "lib/pkt.h"
 #include "lib/sess.h"
+#include "lib/sess_icmp.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * An ICMP error about a session's datagram (one its pod sent, translated
+ * on the way out), as RFC 5508 wants: translated back and delivered to the
+ * pod, so its TCP or UDP socket learns of an unreachable client or a
+ * smaller path MTU. Every other ICMP message is the host's business.
+ */
+XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct xg_sess_key k = {};
+	struct xg_endpoint *ep;
+	struct xg_icmp_err e;
+	struct ethhdr *eth;
+	struct xg_sess *s;
+	__u32 mtu;
+	int excess;
+
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XG_PASS(p, PASS_NOT_L4);
+	k.ip_be = xg_load32(&e.eip->saddr);
+	k.port_be = e.eports[0];
+	k.proto = e.eip->protocol;
+	if (k.ip_be != e.ip->daddr)
+		return XG_PASS(p, PASS_NOT_L4); /* not about a datagram from here */
+	s = bpf_map_lookup_elem(&xg_sess, &k);
+	if (!s)
+		return XG_PASS(p, PASS_NOT_L4);
+	if (e.ip->ttl <= 1)
+		return XG_DROP(p, DROP_TTL);
+	p->vni = s->vni;
+	p->inner_dst = s->pod_ip_be;
+	ep = (s->flags & XG_SESS_FORM_GATEWAY) ? 0 : xg_endpoint_of(p);
+	if (!ep || !(ep->flags & XG_EP_LOCAL))
+		return XG_DROP(p, DROP_SESS_NO_POD);
+	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
+	if (excess < 0)
+		return XG_DROP(p, DROP_IP_LEN);
+	if (unlikely(!xg_fits_dev(p, ep->ifindex, -excess, &mtu)))
+		return XG_DROP(p, DROP_POD_MTU);
+	if (xg_ip_trim(ctx, excess))
+		return XG_DROP(p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XDP_DROP; /* for the verifier: parsed above */
+	xg_icmp_err_rewrite(&e, 1, s->pod_ip_be, s->pod_port_be);
+	eth = data;
+	xg_memcpy6(eth->h_source, eth->h_dest);
+	xg_memcpy6(eth->h_dest, ep->mac);
+	if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
+		return XG_DROP(p, DROP_TX_PORT);
+	xg_sess_account(&s->in, tot_len);
+	xg_count(p, XG_R_INGRESS_ICMP_DNAT);
+	return XDP_REDIRECT;
+}
 
 SEC("xdp")
 int xg_ingress(struct xdp_md *ctx)
@@ -53,6 +112,8 @@ int xg_ingress(struct xdp_md *ctx)
 	excess = xg_ip_excess(ctx, sizeof(*eth), tot_len);
 	if (excess < 0)
 		return XG_DROP(&p, DROP_IP_LEN);
+	if (ip->protocol == IPPROTO_ICMP)
+		return xg_ingress_icmp(&p, tot_len);
 	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 		return XG_PASS(&p, PASS_NOT_L4);
 	/* A non-first fragment has no ports: nothing tells a session's from

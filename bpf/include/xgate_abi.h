@@ -624,7 +624,9 @@ struct xg_sess_rev {
 	X(DROP_TCP_BAD_DOFF, "drop: TCP data offset out of range")               \
 	X(DROP_SESS_FRAGMENT, "drop: fragmented session packet")                 \
 	X(DROP_SESS_IP_OPTIONS, "drop: session packet with IPv4 options")        \
-	X(DROP_SESS_NO_POD, "drop: session's pod is not on this host")
+	X(DROP_SESS_NO_POD, "drop: session's pod is not on this host")           \
+	X(INGRESS_ICMP_DNAT, "ingress: ICMP error about a session, to the pod")  \
+	X(INGRESS_ICMP_SNAT, "agent: pod's ICMP error about a session, out")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

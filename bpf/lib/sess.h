@@ -105,100 +105,51 @@ XG_INLINE void xg_sess_account(struct xg_sess_ctr *ctr, __u32 bytes)
 }
 
 /*
- * The agent's half: a datagram the pod (VNI p->vni) sends from a session's
- * pod endpoint leaves with the session's public address and port as its
- * source, toward the next hop the kernel's FIB gives for the client, as if
- * the host had routed it in from the veth. Returns -1 when the frame is
- * not a session reply (the agent goes on as usual), else the verdict.
+ * Next hop of a translated reply from the public address src to dst, as
+ * the kernel would route it coming in from the pod's veth (input mode):
+ * 0 with *fib filled, or a drop reason. Not cached per CPU (yet): one FIB
+ * lookup per translated reply.
  */
-XG_INLINE int xg_sess_snat(struct xg_pkt *p)
+XG_INLINE int xg_sess_route(struct xg_pkt *p, struct bpf_fib_lookup *fib, __u8 proto, __u32 src,
+			    __u32 dst, __u16 sport, __u16 dport, __u32 tot_len)
 {
-	struct xdp_md *ctx = p->ctx;
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *ip = (void *)(eth + 1);
-	struct xg_sess_rev_key k = {};
-	struct bpf_fib_lookup fib;
-	struct xg_sess_rev *r;
-	__u32 tot_len, hlen;
-	__u16 *ports, *l4sum;
-	int rc, excess;
-	void *l4;
+	int rc;
 
-	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
-		return -1;
-	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
-		return -1;
-	if (ip->frag_off & bpf_htons(XG_IP_OFFSET))
-		return -1; /* no ports: cannot be told apart from other traffic */
-	hlen = ip->ihl * 4;
-	tot_len = bpf_ntohs(ip->tot_len);
-	ports = (void *)ip + hlen;
-	if (hlen + 4 > tot_len || (void *)(ports + 2) > data_end)
-		return -1; /* xg_parse_inner checked version, ihl and tot_len */
-	k.vni = p->vni;
-	k.pod_ip_be = ip->saddr;
-	k.pod_port_be = ports[0];
-	k.proto = ip->protocol;
-	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
-	if (!r)
-		return -1;
-
-	if (ip->frag_off & bpf_htons(XG_IP_MF))
-		return XG_DROP(p, DROP_SESS_FRAGMENT);
-	if (hlen != sizeof(*ip))
-		return XG_DROP(p, DROP_SESS_IP_OPTIONS);
-	l4 = ip + 1;
-	rc = xg_sess_l4_check(l4, data_end, ip->protocol, tot_len);
-	if (rc)
-		return xg_count(p, rc), XDP_DROP;
-	if (ip->ttl <= 1)
-		return XG_DROP(p, DROP_TTL);
-
-	__builtin_memset(&fib, 0, sizeof(fib));
-	fib.family = AF_INET;
-	fib.l4_protocol = ip->protocol;
-	fib.sport = r->pub_port_be;
-	fib.dport = ports[1];
-	fib.tot_len = tot_len;
-	fib.ipv4_src = r->pub_ip_be;
-	fib.ipv4_dst = ip->daddr;
-	fib.ifindex = p->ifindex; /* routed as if it came in from the veth */
-	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->family = AF_INET;
+	fib->l4_protocol = proto;
+	fib->sport = sport;
+	fib->dport = dport;
+	fib->tot_len = tot_len;
+	fib->ipv4_src = src;
+	fib->ipv4_dst = dst;
+	fib->ifindex = p->ifindex;
+	rc = bpf_fib_lookup(p->ctx, fib, sizeof(*fib), 0);
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
 		break;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
-		return XG_DROP(p, DROP_NO_NEIGH);
+		return XG_R_DROP_NO_NEIGH;
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
-		return XG_DROP(p, DROP_TOO_BIG);
+		return XG_R_DROP_TOO_BIG;
 	case BPF_FIB_LKUP_RET_FWD_DISABLED:
-		return XG_DROP(p, DROP_FWD_DISABLED);
+		return XG_R_DROP_FWD_DISABLED;
 	default:
-		return XG_DROP(p, DROP_FIB);
+		return XG_R_DROP_FIB;
 	}
-	if (fib.ifindex == p->ifindex)
-		return XG_DROP(p, DROP_LOOP);
+	return fib->ifindex == p->ifindex ? XG_R_DROP_LOOP : 0;
+}
 
-	excess = xg_ip_excess(ctx, sizeof(*eth), tot_len);
-	if (excess < 0 || xg_ip_trim(ctx, excess))
-		return XG_DROP(p, DROP_IP_LEN);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	l4 = ip + 1;
-	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
-	    (void *)((struct udphdr *)l4 + 1) > data_end)
-		return XDP_DROP; /* for the verifier: checked above */
-
-	xg_sess_rewrite(ip, l4, l4sum, 0, r->pub_ip_be, r->pub_port_be);
-	xg_memcpy6(eth->h_dest, fib.dmac);
-	xg_memcpy6(eth->h_source, fib.smac);
-	if (bpf_redirect_map(&xg_txports, fib.ifindex, 0) != XDP_REDIRECT)
+/* Send a translated frame out by the FIB's next hop. */
+XG_INLINE int xg_sess_send(struct xg_pkt *p, struct ethhdr *eth, const struct bpf_fib_lookup *fib,
+			   struct xg_sess_ctr *ctr, __u32 bytes, __u32 reason)
+{
+	xg_memcpy6(eth->h_dest, fib->dmac);
+	xg_memcpy6(eth->h_source, fib->smac);
+	if (bpf_redirect_map(&xg_txports, fib->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(p, DROP_TX_PORT);
-	xg_sess_account(&r->out, tot_len);
-	xg_count(p, XG_R_INGRESS_SNAT);
+	xg_sess_account(ctr, bytes);
+	xg_count(p, reason);
 	return XDP_REDIRECT;
 }
 

@@ -3,7 +3,8 @@
 # segment -> the node's NIC (ingress, native XDP) -> the pod's veth (agent)
 # -> the pod. curl to a python http.server in the pod (the pod sees the
 # client's own address), a UDP echo, the host's own services on the public
-# address untouched, the session's counters, and a deleted session's next
+# address untouched, the pod's ICMP errors translated, the session's
+# counters, and a deleted session's next
 # packet going to the host stack.
 # usage: ingress.sh PATH/TO/xgate
 set -u
@@ -116,6 +117,27 @@ for i in range(3):
 '
 }
 check "UDP echo through the session, from the session's public endpoint" udp_roundtrip
+# RFC 5508: the pod's port unreachable comes back about the public endpoint,
+# so the client's connected socket is refused (it would ignore an error
+# quoting the pod's address).
+x ingress add udp 10.88.0.1:5354 vni 100 10.1.1.5:5354
+udp_refused() {
+	cl python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+s.connect(("10.88.0.1", 5354))
+s.send(b"anyone?")
+try:
+    s.recv(2048)
+except ConnectionRefusedError:
+    sys.exit(0)
+sys.exit(1)
+'
+}
+check "the pod's port unreachable reaches the client translated (connection refused)" udp_refused
+[ "$(counter vp1 ingress_icmp_snat)" -gt 0 ] && ok "counted ingress_icmp_snat on vp1" ||
+	not_ok "ingress_icmp_snat $(counter vp1 ingress_icmp_snat)"
 check "the host's own service on the public address (no session) still answers" \
 	cl curl -sf --max-time 5 -o /dev/null http://10.88.0.1:2222/
 check "ping of the public address is the host's" cl ping -c1 -W2 10.88.0.1
