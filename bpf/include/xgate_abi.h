@@ -504,7 +504,7 @@ struct xg_gw_pcpu {
 struct xg_sess_ctr {
 	__u64 packets;
 	__u64 bytes;
-	__u64 last_ns; /* bpf_ktime_get_ns (CLOCK_MONOTONIC) of the last packet */
+	__u64 last_ns; /* bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC, tick grain) of the last packet */
 };
 
 /* xg_sess key: proto is IPPROTO_TCP or IPPROTO_UDP. */

@@ -24,6 +24,7 @@
 #include "csum.h"
 #include "iplen.h"
 #include "stats.h"
+#include "cache.h"
 
 /* The L4 header of a session datagram (20-byte IPv4 header, tot_len bytes
  * in all, proto TCP or UDP): 0 if it may be rewritten, or a drop reason. */
@@ -101,30 +102,46 @@ XG_INLINE void xg_sess_account(struct xg_sess_ctr *ctr, __u32 bytes)
 {
 	__sync_fetch_and_add(&ctr->packets, 1);
 	__sync_fetch_and_add(&ctr->bytes, bytes);
-	ctr->last_ns = bpf_ktime_get_ns();
+	/* tick-grained CLOCK_MONOTONIC: idle detection needs no finer, and it
+	 * is a load instead of a clock read */
+	ctr->last_ns = bpf_ktime_get_coarse_ns();
 }
 
 /*
  * Next hop of a translated reply from the public address src to dst, as
- * the kernel would route it coming in from the pod's veth (input mode):
- * 0 with *fib filled, or a drop reason. Not cached per CPU (yet): one FIB
- * lookup per translated reply.
+ * the kernel would route it coming in from the pod's veth (bpf_fib_lookup
+ * in input mode): 0 with *nh set, or a drop reason. Successes are kept in
+ * the per-CPU next-hop cache (xgate_abi.h), keyed (dst, src, veth): the
+ * agent's encapsulation entries have the host's address as source and the
+ * NIC as device, so the two never answer for each other.
  */
-XG_INLINE int xg_sess_route(struct xg_pkt *p, struct bpf_fib_lookup *fib, __u8 proto, __u32 src,
+XG_INLINE int xg_sess_route(struct xg_pkt *p, struct xg_nh_slot **nh, __u8 proto, __u32 src,
 			    __u32 dst, __u16 sport, __u16 dport, __u32 tot_len)
 {
+	__u32 k = xg_slot_of(dst, XG_NHCACHE_SLOTS);
+	struct xg_nh_slot *c = bpf_map_lookup_elem(&xg_nhcache, &k);
+	struct bpf_fib_lookup fib;
 	int rc;
 
-	__builtin_memset(fib, 0, sizeof(*fib));
-	fib->family = AF_INET;
-	fib->l4_protocol = proto;
-	fib->sport = sport;
-	fib->dport = dport;
-	fib->tot_len = tot_len;
-	fib->ipv4_src = src;
-	fib->ipv4_dst = dst;
-	fib->ifindex = p->ifindex;
-	rc = bpf_fib_lookup(p->ctx, fib, sizeof(*fib), 0);
+	if (unlikely(!c))
+		return XG_R_DROP_FIB;
+	if (likely(c->dst_be == dst && c->src_be == src && c->oif == p->ifindex &&
+		   xg_slot_fresh(p, c->gen, c->expires))) {
+		if (unlikely(tot_len > c->mtu))
+			return XG_R_DROP_TOO_BIG;
+		*nh = c;
+		return 0;
+	}
+	__builtin_memset(&fib, 0, sizeof(fib));
+	fib.family = AF_INET;
+	fib.l4_protocol = proto;
+	fib.sport = sport;
+	fib.dport = dport;
+	fib.tot_len = tot_len;
+	fib.ipv4_src = src;
+	fib.ipv4_dst = dst;
+	fib.ifindex = p->ifindex;
+	rc = bpf_fib_lookup(p->ctx, &fib, sizeof(fib), 0);
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
 		break;
@@ -137,16 +154,27 @@ XG_INLINE int xg_sess_route(struct xg_pkt *p, struct bpf_fib_lookup *fib, __u8 p
 	default:
 		return XG_R_DROP_FIB;
 	}
-	return fib->ifindex == p->ifindex ? XG_R_DROP_LOOP : 0;
+	if (fib.ifindex == p->ifindex)
+		return XG_R_DROP_LOOP;
+	c->dst_be = dst;
+	c->src_be = src;
+	c->oif = p->ifindex;
+	xg_slot_stamp(p, &c->gen, &c->expires);
+	c->ifindex = fib.ifindex;
+	c->mtu = fib.mtu_result;
+	xg_memcpy6(c->dmac, fib.dmac);
+	xg_memcpy6(c->smac, fib.smac);
+	*nh = c;
+	return 0;
 }
 
-/* Send a translated frame out by the FIB's next hop. */
-XG_INLINE int xg_sess_send(struct xg_pkt *p, struct ethhdr *eth, const struct bpf_fib_lookup *fib,
+/* Send a translated frame out by its next hop. */
+XG_INLINE int xg_sess_send(struct xg_pkt *p, struct ethhdr *eth, const struct xg_nh_slot *nh,
 			   struct xg_sess_ctr *ctr, __u32 bytes, __u32 reason)
 {
-	xg_memcpy6(eth->h_dest, fib->dmac);
-	xg_memcpy6(eth->h_source, fib->smac);
-	if (bpf_redirect_map(&xg_txports, fib->ifindex, 0) != XDP_REDIRECT)
+	xg_memcpy6(eth->h_dest, nh->dmac);
+	xg_memcpy6(eth->h_source, nh->smac);
+	if (bpf_redirect_map(&xg_txports, nh->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(p, DROP_TX_PORT);
 	xg_sess_account(ctr, bytes);
 	xg_count(p, reason);

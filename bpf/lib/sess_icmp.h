@@ -123,7 +123,7 @@ XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len)
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	struct xg_sess_rev_key k = {};
-	struct bpf_fib_lookup fib;
+	struct xg_nh_slot *nh;
 	struct xg_icmp_err e;
 	struct xg_sess_rev *r;
 	int rc, excess;
@@ -141,7 +141,7 @@ XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len)
 		return -1;
 	if (e.ip->ttl <= 1)
 		return XG_DROP(p, DROP_TTL);
-	rc = xg_sess_route(p, &fib, IPPROTO_ICMP, r->pub_ip_be, e.ip->daddr, 0, 0, tot_len);
+	rc = xg_sess_route(p, &nh, IPPROTO_ICMP, r->pub_ip_be, e.ip->daddr, 0, 0, tot_len);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
 	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
@@ -152,7 +152,7 @@ XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len)
 	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
 		return XDP_DROP; /* for the verifier: parsed above */
 	xg_icmp_err_rewrite(&e, 0, r->pub_ip_be, r->pub_port_be);
-	return xg_sess_send(p, data, &fib, &r->out, tot_len, XG_R_INGRESS_ICMP_SNAT);
+	return xg_sess_send(p, data, nh, &r->out, tot_len, XG_R_INGRESS_ICMP_SNAT);
 }
 
 #endif

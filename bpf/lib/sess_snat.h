@@ -21,7 +21,7 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p)
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct xg_sess_rev_key k = {};
-	struct bpf_fib_lookup fib;
+	struct xg_nh_slot *nh;
 	struct xg_sess_rev *r;
 	__u32 tot_len, hlen;
 	__u16 *ports, *l4sum;
@@ -60,7 +60,7 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p)
 	if (ip->ttl <= 1)
 		return XG_DROP(p, DROP_TTL);
 
-	rc = xg_sess_route(p, &fib, ip->protocol, r->pub_ip_be, ip->daddr, r->pub_port_be, ports[1],
+	rc = xg_sess_route(p, &nh, ip->protocol, r->pub_ip_be, ip->daddr, r->pub_port_be, ports[1],
 			   tot_len);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
@@ -78,7 +78,7 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p)
 		return XDP_DROP; /* for the verifier: checked above */
 
 	xg_sess_rewrite(ip, l4, l4sum, 0, r->pub_ip_be, r->pub_port_be);
-	return xg_sess_send(p, eth, &fib, &r->out, tot_len, XG_R_INGRESS_SNAT);
+	return xg_sess_send(p, eth, nh, &r->out, tot_len, XG_R_INGRESS_SNAT);
 }
 
 #endif
