@@ -199,19 +199,23 @@ int xg_agent(struct xdp_md *ctx)
 	    !xg_mac_eq(eth->h_source, ifc->pod_mac))
 		return XG_DROP(&p, DROP_SPOOF);
 
-	/* A session's reply leaves SNATed to its public endpoint (sess_snat.h). */
-	if (!arp) {
-		rc = xg_sess_snat(&p);
-		if (rc >= 0)
-			return rc;
-	}
-
 	if (arp && xg_arp_answer(&p, eth, arp, &host_be)) {
 		xg_count(&p, XG_R_ARP_REPLY);
 		return XDP_TX;
 	}
 
 	rc = xg_agent_decide(&p, &d);
+	/* A session's reply (or the pod's ICMP error about a session) leaves
+	 * SNATed to its public endpoint (sess_snat.h). It goes to a client
+	 * outside the VPC, so only what the VPC routes to no endpoint (divider,
+	 * gateway, nowhere) is looked up: the pod-to-pod paths pay nothing. */
+	if (!arp && (rc || (d.kind == XG_AGC_ENCAP &&
+			    (d.reason == XG_R_ENCAP_DIVIDER || d.reason == XG_R_ENCAP_GATEWAY)))) {
+		int v = xg_sess_snat(&p);
+
+		if (v >= 0)
+			return v;
+	}
 	if (rc) {
 		/* ARP for an address of a subnet whose endpoints we all hold */
 		if (arp && rc == XG_R_DROP_NO_ENDPOINT)
