@@ -6,10 +6,14 @@
 # address untouched, the pod's ICMP errors translated, the session's
 # counters, and a deleted session's next
 # packet going to the host stack.
-# usage: ingress.sh PATH/TO/xgate
+# Also iperf3 through a session while 1,000 other sessions are added and
+# removed through libxgate (sess_churn), three times over: the stream
+# carries on, and no stray entry is left.
+# usage: ingress.sh PATH/TO/xgate PATH/TO/sess_churn
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 XGATE=$(readlink -f "$1")
+CHURN=$(readlink -f "$2")
 NODE=xgt$$-node
 CLI=xgt$$-cli
 POD=xgt$$-pod
@@ -150,12 +154,39 @@ check "ping of the public address is the host's" cl ping -c1 -W2 10.88.0.1
 x ingress ls -o json > "$TMP/ls.json"
 python3 - "$TMP/ls.json" <<'PY' && ok "ingress ls: both directions counted, idle time known" || not_ok "ingress ls counters"
 import json, sys
-d = {r["proto"]: r for r in json.load(open(sys.argv[1]))}
-t, u = d["tcp"], d["udp"]
+d = {r["proto"] + " " + r["public"]: r for r in json.load(open(sys.argv[1]))}
+t, u = d["tcp 10.88.0.1:8080"], d["udp 10.88.0.1:5353"]
 assert t["in"]["bytes"] > 10000 and t["out"]["bytes"] > 3000000, t
 assert u["in"]["packets"] == 3 and u["out"]["packets"] == 3, u
 assert t["idle_ms"] is not None and t["idle_ms"] < 60000, t
 PY
+
+# iperf3 through a session while sessions churn around it.
+x ingress add tcp 10.88.0.1:30201 vni 100 10.1.1.5:5201
+ip netns exec "$POD" iperf3 -s -B 10.1.1.5 -p 5201 -1 >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+wait_for 10 listening "$POD" 5201 || not_ok "iperf3 server did not start"
+cl timeout 30 iperf3 -c 10.88.0.1 -p 30201 -t 4 -J >"$TMP/iperf.json" 2>/dev/null &
+ipc=$!
+sleep 0.5
+"$CHURN" "$NODE" 10.88.0.1 100 10.1.1.5 40000 1000 3 >"$TMP/churn.txt" 2>&1 &&
+	ok "1,000 sessions added and removed 3 times during the stream ($(cat "$TMP/churn.txt"))" ||
+	not_ok "session churn: $(cat "$TMP/churn.txt")"
+wait "$ipc"
+python3 - "$TMP/iperf.json" <<'PY' && ok "iperf3 through the session: the stream carried on" || not_ok "iperf3 through the session"
+import json, sys
+b = json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]
+print("received", b)
+sys.exit(0 if b > 1000000 else 1)
+PY
+x ingress ls -o json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sorted((r["proto"], r["public"]) for r in d))
+sys.exit(0 if len(d) == 4 else 1)' >"$TMP/left.txt" &&
+	ok "no stray session after the churn" || not_ok "sessions left: $(cat "$TMP/left.txt")"
+rev=$(bpftool map dump pinned "/sys/fs/bpf/xgate/$NODE/xg_sess_rev" -j | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+[ "$rev" = 4 ] && ok "no stray reverse entry after the churn" || not_ok "reverse entries: $rev"
 
 # A deleted session: the next connection goes to the host stack, which has
 # no listener there (refused), and the pod's server is not reached.
