@@ -18,7 +18,7 @@ cleanup() {
 	[ -n "$GWPID" ] && kill "$GWPID" 2>/dev/null && wait "$GWPID" 2>/dev/null
 	for p in $ECPIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	"$XG" -N "$NS" reset >/dev/null 2>&1
-	"$XG" -N "$NS" -n "${NS}sz" reset >/dev/null 2>&1
+	"$XG" -N "$NS" -n "${NS}-sz" reset >/dev/null 2>&1
 	ip netns del "$NS" 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -133,13 +133,13 @@ expect_rc 0 "pod endpoint free again after del" x ingress add tcp 10.77.0.1:8081
 expect_rc 0 "ingress flush" x ingress flush
 check "flush emptied both maps" test "$(sess_count xg_sess)/$(sess_count xg_sess_rev)" = 0/0
 # sized by configuration when the instance is made
-xs() { XGATE_MAX_SESSIONS=2 "$XG" -N "$NS" -n "${NS}sz" "$@"; }
+xs() { XGATE_MAX_SESSIONS=2 "$XG" -N "$NS" -n "${NS}-sz" "$@"; }
 expect_rc 0 "small instance" xs vpc add 1
 expect_rc 0 "small instance: session 1" xs ingress add udp 10.77.0.1:1 vni 1 10.1.1.5:1
 expect_rc 0 "small instance: session 2" xs ingress add udp 10.77.0.1:2 vni 1 10.1.1.5:2
 expect_rc 1 "small instance: a third session does not fit" xs ingress add udp 10.77.0.1:3 vni 1 10.1.1.5:3
 expect_err "full" "message says the map is full"
-check "the full map left no half session" test "$(bpftool map dump pinned "/sys/fs/bpf/xgate/${NS}sz/xg_sess_rev" -j | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2
+check "the full map left no half session" test "$(bpftool map dump pinned "/sys/fs/bpf/xgate/${NS}-sz/xg_sess_rev" -j | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2
 expect_rc 0 "small instance reset" xs reset
 expect_rc 0 "attach ingress" x attach n1 ingress
 check "status shows the ingress role" sh -c "'$XG' -N '$NS' status -o json | grep -q '\"role\": \"ingress\"'"
@@ -228,6 +228,29 @@ expect_err "bad3.json:" "malformed JSON error names file and position"
 echo '{"routers": []}' > "$TMP/bad4.json"
 expect_rc 2 "apply rejects unknown fields" x apply -f "$TMP/bad4.json"
 expect_err "unknown field 'routers'" "unknown field is named"
+# sessions in a cluster file
+cat > "$TMP/sess.json" <<'J'
+{ "vpcs": [{"vni": 8}],
+  "sessions": [{"proto": "tcp", "public": "10.77.0.1:9080", "vni": 8, "pod": "10.8.0.5:80"},
+               {"proto": "udp", "public": "10.77.0.1:9053", "vni": 8, "pod": "10.8.0.5:53"}] }
+J
+expect_rc 0 "apply sessions" x apply -f "$TMP/sess.json"
+expect_rc 0 "apply sessions again: kept" x apply -f "$TMP/sess.json"
+[ "$(x ingress ls -o json | python3 -c 'import json,sys; print(len([r for r in json.load(sys.stdin) if r["vni"] == 8]))')" = 2 ] &&
+	ok "apply created the sessions" || not_ok "apply sessions"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1", "vni": 8, "pod": "10.8.0.5:80"}]}' > "$TMP/sbad1.json"
+expect_rc 2 "apply: a session's malformed endpoint" x apply -f "$TMP/sbad1.json"
+expect_err "sessions[0].public" "apply error names sessions[0].public"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1:9090", "vni": 8, "pod": "10.8.0.5:90"}, {"proto": "tcp", "public": "10.77.0.1:9090", "vni": 8, "pod": "10.8.0.5:91"}]}' > "$TMP/sbad2.json"
+expect_rc 2 "apply: two sessions on one public endpoint" x apply -f "$TMP/sbad2.json"
+expect_err "sessions[1]: the same public endpoint" "apply error names the duplicate"
+echo '{"sessions": [{"proto": "udp", "public": "10.77.0.1:9091", "vni": 99, "pod": "10.8.0.5:91"}]}' > "$TMP/sbad3.json"
+expect_rc 3 "apply: a session of a VPC that does not exist" x apply -f "$TMP/sbad3.json"
+expect_err "sessions[0].vni" "apply error names sessions[0].vni"
+echo '{"vpcs": [{"vni": 9}], "sessions": [{"proto": "tcp", "public": "10.77.0.1:9080", "vni": 8, "pod": "10.8.0.6:80"}]}' > "$TMP/sbad4.json"
+expect_rc 4 "apply: a public port another session holds" x apply -f "$TMP/sbad4.json"
+expect_err "sessions[0]: public endpoint 10.77.0.1:9080 is taken" "apply error names the taken port"
+expect_rc 3 "the refused file wrote nothing (no VPC 9)" x vpc del 9
 expect_rc 0 "reset after apply" x reset
 
 # ---- gateway keys: X25519, base64, compatible with WireGuard's tools ----
