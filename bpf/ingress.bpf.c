@@ -73,7 +73,7 @@ XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
 	xg_memcpy6(eth->h_dest, ep->mac);
 	if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(p, DROP_TX_PORT);
-	xg_sess_account(&s->in, tot_len);
+	xg_sess_account(p, &s->in, tot_len);
 	xg_count(p, XG_R_INGRESS_ICMP_DNAT);
 	return XDP_REDIRECT;
 }
@@ -169,7 +169,7 @@ int xg_ingress(struct xdp_md *ctx)
 	xg_memcpy6(eth->h_dest, ep->mac);
 	if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(&p, DROP_TX_PORT);
-	xg_sess_account(&s->in, tot_len);
+	xg_sess_account(&p, &s->in, tot_len);
 	xg_count(&p, XG_R_INGRESS_DNAT);
 	return XDP_REDIRECT;
 }

@@ -505,6 +505,7 @@ struct xg_sess_ctr {
 	__u64 packets;
 	__u64 bytes;
 	__u64 last_ns; /* bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC, tick grain) of the last packet */
+	__u64 last_jiffies; /* when last_ns was taken: it is read once per tick, not per packet */
 };
 
 /* xg_sess key: proto is IPPROTO_TCP or IPPROTO_UDP. */

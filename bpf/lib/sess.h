@@ -97,14 +97,18 @@ XG_INLINE void xg_sess_rewrite(struct iphdr *ip, struct udphdr *l4, __u16 *l4sum
 		*l4sum = 0xffff;
 }
 
-/* A session's packet counted: atomic adds (xgate_abi.h says why). */
-XG_INLINE void xg_sess_account(struct xg_sess_ctr *ctr, __u32 bytes)
+/* A session's packet counted: atomic adds (xgate_abi.h says why). The
+ * clock is read once per tick and session direction, not per packet (a
+ * helper call costs more than the rest of the accounting): the time is
+ * tick-grained anyway, and p->now (jiffies) is already at hand. */
+XG_INLINE void xg_sess_account(struct xg_pkt *p, struct xg_sess_ctr *ctr, __u32 bytes)
 {
 	__sync_fetch_and_add(&ctr->packets, 1);
 	__sync_fetch_and_add(&ctr->bytes, bytes);
-	/* tick-grained CLOCK_MONOTONIC: idle detection needs no finer, and it
-	 * is a load instead of a clock read */
-	ctr->last_ns = bpf_ktime_get_coarse_ns();
+	if (ctr->last_jiffies != p->now) {
+		ctr->last_jiffies = p->now;
+		ctr->last_ns = bpf_ktime_get_coarse_ns();
+	}
 }
 
 /*
@@ -176,7 +180,7 @@ XG_INLINE int xg_sess_send(struct xg_pkt *p, struct ethhdr *eth, const struct xg
 	xg_memcpy6(eth->h_source, nh->smac);
 	if (bpf_redirect_map(&xg_txports, nh->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(p, DROP_TX_PORT);
-	xg_sess_account(ctr, bytes);
+	xg_sess_account(p, ctr, bytes);
 	xg_count(p, reason);
 	return XDP_REDIRECT;
 }
