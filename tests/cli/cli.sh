@@ -114,6 +114,10 @@ expect_err "tcp 10.77.0.1:8080 is taken by another session" "message names the t
 expect_rc 4 "ingress: pod endpoint serves another session" x ingress add tcp 10.77.0.1:8081 vni 1 10.1.1.5:80
 expect_err "already serves session tcp 10.77.0.1:8080" "message names the other session"
 expect_rc 0 "ingress add udp on the same port" x ingress add udp 10.77.0.1:8080 vni 1 10.1.1.5:80
+x vpc add 3 >/dev/null && x ingress add tcp 10.77.0.1:3000 vni 3 10.3.0.5:80 || not_ok "vpc 3 setup"
+expect_rc 4 "vpc del while a session leads to it" x vpc del 3
+expect_err "VPC 3 is in use: 1 session(s)" "in-use message counts the sessions"
+x ingress del tcp 10.77.0.1:3000 && expect_rc 0 "vpc del once its session is gone" x vpc del 3
 check "refused adds left no half session" test "$(sess_count xg_sess)/$(sess_count xg_sess_rev)" = 2/2
 x ingress ls -o json > "$TMP/sess.json"
 python3 - "$TMP/sess.json" <<'PY' && ok "ingress ls -o json: sessions, counters, idle" || not_ok "ingress ls json content"
