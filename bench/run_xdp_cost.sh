@@ -65,6 +65,8 @@ ipn addr add 10.98.0.1/24 dev bx0
 # bpf_fib_lookup() answers BPF_FIB_LKUP_RET_FWD_DISABLED (-> xgate's
 # DROP_FIB) unless IPv4 forwarding is on for the device, even in OUTPUT mode
 ip netns exec "$NS" sysctl -qw net.ipv4.conf.bx0.forwarding=1
+# the session SNAT routes the pod's replies as if they came in from its veth
+ip netns exec "$NS" sysctl -qw net.ipv4.conf.bp0.forwarding=1
 for h in 2 3 4 5 6; do
 	ipn neigh replace "10.98.0.$h" lladdr "02:98:00:00:00:0$h" dev bx0 nud permanent
 done

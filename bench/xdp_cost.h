@@ -83,6 +83,7 @@ enum prog_id {
 	PR_GW_SEQ,
 	PR_GW_SEQ_NOTAG,
 	PR_GW_NOREPLAY,
+	PR_INGRESS,
 	PR_DROP,
 	PR_TX,
 	PR_REDIRECT,
@@ -139,6 +140,7 @@ struct gateway_bpf;
 struct gateway_seq_bpf;
 struct gateway_seq_notag_bpf;
 struct gateway_noreplay_bpf;
+struct ingress_bpf;
 struct floor_bpf;
 
 struct bench_state {
@@ -150,6 +152,7 @@ struct bench_state {
 	struct gateway_seq_bpf *gw_seq;
 	struct gateway_seq_notag_bpf *gw_seq_notag;
 	struct gateway_noreplay_bpf *gw_noreplay;
+	struct ingress_bpf *ingress;
 	struct floor_bpf *floor;
 	int prog_fd[PR__N];
 	int stats_fd, sink_cfg_fd, sink_count_fd, gw_replay_fd;

@@ -205,6 +205,27 @@ void build_paths(void)
 	p->out_len = p->f.len + encap_out;
 	p->target = 60;
 
+	/* session ingress: a client's UDP datagram to 10.98.0.1:5201, DNATed
+	 * into the pod's veth; the pod's reply from its session port, SNATed
+	 * and routed out of the NIC (bpf_fib_lookup from the veth) */
+	p = add("ingress DNAT -> pod", K_PATH, PR_INGRESS, G.ifx_nic, XDP_REDIRECT,
+		XG_R_INGRESS_DNAT);
+	/* >= BENCH_RESTORE_LEN: the sink writes the frame back (in-place NAT) */
+	p->f.len = inner_udp(p->f.b, mac_remote_host, mac_nic, ip_sender, ip_self, 128);
+	p->out_dst = ov_pod;
+	p->out_len = p->f.len;
+	p->restore = true;
+	p->target = 40;
+
+	p = add("agent SNAT -> nic (session reply)", K_PATH, PR_AGENT, G.ifx_pod, XDP_REDIRECT,
+		XG_R_INGRESS_SNAT);
+	p->f.len = inner_udp(p->f.b, mac_pod, mac_gw, ov_pod, ip_sender, 128);
+	put16(p->f.b + 34, 40001); /* 40000 is the encap paths' port: no session */
+	p->out_dst = ip_sender;
+	p->out_len = p->f.len;
+	p->restore = true;
+	p->target = 40;
+
 	if (!opt.no_variants) {
 		/* the same programs without their per-CPU caches */
 		p = add("bouncer forward [no caches]", K_VARIANT, PR_TRANSIT_NOCACHE, G.ifx_nic,

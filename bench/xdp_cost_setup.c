@@ -24,6 +24,7 @@
 #include "xg.h"
 #include "transit.skel.h"
 #include "agent.skel.h"
+#include "ingress.skel.h"
 #include "gateway.skel.h"
 #include "transit_nocache.skel.h"
 #include "agent_nocache.skel.h"
@@ -116,6 +117,7 @@ void cleanup(void)
 	gateway_bpf__destroy(G.gateway);
 	agent_nocache_bpf__destroy(G.agent_nocache);
 	transit_nocache_bpf__destroy(G.transit_nocache);
+	ingress_bpf__destroy(G.ingress);
 	agent_bpf__destroy(G.agent);
 	transit_bpf__destroy(G.transit);
 	remove_pins();
@@ -178,6 +180,7 @@ int load_programs(void)
 		return -1;
 	}
 	LOAD_SHARED(G.agent, agent);
+	LOAD_SHARED(G.ingress, ingress);
 	LOAD_SHARED(G.gateway, gateway);
 	LOAD_SHARED(G.gw_seq, gateway_seq);
 	LOAD_SHARED(G.gw_seq_notag, gateway_seq_notag);
@@ -205,6 +208,7 @@ int load_programs(void)
 	}
 	G.prog_fd[PR_TRANSIT] = bpf_program__fd(G.transit->progs.xg_transit);
 	G.prog_fd[PR_AGENT] = bpf_program__fd(G.agent->progs.xg_agent);
+	G.prog_fd[PR_INGRESS] = bpf_program__fd(G.ingress->progs.xg_ingress);
 	G.prog_fd[PR_GATEWAY] = bpf_program__fd(G.gateway->progs.xg_gateway);
 	G.prog_fd[PR_GW_SEQ] = bpf_program__fd(G.gw_seq->progs.xg_gateway);
 	G.prog_fd[PR_GW_SEQ_NOTAG] = bpf_program__fd(G.gw_seq_notag->progs.xg_gateway);
@@ -292,6 +296,30 @@ static int maps_shared(void)
 }
 
 /*
+ * Session ingress: UDP 10.98.0.1:5201 -> pod 10.1.1.60:5201 (what the DNAT
+ * path hits), and UDP 10.98.0.1:30000 -> pod 10.1.1.60:40001 (whose
+ * reverse entry the SNAT path hits; the encap paths' pod port, 40000, is
+ * in no session).
+ */
+static int sessions(void)
+{
+	const uint16_t pub[2] = { 5201, 30000 }, pod[2] = { 5201, 40001 };
+
+	for (int i = 0; i < 2; i++) {
+		struct xg_sess_key k = { .ip_be = ip_self, .port_be = htons(pub[i]), .proto = 17 };
+		struct xg_sess v = { .vni = VNI, .pod_ip_be = ov_pod, .pod_port_be = htons(pod[i]) };
+		struct xg_sess_rev_key rk = { .vni = VNI, .pod_ip_be = ov_pod,
+					      .pod_port_be = htons(pod[i]), .proto = 17 };
+		struct xg_sess_rev rv = { .pub_ip_be = ip_self, .pub_port_be = htons(pub[i]) };
+
+		if (upd(G.transit->maps.xg_sess_rev, &rk, &rv, "session reverse") ||
+		    upd(G.transit->maps.xg_sess, &k, &v, "session"))
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Map state: this host (10.98.0.1) is the bouncer of 10.1.1.0/24 (holds its
  * endpoints), knows 10.1.2.0/24 (bouncer .4), 10.1.3.0/24 (bouncers .4 .5 .6)
  * and the remote 10.2.0.0/16, and hosts pod 10.1.1.60 behind bp0. VPC 100's
@@ -343,7 +371,7 @@ int program_maps(void)
 	    upd(G.transit->maps.xg_txports, &pod_if, &pod_if, "txport pod") ||
 	    upd(G.floor->maps.floor_ports, &nic_if, &nic_if, "floor port") ||
 	    upd(G.floor->maps.probe_hash, &nic_if, &nic, "probe hash") ||
-	    upd(G.floor->maps.probe_hash, &pod_if, &pod, "probe hash"))
+	    upd(G.floor->maps.probe_hash, &pod_if, &pod, "probe hash") || sessions())
 		return -1;
 	/* the probe trie holds the same prefixes as xg_subnet */
 	{

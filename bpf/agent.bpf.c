@@ -8,7 +8,11 @@
  *    host when known (endpoint map or direct-path cache), else the subnet's
  *    bouncer, the VPC's divider or the cluster gateway, and sends it out of
  *    the underlay NIC.
- * Ingress toward the pod is done by transit on the NIC (decap + redirect).
+ *  - a session's reply (xg_sess_rev hit) is SNATed back to the session's
+ *    public endpoint and routed out by the FIB, as are the pod's ICMP
+ *    errors about session datagrams (lib/sess_snat.h).
+ * Ingress toward the pod is done by transit on the NIC (decap + redirect),
+ * and for sessions by ingress on the public NIC (DNAT + redirect).
  */
 #include "lib/common.h"
 #include "lib/csum.h"
@@ -21,6 +25,7 @@
 #include "lib/icmp.h"
 #include "lib/encap.h"
 #include "lib/pkt.h"
+#include "lib/sess_snat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -200,6 +205,17 @@ int xg_agent(struct xdp_md *ctx)
 	}
 
 	rc = xg_agent_decide(&p, &d);
+	/* A session's reply (or the pod's ICMP error about a session) leaves
+	 * SNATed to its public endpoint (sess_snat.h). It goes to a client
+	 * outside the VPC, so only what the VPC routes to no endpoint (divider,
+	 * gateway, nowhere) is looked up: the pod-to-pod paths pay nothing. */
+	if (!arp && (rc || (d.kind == XG_AGC_ENCAP &&
+			    (d.reason == XG_R_ENCAP_DIVIDER || d.reason == XG_R_ENCAP_GATEWAY)))) {
+		int v = xg_sess_snat(&p);
+
+		if (v >= 0)
+			return v;
+	}
 	if (rc) {
 		/* ARP for an address of a subnet whose endpoints we all hold */
 		if (arp && rc == XG_R_DROP_NO_ENDPOINT)

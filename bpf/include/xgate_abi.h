@@ -98,6 +98,7 @@ enum xg_role {
 	XG_ROLE_AGENT = 2,
 	XG_ROLE_PASS = 3, /* stub on a veth peer; never in xg_ifaces */
 	XG_ROLE_GATEWAY = 4, /* both NICs of a cluster gateway */
+	XG_ROLE_INGRESS = 5, /* a node's public NIC: session DNAT */
 };
 
 struct xg_iface {
@@ -475,6 +476,70 @@ struct xg_gw_pcpu {
 	struct xg_gw_peer peer;
 };
 
+/* ---- session ingress (docs/architecture.md, "Session ingress") -----------
+ * A session's public endpoint (protocol, public IPv4, public port) maps to
+ * its pod (VNI, pod IPv4, pod port): xg_sess forward, read by `ingress` on
+ * the public NIC (DNAT toward the pod); xg_sess_rev reverse, read by `agent`
+ * on the pod's veth (SNAT of the pod's replies back to the public endpoint).
+ * Both are plain HASH maps, never LRU: a live session must never be evicted.
+ * Only userspace inserts or deletes: reverse inserted first and forward
+ * deleted first, so a packet never finds a forward entry without its
+ * reverse (a DNATed flow whose replies would leak out un-NATed).
+ *
+ * Per-session counters live in the entries themselves, updated with atomic
+ * adds: per-CPU values would need a second (per-CPU hash) lookup on every
+ * packet, about the cost of the whole NAT, while a session's packets in one
+ * direction arrive on one CPU (RSS on the NIC, the pod's queue on the veth)
+ * so the atomics are uncontended; the two directions write two different
+ * entries and never share a cache line.
+ */
+#define XG_MAP_SESS "xg_sess"
+#define XG_MAP_SESS_REV "xg_sess_rev"
+/* Default size of both maps; userspace may create them at another size
+ * (the programs reuse whatever size the pinned maps have). */
+#define XG_MAX_SESSIONS 65536
+
+#define XG_SESS_FORM_GATEWAY 0x1 /* form 2: pod on host_be, over Geneve */
+
+struct xg_sess_ctr {
+	__u64 packets;
+	__u64 bytes;
+	__u64 last_ns; /* bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC, tick grain) of the last packet */
+	__u64 last_jiffies; /* when last_ns was taken: it is read once per tick, not per packet */
+};
+
+/* xg_sess key: proto is IPPROTO_TCP or IPPROTO_UDP. */
+struct xg_sess_key {
+	__u32 ip_be;
+	__u16 port_be;
+	__u8 proto;
+	__u8 pad;
+};
+
+struct xg_sess {
+	__u32 vni;
+	__u32 pod_ip_be;
+	__u16 pod_port_be;
+	__u16 flags;   /* XG_SESS_* */
+	__u32 host_be; /* form 2: the pod's host; 0 on-node */
+	struct xg_sess_ctr in; /* client -> pod, counted by `ingress` */
+};
+
+struct xg_sess_rev_key {
+	__u32 vni;
+	__u32 pod_ip_be;
+	__u16 pod_port_be;
+	__u8 proto;
+	__u8 pad;
+};
+
+struct xg_sess_rev {
+	__u32 pub_ip_be;
+	__u16 pub_port_be;
+	__u16 flags;
+	struct xg_sess_ctr out; /* pod -> client, counted by `agent` */
+};
+
 /* ---- stats ---------------------------------------------------------------
  * xg_stats: PERCPU_ARRAY indexed slot * XG_R_MAX + reason. Every verdict
  * and every drop has a reason; the CLI prints the names below.
@@ -551,7 +616,18 @@ struct xg_gw_pcpu {
 	X(DROP_GW_TRANSIT, "drop: gateway: destination not in this cluster")     \
 	X(DROP_GW_TOO_BIG, "drop: gateway: frame too big for the tunnel")        \
 	X(DROP_IP_LEN, "drop: IPv4 total length runs past the frame")            \
-	X(DROP_POD_MTU, "drop: frame exceeds the pod's MTU")
+	X(DROP_POD_MTU, "drop: frame exceeds the pod's MTU")                    \
+	X(INGRESS_DNAT, "ingress: session hit, DNATed into the pod")             \
+	X(INGRESS_SNAT, "agent: session reply SNATed out to the client")         \
+	X(PASS_NO_SESSION, "pass: no session for this address and port")         \
+	X(PASS_NOT_L4, "pass: not TCP/UDP (host traffic)")                       \
+	X(DROP_TRUNC_TCP, "drop: truncated TCP header")                          \
+	X(DROP_TCP_BAD_DOFF, "drop: TCP data offset out of range")               \
+	X(DROP_SESS_FRAGMENT, "drop: fragmented session packet")                 \
+	X(DROP_SESS_IP_OPTIONS, "drop: session packet with IPv4 options")        \
+	X(DROP_SESS_NO_POD, "drop: session's pod is not on this host")           \
+	X(INGRESS_ICMP_DNAT, "ingress: ICMP error about a session, to the pod")  \
+	X(INGRESS_ICMP_SNAT, "agent: pod's ICMP error about a session, out")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

@@ -131,4 +131,24 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_agcache SEC(".maps");
 
+/* Session NAT (xgate_abi.h, "session ingress"): written by userspace only,
+ * so no preallocation (memory follows the sessions, not the maximum). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XG_MAX_SESSIONS);
+	__type(key, struct xg_sess_key);
+	__type(value, struct xg_sess);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_sess SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XG_MAX_SESSIONS);
+	__type(key, struct xg_sess_rev_key);
+	__type(value, struct xg_sess_rev);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_sess_rev SEC(".maps");
+
 #endif

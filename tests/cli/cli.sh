@@ -18,6 +18,7 @@ cleanup() {
 	[ -n "$GWPID" ] && kill "$GWPID" 2>/dev/null && wait "$GWPID" 2>/dev/null
 	for p in $ECPIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	"$XG" -N "$NS" reset >/dev/null 2>&1
+	"$XG" -N "$NS" -n "${NS}-sz" reset >/dev/null 2>&1
 	ip netns del "$NS" 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -96,6 +97,63 @@ x vpc add 2 && x subnet add 2 10.2.0.0/24 bouncers 10.77.0.2 || not_ok "vpc 2 se
 expect_rc 4 "vpc del with a subnet left" x vpc del 2
 expect_rc 0 "subnet del" x subnet del 2 10.2.0.0/24
 expect_rc 0 "vpc del once empty" x vpc del 2
+
+# ---- session ingress: exit codes, no half sessions ----
+sess_count() { bpftool map dump pinned "/sys/fs/bpf/xgate/$NS/$1" -j 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+expect_rc 2 "ingress: bad protocol" x ingress add sctp 10.77.0.1:80 vni 1 10.1.1.5:80
+expect_err "invalid protocol 'sctp'" "message names the protocol"
+expect_rc 2 "ingress: endpoint without port" x ingress add tcp 10.77.0.1 vni 1 10.1.1.5:80
+expect_err "invalid public endpoint '10.77.0.1'" "message names the endpoint"
+expect_rc 2 "ingress: port 0" x ingress add tcp 10.77.0.1:0 vni 1 10.1.1.5:80
+expect_rc 2 "ingress: port 65536" x ingress add tcp 10.77.0.1:65536 vni 1 10.1.1.5:80
+expect_rc 2 "ingress: bad pod address" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.300:80
+expect_err "invalid pod endpoint '10.1.1.300:80'" "message names the pod endpoint"
+expect_rc 2 "ingress: no vni keyword" x ingress add tcp 10.77.0.1:8080 10.1.1.5:80
+expect_rc 2 "ingress: bad VNI" x ingress add tcp 10.77.0.1:8080 vni 0 10.1.1.5:80
+expect_rc 2 "ingress: trailing argument" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 host 10.77.0.3
+expect_rc 3 "ingress: unknown VNI" x ingress add tcp 10.77.0.1:8080 vni 9 10.1.1.5:80
+expect_err "VPC 9 does not exist" "message names the VPC"
+expect_rc 0 "ingress add tcp" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80
+expect_rc 0 "ingress add of the same session again" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80
+expect_rc 4 "ingress: public port taken" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.6:80
+expect_err "tcp 10.77.0.1:8080 is taken by another session" "message names the taken endpoint"
+expect_rc 4 "ingress: pod endpoint serves another session" x ingress add tcp 10.77.0.1:8081 vni 1 10.1.1.5:80
+expect_err "already serves session tcp 10.77.0.1:8080" "message names the other session"
+expect_rc 0 "ingress add udp on the same port" x ingress add udp 10.77.0.1:8080 vni 1 10.1.1.5:80
+x vpc add 3 >/dev/null && x ingress add tcp 10.77.0.1:3000 vni 3 10.3.0.5:80 || not_ok "vpc 3 setup"
+expect_rc 4 "vpc del while a session leads to it" x vpc del 3
+expect_err "VPC 3 is in use: 1 session(s)" "in-use message counts the sessions"
+x ingress del tcp 10.77.0.1:3000 && expect_rc 0 "vpc del once its session is gone" x vpc del 3
+check "refused adds left no half session" test "$(sess_count xg_sess)/$(sess_count xg_sess_rev)" = 2/2
+x ingress ls -o json > "$TMP/sess.json"
+python3 - "$TMP/sess.json" <<'PY' && ok "ingress ls -o json: sessions, counters, idle" || not_ok "ingress ls json content"
+import json, sys
+d = sorted(json.load(open(sys.argv[1])), key=lambda r: r["proto"])
+assert [r["proto"] for r in d] == ["tcp", "udp"], d
+assert all(r["public"] == "10.77.0.1:8080" and r["pod"] == "10.1.1.5:80" and r["vni"] == 1 for r in d)
+assert all(r["in"] == {"packets": 0, "bytes": 0} and r["out"]["packets"] == 0 for r in d)
+assert all(r["idle_ms"] is None for r in d)
+PY
+check "ingress ls table has a header" sh -c "'$XG' -N '$NS' ingress ls | grep -q '^PROTO *PUBLIC *VNI *POD'"
+expect_rc 0 "ingress del" x ingress del tcp 10.77.0.1:8080
+expect_rc 3 "ingress del of a missing session" x ingress del tcp 10.77.0.1:8080
+expect_err "no session at tcp 10.77.0.1:8080" "message names the session"
+check "del removed both entries" test "$(sess_count xg_sess)/$(sess_count xg_sess_rev)" = 1/1
+expect_rc 0 "pod endpoint free again after del" x ingress add tcp 10.77.0.1:8081 vni 1 10.1.1.5:80
+expect_rc 0 "ingress flush" x ingress flush
+check "flush emptied both maps" test "$(sess_count xg_sess)/$(sess_count xg_sess_rev)" = 0/0
+# sized by configuration when the instance is made
+xs() { XGATE_MAX_SESSIONS=2 "$XG" -N "$NS" -n "${NS}-sz" "$@"; }
+expect_rc 0 "small instance" xs vpc add 1
+expect_rc 0 "small instance: session 1" xs ingress add udp 10.77.0.1:1 vni 1 10.1.1.5:1
+expect_rc 0 "small instance: session 2" xs ingress add udp 10.77.0.1:2 vni 1 10.1.1.5:2
+expect_rc 1 "small instance: a third session does not fit" xs ingress add udp 10.77.0.1:3 vni 1 10.1.1.5:3
+expect_err "full" "message says the map is full"
+check "the full map left no half session" test "$(bpftool map dump pinned "/sys/fs/bpf/xgate/${NS}-sz/xg_sess_rev" -j | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2
+expect_rc 0 "small instance reset" xs reset
+expect_rc 0 "attach ingress" x attach n1 ingress
+check "status shows the ingress role" sh -c "'$XG' -N '$NS' status -o json | grep -q '\"role\": \"ingress\"'"
+expect_rc 0 "detach ingress" x detach n1
 expect_rc 0 "attach transit" x attach n0 transit
 expect_rc 4 "attach twice" x attach n0 transit
 expect_err "already has an XDP program" "message says detach first"
@@ -180,6 +238,29 @@ expect_err "bad3.json:" "malformed JSON error names file and position"
 echo '{"routers": []}' > "$TMP/bad4.json"
 expect_rc 2 "apply rejects unknown fields" x apply -f "$TMP/bad4.json"
 expect_err "unknown field 'routers'" "unknown field is named"
+# sessions in a cluster file
+cat > "$TMP/sess.json" <<'J'
+{ "vpcs": [{"vni": 8}],
+  "sessions": [{"proto": "tcp", "public": "10.77.0.1:9080", "vni": 8, "pod": "10.8.0.5:80"},
+               {"proto": "udp", "public": "10.77.0.1:9053", "vni": 8, "pod": "10.8.0.5:53"}] }
+J
+expect_rc 0 "apply sessions" x apply -f "$TMP/sess.json"
+expect_rc 0 "apply sessions again: kept" x apply -f "$TMP/sess.json"
+[ "$(x ingress ls -o json | python3 -c 'import json,sys; print(len([r for r in json.load(sys.stdin) if r["vni"] == 8]))')" = 2 ] &&
+	ok "apply created the sessions" || not_ok "apply sessions"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1", "vni": 8, "pod": "10.8.0.5:80"}]}' > "$TMP/sbad1.json"
+expect_rc 2 "apply: a session's malformed endpoint" x apply -f "$TMP/sbad1.json"
+expect_err "sessions[0].public" "apply error names sessions[0].public"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1:9090", "vni": 8, "pod": "10.8.0.5:90"}, {"proto": "tcp", "public": "10.77.0.1:9090", "vni": 8, "pod": "10.8.0.5:91"}]}' > "$TMP/sbad2.json"
+expect_rc 2 "apply: two sessions on one public endpoint" x apply -f "$TMP/sbad2.json"
+expect_err "sessions[1]: the same public endpoint" "apply error names the duplicate"
+echo '{"sessions": [{"proto": "udp", "public": "10.77.0.1:9091", "vni": 99, "pod": "10.8.0.5:91"}]}' > "$TMP/sbad3.json"
+expect_rc 3 "apply: a session of a VPC that does not exist" x apply -f "$TMP/sbad3.json"
+expect_err "sessions[0].vni" "apply error names sessions[0].vni"
+echo '{"vpcs": [{"vni": 9}], "sessions": [{"proto": "tcp", "public": "10.77.0.1:9080", "vni": 8, "pod": "10.8.0.6:80"}]}' > "$TMP/sbad4.json"
+expect_rc 4 "apply: a public port another session holds" x apply -f "$TMP/sbad4.json"
+expect_err "sessions[0]: public endpoint 10.77.0.1:9080 is taken" "apply error names the taken port"
+expect_rc 3 "the refused file wrote nothing (no VPC 9)" x vpc del 9
 expect_rc 0 "reset after apply" x reset
 
 # ---- gateway keys: X25519, base64, compatible with WireGuard's tools ----

@@ -19,6 +19,7 @@
 #include "agent.skel.h"
 #include "gateway.skel.h"
 #include "pass.skel.h"
+#include "ingress.skel.h"
 
 int xg_dev_index(const char *dev, __u32 *ifindex)
 {
@@ -136,7 +137,7 @@ static int ensure_forwarding(const char *dev)
 
 static const char *role_name(enum xg_role role)
 {
-	static const char *const names[] = {"", "transit", "agent", "pass", "gateway"};
+	static const char *const names[] = {"", "transit", "agent", "pass", "gateway", "ingress"};
 
 	return (unsigned)role < sizeof(names) / sizeof(names[0]) ? names[role] : "?";
 }
@@ -153,6 +154,8 @@ static const void *role_elf(enum xg_role role, size_t *sz)
 		return pass_bpf__elf_bytes(sz);
 	case XG_ROLE_GATEWAY:
 		return gateway_bpf__elf_bytes(sz);
+	case XG_ROLE_INGRESS:
+		return ingress_bpf__elf_bytes(sz);
 	default:
 		return NULL;
 	}
@@ -246,7 +249,8 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 			return xg_fail(xg_errno_code(err), "%s: cannot replace program: %s", dev,
 				       strerror(-err));
 	}
-	if ((role == XG_ROLE_TRANSIT || role == XG_ROLE_GATEWAY) && (rc = ensure_forwarding(dev)))
+	if ((role == XG_ROLE_TRANSIT || role == XG_ROLE_GATEWAY || role == XG_ROLE_INGRESS) &&
+	    (rc = ensure_forwarding(dev)))
 		return rc;
 	rc = load_prog(m, role, &keep, &prog_fd);
 	if (rc)

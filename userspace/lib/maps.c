@@ -87,6 +87,8 @@ int xg_mkdir_parent(const char *file)
 	return xg_mkdir_p(dir);
 }
 
+static int create_maps(const char *root);
+
 int xg_obj_prepare(struct bpf_object *obj, const char *root)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, XG_MAP_TXPORTS);
@@ -96,9 +98,46 @@ int xg_obj_prepare(struct bpf_object *obj, const char *root)
 	 * libbpf 1.1 compares flags before reusing a pin: declare the flag
 	 * only when reusing (creating a devmap with it is refused). */
 	snprintf(path, sizeof(path), "%s/%s", root, XG_MAP_TXPORTS);
-	if (map && !access(path, F_OK))
-		return bpf_map__set_map_flags(map, BPF_F_RDONLY_PROG);
+	if (map && !access(path, F_OK) && bpf_map__set_map_flags(map, BPF_F_RDONLY_PROG))
+		return -EINVAL;
+	return xg_sess_size(obj, root);
+}
+
+/* The session maps are sized by configuration: XGATE_MAX_SESSIONS when
+ * they are created, and whatever size the pinned ones have afterwards
+ * (libbpf reuses a pin only if the sizes agree). */
+int xg_sess_size(struct bpf_object *obj, const char *root)
+{
+	const char *names[] = {XG_MAP_SESS, XG_MAP_SESS_REV};
+	const char *env = getenv("XGATE_MAX_SESSIONS");
+	char path[PATH_MAX + 64];
+
+	for (size_t i = 0; i < 2; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, names[i]);
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info), n = 0;
+		int fd;
+
+		if (!map)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, names[i]);
+		fd = bpf_obj_get(path);
+		if (fd >= 0) {
+			if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+				n = info.max_entries;
+			close(fd);
+		} else if (env && xg_parse_u32("XGATE_MAX_SESSIONS", env, 1, 1u << 26, &n)) {
+			return -EINVAL;
+		}
+		if (n && bpf_map__set_max_entries(map, n))
+			return -EINVAL;
+	}
 	return 0;
+}
+
+int xg_maps_complete(struct xg_maps *m)
+{
+	return create_maps(m->root);
 }
 
 /* The instance remembers the network namespace it was made in (a directory

@@ -88,6 +88,38 @@ void xg_cache_forget(struct xg_maps *m, __u32 vni, __u32 ip_be);
  * xg_txports: the programs' per-CPU caches drop what they hold (xgate_abi.h). */
 void xg_gen_bump(struct xg_maps *m);
 
+/* Size the session maps of an object about to be loaded (xg_obj_prepare
+ * does it): 0 or -errno. */
+int xg_sess_size(struct bpf_object *obj, const char *root);
+/* Create the maps an instance made by an older xgate lacks. */
+int xg_maps_complete(struct xg_maps *m);
+
+/* ---- sess.c: session ingress (xgate_abi.h, "session ingress") ----
+ * The operations the CLI and the daemons use. Reverse entry inserted
+ * before the forward one, forward deleted before the reverse one: the data
+ * path never sees a forward entry without its reverse. */
+struct xg_sess_maps {
+	int fwd, rev;
+};
+int xg_sess_open(struct xg_maps *m, struct xg_sess_maps *s);
+void xg_sess_close(struct xg_sess_maps *s);
+/* "tcp" | "udp" -> IPPROTO_*; -1 after a message. */
+int xg_parse_proto(const char *s, __u8 *proto);
+/* "A.B.C.D:PORT", port 1..65535; -1 after a message naming what. */
+int xg_parse_endpoint(const char *what, const char *s, __u32 *ip_be, __u16 *port_be);
+const char *xg_proto_str(__u8 proto);
+/* XG_OK (also when the same session is there already), XG_ENOTFOUND
+ * (no such VPC), XG_EEXIST (public or pod endpoint taken by another
+ * session), XG_EUSAGE, XG_EFAIL. */
+int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_key *k,
+		const struct xg_sess *v);
+/* XG_OK or XG_ENOTFOUND. */
+int xg_sess_del(struct xg_sess_maps *s, const struct xg_sess_key *k);
+/* Every session (and any reverse entry left without one): how many. */
+int xg_sess_flush(struct xg_sess_maps *s, unsigned int *n);
+/* Reverse key of a forward entry. */
+struct xg_sess_rev_key xg_sess_rev_key_of(const struct xg_sess_key *k, const struct xg_sess *v);
+
 /* ---- attach.c ---- */
 enum xg_mode { XG_MODE_NATIVE, XG_MODE_GENERIC };
 int xg_dev_index(const char *dev, __u32 *ifindex);

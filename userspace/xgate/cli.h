@@ -73,7 +73,7 @@ int usage_error(const char *object, const char *fmt, ...) __attribute__((format(
 
 /* The verb tables of each object (cmd_*.c). */
 extern const struct cmd host_verbs[], vpc_verbs[], subnet_verbs[], endpoint_verbs[], cache_verbs[],
-    gw_verbs[], mission_verbs[], cluster_verbs[];
+    gw_verbs[], mission_verbs[], cluster_verbs[], ingress_verbs[];
 
 /* ---- ops.c: the operations every front end (commands, apply -f) uses ---- */
 struct vpc_spec {
@@ -104,16 +104,22 @@ int op_endpoint_del(struct xg_maps *m, __u32 vni, __u32 ip_be);
 int op_host_set(struct xg_maps *m, const __u32 *ip, const __u32 *gw, const __u32 *ttl);
 bool op_vpc_exists(struct xg_maps *m, __u32 vni);
 
+struct sess_spec {
+	struct xg_sess_key k;
+	struct xg_sess v;
+};
+
 /* ---- cmd_apply.c: the cluster file reader (apply -f), checked whole ---- */
 struct apply_plan {
 	json_t *root;
 	bool has_ip, has_gw, has_ttl;
 	__u32 ip, gw, ttl;
 	json_t *attach; /* root's "attach" array, checked */
-	int nv, ns, ne;
+	int nv, ns, ne, nsess;
 	struct vpc_spec *v;
 	struct subnet_spec *s;
 	struct ep_spec *e;
+	struct sess_spec *sess;
 };
 /* Parse and check a cluster file (file names it in messages) into p: XG_OK,
  * or the exit code after a message naming the JSON path. Call

@@ -5,15 +5,20 @@
  * anything is written, and every error names the JSON path.
  *
  * { "host": {"ip": A, "gateway": A, "ttl": N},
- *   "attach": [{"dev": D, "program": "transit"|"agent"|"gateway", "mode": "native"|"generic"}],
+ *   "attach": [{"dev": D, "program": "transit"|"agent"|"gateway"|"ingress",
+ *               "mode": "native"|"generic"}],
  *   "vpcs": [{"vni": N, "dividers": [A...]}],
  *   "subnets": [{"vni": N, "cidr": C, "bouncers": [A...], "gw": A, "gwmac": M, "remote": B}],
- *   "endpoints": [{"vni": N, "ip": A, "mac": M, "host": A | "dev": D}] }
- * Entries are upserted; entries not in the file are left alone. What the
+ *   "endpoints": [{"vni": N, "ip": A, "mac": M, "host": A | "dev": D}],
+ *   "sessions": [{"proto": "tcp"|"udp", "public": "A:P", "vni": N, "pod": "A:P"}] }
+ * Entries are upserted; entries not in the file are left alone. A session
+ * is added (kept as it is, counters too, when it is there already); a
+ * public or pod endpoint held by another session refuses the file (exit 4). What the
  * entries refer to (devices, VPCs) is checked too before the first write,
  * so a refused file changes nothing.
  */
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -144,6 +149,13 @@ static int check_refs(const char *file, const struct apply_plan *p, struct xg_ma
 		snprintf(vni, sizeof(vni), "%u", v);
 		return missing(file, path, "VPC %s is neither in the file nor configured", vni);
 	}
+	for (int k = 0; k < p->nsess; k++) {
+		if (plan_has_vpc(p, p->sess[k].v.vni) || (m && op_vpc_exists(m, p->sess[k].v.vni)))
+			continue;
+		snprintf(path, sizeof(path), "sessions[%d].vni", k);
+		snprintf(vni, sizeof(vni), "%u", p->sess[k].v.vni);
+		return missing(file, path, "VPC %s is neither in the file nor configured", vni);
+	}
 	/* a local endpoint is recorded at this host's address */
 	for (int k = 0; k < p->ne; k++) {
 		struct xg_host h = {};
@@ -176,13 +188,15 @@ static bool instance_has_maps(const char *instance)
 
 static int build(const char *file, json_t *root, struct apply_plan *p)
 {
-	static const char *const top[] = {"host", "attach", "vpcs", "subnets", "endpoints", NULL};
+	static const char *const top[] = {"host",      "attach",   "vpcs", "subnets",
+					  "endpoints", "sessions", NULL};
 	static const char *const hostk[] = {"ip", "gateway", "ttl", NULL};
 	static const char *const vpck[] = {"vni", "dividers", NULL};
 	static const char *const subk[] = {"vni",   "cidr",   "bouncers", "gw",
 					   "gwmac", "remote", NULL};
 	static const char *const epk[] = {"vni", "ip", "mac", "host", "dev", NULL};
 	static const char *const atk[] = {"dev", "program", "mode", NULL};
+	static const char *const sessk[] = {"proto", "public", "vni", "pod", NULL};
 	char path[96];
 	const char *sect;
 	json_t *h, *arr, *o;
@@ -230,9 +244,10 @@ static int build(const char *file, json_t *root, struct apply_plan *p)
 				return missing(file, path, "unknown device '%s'", str_at(o, "dev"));
 			snprintf(path, sizeof(path), "attach[%zu].program", i);
 			if (!prog || (strcmp(prog, "transit") && strcmp(prog, "agent") &&
-				      strcmp(prog, "gateway")))
+				      strcmp(prog, "gateway") && strcmp(prog, "ingress")))
 				return bad(file, path,
-					   "must be \"transit\", \"agent\" or \"gateway\"");
+					   "must be \"transit\", \"agent\", \"gateway\" or "
+					   "\"ingress\"");
 			snprintf(path, sizeof(path), "attach[%zu].mode", i);
 			if (mode && strcmp(mode, "native") && strcmp(mode, "generic"))
 				return bad(file, path, "must be \"native\" or \"generic\"");
@@ -326,6 +341,30 @@ static int build(const char *file, json_t *root, struct apply_plan *p)
 	if (e->dev && !if_nametoindex(e->dev))
 		return missing(file, path, "unknown device '%s'", e->dev);
 	END_SECTION
+
+	SECTION("sessions", sessk, p->nsess, p->sess)
+	struct sess_spec *x = &p->sess[i];
+
+	x->k.proto = 0;
+	if (FIELD(o, "proto", 1, xg_parse_proto(_s, &x->k.proto)) ||
+	    FIELD(o, "public", 1,
+		  xg_parse_endpoint("public endpoint", _s, &x->k.ip_be, &x->k.port_be)) ||
+	    get_vni(file, sect, i, o, &x->v.vni) ||
+	    FIELD(o, "pod", 1,
+		  xg_parse_endpoint("pod endpoint", _s, &x->v.pod_ip_be, &x->v.pod_port_be)))
+		return XG_EUSAGE;
+	for (size_t j = 0; j < i; j++) {
+		const struct sess_spec *y = &p->sess[j];
+
+		snprintf(path, sizeof(path), "sessions[%zu]", i);
+		if (y->k.proto == x->k.proto && y->k.ip_be == x->k.ip_be &&
+		    y->k.port_be == x->k.port_be)
+			return bad(file, path, "the same public endpoint as an earlier session");
+		if (y->k.proto == x->k.proto && y->v.vni == x->v.vni &&
+		    y->v.pod_ip_be == x->v.pod_ip_be && y->v.pod_port_be == x->v.pod_port_be)
+			return bad(file, path, "the same pod endpoint as an earlier session");
+	}
+	END_SECTION
 	return XG_OK;
 }
 
@@ -359,8 +398,45 @@ void apply_plan_free(struct apply_plan *p)
 	free(p->v);
 	free(p->s);
 	free(p->e);
+	free(p->sess);
 	json_decref(p->root);
 	memset(p, 0, sizeof(*p));
+}
+
+/* Before the first write: a session of the file whose public or pod
+ * endpoint another session holds refuses the whole file (exit 4). */
+static int check_sessions(const char *file, const struct apply_plan *p, struct xg_maps *m)
+{
+	struct xg_sess_maps sm;
+	char path[64], ip[16], ip2[16];
+	int rc = xg_sess_open(m, &sm);
+
+	for (int k = 0; !rc && k < p->nsess; k++) {
+		const struct sess_spec *x = &p->sess[k];
+		struct xg_sess_rev_key rk = xg_sess_rev_key_of(&x->k, &x->v);
+		struct xg_sess_rev rv;
+		struct xg_sess cur;
+
+		snprintf(path, sizeof(path), "sessions[%d]", k);
+		if (!bpf_map_lookup_elem(sm.fwd, &x->k, &cur) &&
+		    (cur.vni != x->v.vni || cur.pod_ip_be != x->v.pod_ip_be ||
+		     cur.pod_port_be != x->v.pod_port_be || cur.flags != x->v.flags))
+			rc =
+			    xg_fail(XG_EEXIST,
+				    "%s: %s: public endpoint %s:%u is taken by another "
+				    "session (pod %s:%u in VPC %u)",
+				    file, path, xg_ip_str(x->k.ip_be, ip), ntohs(x->k.port_be),
+				    xg_ip_str(cur.pod_ip_be, ip2), ntohs(cur.pod_port_be), cur.vni);
+		else if (!bpf_map_lookup_elem(sm.rev, &rk, &rv) &&
+			 (rv.pub_ip_be != x->k.ip_be || rv.pub_port_be != x->k.port_be))
+			rc = xg_fail(XG_EEXIST,
+				     "%s: %s: the pod endpoint already serves another "
+				     "session (public port %u)",
+				     file, path, ntohs(rv.pub_port_be));
+	}
+	if (sm.fwd >= 0)
+		xg_sess_close(&sm);
+	return rc;
 }
 
 int cmd_apply(struct cli *c, struct args *a)
@@ -392,6 +468,8 @@ int cmd_apply(struct cli *c, struct args *a)
 	if (rc)
 		goto out;
 	rc = check_refs(file, &p, &m);
+	if (!rc && p.nsess)
+		rc = check_sessions(file, &p, &m);
 	if (!rc && (p.has_ip || p.has_gw || p.has_ttl))
 		rc = op_host_set(&m, p.has_ip ? &p.ip : NULL, p.has_gw ? &p.gw : NULL,
 				 p.has_ttl ? &p.ttl : NULL);
@@ -401,6 +479,7 @@ int cmd_apply(struct cli *c, struct args *a)
 		const char *prog = str_at(o, "program");
 		enum xg_role role = !strcmp(prog, "transit")   ? XG_ROLE_TRANSIT
 				    : !strcmp(prog, "gateway") ? XG_ROLE_GATEWAY
+				    : !strcmp(prog, "ingress") ? XG_ROLE_INGRESS
 							       : XG_ROLE_AGENT;
 		__u32 ifindex, id = 0;
 		enum xg_mode cur;
@@ -421,9 +500,19 @@ int cmd_apply(struct cli *c, struct args *a)
 		rc = op_subnet_put(&m, &p.s[k], true);
 	for (int k = 0; !rc && k < p.ne; k++)
 		rc = op_endpoint_put(&m, &p.e[k], true);
+	if (!rc && p.nsess) {
+		struct xg_sess_maps sm;
+
+		rc = xg_sess_open(&m, &sm);
+		for (int k = 0; !rc && k < p.nsess; k++)
+			rc = xg_sess_add(&m, &sm, &p.sess[k].k, &p.sess[k].v);
+		if (sm.fwd >= 0)
+			xg_sess_close(&sm);
+	}
 	xg_maps_close(&m);
 	if (!rc && !c->json)
-		printf("applied %s: %d vpcs, %d subnets, %d endpoints\n", file, p.nv, p.ns, p.ne);
+		printf("applied %s: %d vpcs, %d subnets, %d endpoints, %d sessions\n", file, p.nv,
+		       p.ns, p.ne, p.nsess);
 out:
 	apply_plan_free(&p);
 	return rc;

@@ -22,7 +22,7 @@ int cmd_attach(struct cli *c, struct args *a)
 	if (!dev || !role_s)
 		return usage_error(
 		    "attach",
-		    "usage: xgate attach DEV transit|agent|gateway|pass [--mode native|generic]");
+		    "usage: xgate attach DEV transit|agent|gateway|ingress|pass [--mode native|generic]");
 	if (arg_is(role_s, "transit"))
 		role = XG_ROLE_TRANSIT;
 	else if (arg_is(role_s, "agent"))
@@ -31,9 +31,12 @@ int cmd_attach(struct cli *c, struct args *a)
 		role = XG_ROLE_PASS;
 	else if (arg_is(role_s, "gateway"))
 		role = XG_ROLE_GATEWAY;
+	else if (arg_is(role_s, "ingress"))
+		role = XG_ROLE_INGRESS;
 	else
 		return usage_error("attach",
-				   "unknown program '%s': transit, agent, gateway or pass", role_s);
+				   "unknown program '%s': transit, agent, gateway, ingress or pass",
+				   role_s);
 	while ((s = arg_next(a))) {
 		if (arg_is(s, "--mode") || arg_is(s, "mode")) {
 			const char *v = arg_value(a, s);
@@ -115,6 +118,7 @@ static const char *role_name(__u32 r)
 	return r == XG_ROLE_TRANSIT   ? "transit"
 	       : r == XG_ROLE_AGENT   ? "agent"
 	       : r == XG_ROLE_GATEWAY ? "gateway"
+	       : r == XG_ROLE_INGRESS ? "ingress"
 				      : "none";
 }
 

@@ -99,7 +99,7 @@ static int vpc_ls(struct cli *c, struct args *a)
 const struct cmd vpc_verbs[] = {
     {"add", vpc_add, "VNI [dividers ADDR[,ADDR...]]", "refuses to overwrite (exit 4)"},
     {"replace", vpc_replace, "VNI [dividers ADDR[,ADDR...]]", "creates or overwrites"},
-    {"del", vpc_del, "VNI", "refused (exit 4) while subnets or endpoints of the VNI remain"},
+    {"del", vpc_del, "VNI", "refused (exit 4) while subnets, endpoints or sessions of it remain"},
     {"ls", vpc_ls, "", NULL},
     {"delete", vpc_del, NULL, NULL},
     {"list", vpc_ls, NULL, NULL},

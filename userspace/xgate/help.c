@@ -24,6 +24,8 @@ static const char exit_text[] =
     "Exit codes: 0 ok, 1 system error, 2 usage, 3 not found, 4 already exists,\n"
     "            5 permission denied, 6 rejected by the verifier.\n"
     "  gw: 2 refused as invalid, 3 no such subnet or no gatewayd, 4 subnet already there.\n"
+    "  ingress: 2 malformed endpoint, 3 unknown VNI (or no such session), 4 public port\n"
+    "            taken by another session (or the pod endpoint serves one already).\n"
     "  mission/cluster: 1 server unreachable or failing (5xx), 2 request refused as invalid\n"
     "            (400/413/415/422: the server's message names the field), 3 not found (404),\n"
     "            4 conflict (409: exists, or changed meanwhile), 5 bad or missing token (401).\n";
@@ -39,7 +41,7 @@ const struct object xg_objects[] = {
     {.name = "attach",
      .section = "Devices",
      .fn = cmd_attach,
-     .usage = "DEV transit|agent|gateway|pass [--mode native|generic] [--force]",
+     .usage = "DEV transit|agent|gateway|ingress|pass [--mode native|generic] [--force]",
      .help = "pass: the stub for the far end of a veth xgate sends into"},
     {.name = "detach", .fn = cmd_detach, .usage = "DEV"},
     {.name = "status",
@@ -63,6 +65,7 @@ const struct object xg_objects[] = {
      .fn = cmd_apply,
      .usage = "-f FILE",
      .help = "a cluster file: all of it checked, then applied"},
+    {.name = "ingress", .section = "Session ingress", .verbs = ingress_verbs},
     {.name = "gw", .section = "Inter-cluster gateway", .verbs = gw_verbs, .no_maps = true},
     {.name = "mission",
      .section = "Edge cluster tree (an edgeclusterd's API)",

@@ -220,6 +220,27 @@ int op_vpc_del(struct xg_maps *m, __u32 vni)
 			       "VPC %u is in use: %u subnet(s) and %u endpoint(s) "
 			       "still belong to it (delete them first)",
 			       vni, ns, ne);
+	{
+		struct xg_sess_key sk, snext, *sp = NULL;
+		struct xg_sess_maps sm;
+		struct xg_sess sv;
+		unsigned int nsess = 0;
+		int rc = xg_sess_open(m, &sm);
+
+		if (rc)
+			return rc;
+		while (!bpf_map_get_next_key(sm.fwd, sp, &snext)) {
+			sk = snext;
+			sp = &sk;
+			nsess += !bpf_map_lookup_elem(sm.fwd, &sk, &sv) && sv.vni == vni;
+		}
+		xg_sess_close(&sm);
+		if (nsess)
+			return xg_fail(XG_EEXIST,
+				       "VPC %u is in use: %u session(s) still lead to it "
+				       "(`xgate ingress del` them first)",
+				       vni, nsess);
+	}
 	if (bpf_map_delete_elem(m->vpc, &vni))
 		return xg_fail(XG_ENOTFOUND, "VPC %u does not exist", vni);
 	xg_gen_bump(m);

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * ingress: XDP on a node's public NIC (session ingress, on-node form). A
+ * TCP or UDP datagram to a session's public address and port is DNATed to
+ * the session's pod (address and port; the client's source is kept) and
+ * redirected into the pod's veth, found through xg_endpoint as transit
+ * delivers to local pods. Everything else is the host's: XDP_PASS, so ssh
+ * and the daemons keep working, as do ICMP messages other than errors about
+ * a session's datagrams (lib/sess_icmp.h). The pod's replies are SNATed by
+ * `agent` on the pod's veth (lib/sess_snat.h). Policies: docs/architecture.md, "Session
+ * ingress".
+ */
+#include "lib/common.h"
+#include "lib/csum.h"
+#include "lib/stats.h"
+#include "lib/route.h"
+#include "lib/tx.h"
+#include "lib/pkt.h"
+#include "lib/sess.h"
+#include "lib/sess_icmp.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * An ICMP error about a session's datagram (one its pod sent, translated
+ * on the way out), as RFC 5508 wants: translated back and delivered to the
+ * pod, so its TCP or UDP socket learns of an unreachable client or a
+ * smaller path MTU. Every other ICMP message is the host's business.
+ */
+XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct xg_sess_key k = {};
+	struct xg_endpoint *ep;
+	struct xg_icmp_err e;
+	struct ethhdr *eth;
+	struct xg_sess *s;
+	__u32 mtu;
+	int excess;
+
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XG_PASS(p, PASS_NOT_L4);
+	k.ip_be = xg_load32(&e.eip->saddr);
+	k.port_be = e.eports[0];
+	k.proto = e.eip->protocol;
+	if (k.ip_be != e.ip->daddr)
+		return XG_PASS(p, PASS_NOT_L4); /* not about a datagram from here */
+	s = bpf_map_lookup_elem(&xg_sess, &k);
+	if (!s)
+		return XG_PASS(p, PASS_NOT_L4);
+	if (e.ip->ttl <= 1)
+		return XG_DROP(p, DROP_TTL);
+	p->vni = s->vni;
+	p->inner_dst = s->pod_ip_be;
+	ep = (s->flags & XG_SESS_FORM_GATEWAY) ? 0 : xg_endpoint_of(p);
+	if (!ep || !(ep->flags & XG_EP_LOCAL))
+		return XG_DROP(p, DROP_SESS_NO_POD);
+	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
+	if (excess < 0)
+		return XG_DROP(p, DROP_IP_LEN);
+	if (unlikely(!xg_fits_dev(p, ep->ifindex, -excess, &mtu)))
+		return XG_DROP(p, DROP_POD_MTU);
+	if (xg_ip_trim(ctx, excess))
+		return XG_DROP(p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XDP_DROP; /* for the verifier: parsed above */
+	xg_icmp_err_rewrite(&e, 1, s->pod_ip_be, s->pod_port_be);
+	eth = data;
+	xg_memcpy6(eth->h_source, eth->h_dest);
+	xg_memcpy6(eth->h_dest, ep->mac);
+	if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
+		return XG_DROP(p, DROP_TX_PORT);
+	xg_sess_account(p, &s->in, tot_len);
+	xg_count(p, XG_R_INGRESS_ICMP_DNAT);
+	return XDP_REDIRECT;
+}
+
+SEC("xdp")
+int xg_ingress(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xg_pkt p = {.ctx = ctx};
+	struct ethhdr *eth = data;
+	struct xg_sess_key k = {};
+	struct xg_endpoint *ep;
+	struct iphdr *ip;
+	struct xg_sess *s;
+	__u32 tot_len, hlen, mtu;
+	__u16 *ports, *l4sum;
+	int rc, excess;
+	void *l4;
+
+	xg_pkt_begin(&p, ctx);
+	if (!p.host)
+		return XDP_PASS;
+
+	if ((void *)(eth + 1) > data_end)
+		return XG_DROP(&p, DROP_TRUNC_ETH);
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		return XG_PASS(&p, PASS_NOT_IP);
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > data_end)
+		return XG_DROP(&p, DROP_TRUNC_IP);
+	hlen = ip->ihl * 4;
+	tot_len = bpf_ntohs(ip->tot_len);
+	if (ip->version != 4 || hlen < sizeof(*ip) || tot_len < hlen)
+		return XG_DROP(&p, DROP_BAD_IP);
+	excess = xg_ip_excess(ctx, sizeof(*eth), tot_len);
+	if (excess < 0)
+		return XG_DROP(&p, DROP_IP_LEN);
+	if (ip->protocol == IPPROTO_ICMP)
+		return xg_ingress_icmp(&p, tot_len);
+	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
+		return XG_PASS(&p, PASS_NOT_L4);
+	/* A non-first fragment has no ports: nothing tells a session's from
+	 * the host's, so the host stack gets it (and, having no first
+	 * fragment for it, drops it after its reassembly timeout). */
+	if (ip->frag_off & bpf_htons(XG_IP_OFFSET))
+		return XG_PASS(&p, PASS_FRAGMENT);
+	ports = (void *)ip + hlen;
+	if (hlen + 4 > tot_len || (void *)(ports + 2) > data_end)
+		return ip->protocol == IPPROTO_TCP ? XG_DROP(&p, DROP_TRUNC_TCP)
+						   : XG_DROP(&p, DROP_TRUNC_UDP);
+
+	k.ip_be = ip->daddr;
+	k.port_be = ports[1];
+	k.proto = ip->protocol;
+	s = bpf_map_lookup_elem(&xg_sess, &k);
+	if (!s)
+		return XG_PASS(&p, PASS_NO_SESSION);
+
+	if (ip->frag_off & bpf_htons(XG_IP_MF))
+		return XG_DROP(&p, DROP_SESS_FRAGMENT);
+	if (hlen != sizeof(*ip))
+		return XG_DROP(&p, DROP_SESS_IP_OPTIONS);
+	rc = xg_sess_l4_check(ip + 1, data_end, ip->protocol, tot_len);
+	if (rc)
+		return xg_count(&p, rc), XDP_DROP;
+	if (ip->ttl <= 1)
+		return XG_DROP(&p, DROP_TTL);
+
+	/* On-node form: the pod is behind a veth of this host. */
+	p.vni = s->vni;
+	p.inner_dst = s->pod_ip_be;
+	ep = (s->flags & XG_SESS_FORM_GATEWAY) ? 0 : xg_endpoint_of(&p);
+	if (!ep || !(ep->flags & XG_EP_LOCAL))
+		return XG_DROP(&p, DROP_SESS_NO_POD);
+	if (unlikely(!xg_fits_dev(&p, ep->ifindex, -excess, &mtu)))
+		return XG_DROP(&p, DROP_POD_MTU);
+
+	if (xg_ip_trim(ctx, excess))
+		return XG_DROP(&p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	ip = (void *)(eth + 1);
+	l4 = ip + 1;
+	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
+	    (void *)((struct udphdr *)l4 + 1) > data_end)
+		return XDP_DROP; /* for the verifier: checked above */
+
+	xg_sess_rewrite(ip, l4, l4sum, 1, s->pod_ip_be, s->pod_port_be);
+	/* As a router would: from the host, to the pod's MAC. */
+	xg_memcpy6(eth->h_source, eth->h_dest);
+	xg_memcpy6(eth->h_dest, ep->mac);
+	if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
+		return XG_DROP(&p, DROP_TX_PORT);
+	xg_sess_account(&p, &s->in, tot_len);
+	xg_count(&p, XG_R_INGRESS_DNAT);
+	return XDP_REDIRECT;
+}
