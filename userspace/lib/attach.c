@@ -36,6 +36,9 @@ int xg_xdp_query(__u32 ifindex, __u32 *prog_id, enum xg_mode *mode)
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	int err = bpf_xdp_query((int)ifindex, 0, &q);
 
+	/* defined on failure too: callers that only test the result stay simple */
+	*prog_id = 0;
+	*mode = XG_MODE_NATIVE;
 	if (err)
 		return xg_fail(xg_errno_code(err), "querying XDP on ifindex %u: %s", ifindex,
 			       strerror(-err));
