@@ -55,7 +55,7 @@ int api_errorf(struct api_resp *rs, int code, const char *reason, const char *fi
 
 int api_store_failed(struct ecd *d, struct api_resp *rs, const char *what)
 {
-	ecd_log("store: %s: %s", what, ec_store_errmsg(&d->store));
+	ctl_log("store: %s: %s", what, ec_store_errmsg(&d->store));
 	return api_errorf(rs, 500, NULL, NULL, "the store failed (%s); nothing was written", what);
 }
 
@@ -204,7 +204,7 @@ static int mission_create(struct ecd *d, const struct api_req *rq, struct api_re
 	else if (rc)
 		api_store_failed(d, rs, "create mission");
 	else {
-		ecd_log("mission %s created (rv %" PRIu64 ") by %s", r.name, r.rv, rq->peer);
+		ctl_log("mission %s created (rv %" PRIu64 ") by %s", r.name, r.rv, rq->peer);
 		api_respond(rs, 201, ec_object_json("Mission", &r));
 		if (d->on_mission) /* slice 3: apply it here if it matches */
 			d->on_mission(d, r.name, false);
@@ -277,7 +277,7 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	else if (rc)
 		api_store_failed(d, rs, "replace mission");
 	else {
-		ecd_log("mission %s replaced (rv %" PRIu64 ") by %s", name, r.rv, rq->peer);
+		ctl_log("mission %s replaced (rv %" PRIu64 ") by %s", name, r.rv, rq->peer);
 		api_respond(rs, 200, ec_object_json("Mission", &r));
 		if (d->on_mission) /* slice 3: re-apply if what it runs changed */
 			d->on_mission(d, name, false);
@@ -317,7 +317,7 @@ static int mission_delete(struct ecd *d, const char *name, const struct api_req 
 				  name, rv);
 	if (rc)
 		return api_store_failed(d, rs, "delete mission");
-	ecd_log("mission %s deleted (was rv %" PRIu64 ") by %s", name, old.rv, rq->peer);
+	ctl_log("mission %s deleted (was rv %" PRIu64 ") by %s", name, old.rv, rq->peer);
 	api_respond(rs, 200, ec_object_json("Mission", &old));
 	ec_row_free(&old);
 	if (d->on_mission) /* slice 3: run the reverse of what was applied */
@@ -351,13 +351,13 @@ int api_self_sync(struct ecd *d)
 		ec_timestamp(time(NULL), r.created);
 		rc = ec_store_create(&d->store, EC_T_CLUSTERS, &r);
 		if (!rc)
-			ecd_log("cluster %s: new identity %s", r.name, r.uid);
+			ctl_log("cluster %s: new identity %s", r.name, r.uid);
 	} else if (!rc) {
 		if (!same_json_text(cur.labels, d->self_labels) ||
 		    !same_json_text(cur.spec, spec)) {
 			rc = ec_store_replace(&d->store, EC_T_CLUSTERS, &r, cur.rv);
 			if (!rc)
-				ecd_log("cluster %s: labels or spec changed (rv %" PRIu64 ")",
+				ctl_log("cluster %s: labels or spec changed (rv %" PRIu64 ")",
 					r.name, r.rv);
 		}
 		ec_row_free(&cur);

@@ -66,7 +66,7 @@ static int snapshot_open(struct ecd *d, struct api_stream *s, uint64_t *rev)
 	int rc;
 
 	if (!file || !*file) {
-		ecd_log("list missions: the store has no file to read a snapshot from");
+		ctl_log("list missions: the store has no file to read a snapshot from");
 		return -1;
 	}
 	if (sqlite3_open_v2(file, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
@@ -87,7 +87,7 @@ static int snapshot_open(struct ecd *d, struct api_stream *s, uint64_t *rev)
 		goto fail;
 	return 0;
 fail:
-	ecd_log("store: list missions: %s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	ctl_log("store: list missions: %s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
 	snapshot_close(s);
 	return -1;
 }
@@ -195,7 +195,7 @@ int api_stream_next(struct api_stream *s, struct xg_buf *b, size_t min)
 			return xg_buf_put(b, "]}", 2, 0) ? -1 : 0;
 		}
 		if (rc != SQLITE_ROW || put_row(s, b)) {
-			ecd_log("list %ss: %s after %zu items; the answer is cut short", s->kind,
+			ctl_log("list %ss: %s after %zu items; the answer is cut short", s->kind,
 				rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(s->db),
 				s->items);
 			return -1;
@@ -277,7 +277,7 @@ int api_mission_create_list(struct ecd *d, const struct api_req *rq, json_t *bod
 	}
 	items = json_array();
 	for (i = 0; i < n; i++) {
-		ecd_log("mission %s created (rv %" PRIu64 ") by %s (MissionList item %zu of %zu)",
+		ctl_log("mission %s created (rv %" PRIu64 ") by %s (MissionList item %zu of %zu)",
 			rows[i].name, rows[i].rv, rq->peer, i + 1, n);
 		/* the stored texts are not needed any more: the answer shares the request's */
 		ec_row_free(&rows[i]);

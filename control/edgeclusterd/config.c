@@ -27,11 +27,6 @@ struct pstate {
 	int key_line[32];
 };
 
-void ec_token_digest(const char *token, size_t len, unsigned char out[EC_HASH_LEN])
-{
-	crypto_generichash(out, EC_HASH_LEN, (const unsigned char *)token, len, NULL, 0);
-}
-
 const char *ec_driver_name(enum ec_driver d)
 {
 	return d == EC_DRIVER_KUBECTL ? "kubectl" : "local";
@@ -42,49 +37,6 @@ const char *ec_distro_name(enum ec_distro d)
 	static const char *const n[] = {"none", "k8s", "k3s", "arktos"};
 
 	return n[d];
-}
-
-int ec_url_parse(const char *s, struct ec_url *u, char *err, size_t errlen)
-{
-	const char *h, *end, *colon, *slash;
-	size_t hl;
-	long port;
-	char *pe;
-
-	memset(u, 0, sizeof(*u));
-	if (!strncmp(s, "wss://", 6) || !strncmp(s, "https://", 8))
-		u->tls = true;
-	else if (strncmp(s, "ws://", 5) && strncmp(s, "http://", 7)) {
-		snprintf(err, errlen, "'%s': expected wss://HOST[:PORT][/PATH]", s);
-		return -1;
-	}
-	h = strstr(s, "://") + 3;
-	slash = strchr(h, '/');
-	end = slash ? slash : h + strlen(h);
-	/* [v6]:port is not supported: the daemons speak IPv4 and DNS names */
-	colon = memchr(h, ':', (size_t)(end - h));
-	hl = (size_t)((colon ? colon : end) - h);
-	if (!hl || hl >= sizeof(u->host) || memchr(h, '@', (size_t)(end - h))) {
-		snprintf(err, errlen, "'%s': expected a host name or address after //", s);
-		return -1;
-	}
-	memcpy(u->host, h, hl);
-	u->port = u->tls ? 443 : 80;
-	if (colon) {
-		errno = 0;
-		port = strtol(colon + 1, &pe, 10);
-		if (errno || pe != end || pe == colon + 1 || port < 1 || port > 65535) {
-			snprintf(err, errlen, "'%s': port must be 1-65535", s);
-			return -1;
-		}
-		u->port = (unsigned short)port;
-	}
-	snprintf(u->path, sizeof(u->path), "%s", slash ? slash : "/");
-	if (slash && strlen(slash) >= sizeof(u->path)) {
-		snprintf(err, errlen, "'%s': path too long", s);
-		return -1;
-	}
-	return 0;
 }
 
 /* Bytes with an optional K/KiB/M/MiB suffix (powers of 1024). */
@@ -351,7 +303,7 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	case K_PARENT:
 		if (copy_str(s, "Parent", v, c->parent, sizeof(c->parent)))
 			return -1;
-		if (ec_url_parse(v, &c->parent_url, why, sizeof(why)))
+		if (ctl_url_parse(v, CTL_SCHEMES_WS, &c->parent_url, why, sizeof(why)))
 			return ini_err(&s->in, "Parent %s", why);
 		return 0;
 	case K_JOIN:

@@ -7,6 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ctl_token.h"
+#include "ctl_url.h"
+
 #define EC_NAME_MAX	   63  /* cluster names are DNS-1123 labels */
 #define EC_LABEL_KEY_MAX   317 /* prefix (253) + '/' + name (63) */
 #define EC_LABEL_VALUE_MAX 63
@@ -14,7 +17,7 @@
 #define EC_MAX_TOKENS	   64
 #define EC_TOKEN_MIN	   16
 #define EC_TOKEN_MAX	   256
-#define EC_HASH_LEN	   32
+#define EC_HASH_LEN	   CTL_TOKEN_HASH_LEN
 #define EC_PATH_MAX	   256
 
 enum ec_driver { EC_DRIVER_LOCAL, EC_DRIVER_KUBECTL };
@@ -23,13 +26,6 @@ enum ec_distro { EC_DISTRO_NONE, EC_DISTRO_K8S, EC_DISTRO_K3S, EC_DISTRO_ARKTOS 
 struct ec_label {
 	char key[EC_LABEL_KEY_MAX + 1];
 	char value[EC_LABEL_VALUE_MAX + 1];
-};
-
-struct ec_url {
-	bool tls; /* wss/https */
-	char host[256];
-	unsigned short port;
-	char path[256]; /* "/" when absent */
 };
 
 struct ec_conf {
@@ -41,7 +37,7 @@ struct ec_conf {
 	char kubectl[EC_PATH_MAX];
 	char kubeconfig[EC_PATH_MAX];
 	char parent[EC_PATH_MAX]; /* as written; parsed into parent_url */
-	struct ec_url parent_url;
+	struct ctl_url parent_url;
 	char join_token[EC_TOKEN_MAX + 1];
 
 	struct sockaddr_in listen;
@@ -72,9 +68,10 @@ struct ec_conf {
 int ec_conf_load(const char *path, struct ec_conf *c, char *err, size_t errlen);
 int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *err, size_t errlen);
 /* The digest the daemon compares presented tokens by. */
-void ec_token_digest(const char *token, size_t len, unsigned char out[EC_HASH_LEN]);
-/* "wss://host:port/path" (or ws, https, http); 0 or -1 with a reason in err. */
-int ec_url_parse(const char *s, struct ec_url *u, char *err, size_t errlen);
+static inline void ec_token_digest(const char *token, size_t len, unsigned char out[EC_HASH_LEN])
+{
+	ctl_token_digest(token, len, out);
+}
 const char *ec_driver_name(enum ec_driver d);
 const char *ec_distro_name(enum ec_distro d);
 

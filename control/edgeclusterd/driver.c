@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctl_fs.h"
 #include "driver.h"
 
 /* Bytes of the valid UTF-8 character at p, or 0 (what jansson accepts: no
@@ -203,10 +204,8 @@ int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, ch
 		return -1;
 	if (!create || !mkdir(out, 0700) || errno == EEXIST)
 		return 0;
-	/* the root only when it is missing: not a syscall per mission */
-	if (errno != ENOENT || (mkdir(dv->workroot, 0700) && errno != EEXIST))
-		return -1;
-	return mkdir(out, 0700) && errno != EEXIST ? -1 : 0;
+	/* the parents only when they are missing: not a walk per mission */
+	return errno == ENOENT ? ctl_mkdir_p(out, 0700) : -1;
 }
 
 void ec_drv_close(struct ec_drv *dv)
@@ -224,7 +223,7 @@ static int root_fd(struct ec_drv *dv, bool again)
 		ec_drv_close(dv);
 	if (dv->rootfd >= 0)
 		return dv->rootfd;
-	if (mkdir(dv->workroot, 0700) && errno != EEXIST)
+	if (ctl_mkdir_p(dv->workroot, 0700))
 		return -1;
 	dv->rootfd = open(dv->workroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return dv->rootfd;

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "ctl_log.h"
 #include "resource.h"
 #include "store.h"
 
@@ -41,8 +42,6 @@ struct ecd {
 	struct ec_run *run;
 };
 
-void ecd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-uint64_t ecd_now_ms(void);
 
 /* ---- api.c: routing and handlers, no lws ---- */
 enum ec_method { EC_GET, EC_POST, EC_PUT, EC_DELETE, EC_OTHER };

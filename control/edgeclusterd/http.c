@@ -99,9 +99,9 @@ static enum ec_method method_of(struct lws *wsi, const char **name)
  * compared (digests, constant time) whichever matches. */
 static int check_token(struct ecd *d, struct lws *wsi)
 {
-	unsigned char got[EC_HASH_LEN];
 	char h[EC_TOKEN_MAX + 64], *t;
-	int len = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION), ok = 0;
+	int len = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+	bool ok;
 
 	if (len <= 0)
 		return 1;
@@ -112,10 +112,8 @@ static int check_token(struct ecd *d, struct lws *wsi)
 		return 1;
 	for (t = h + 7; *t == ' ';)
 		t++;
-	ec_token_digest(t, strlen(t), got);
+	ok = ctl_token_check(t, strlen(t), d->conf.tokens, d->conf.n_tokens);
 	sodium_memzero(h, sizeof(h));
-	for (int i = 0; i < d->conf.n_tokens; i++)
-		ok |= !sodium_memcmp(got, d->conf.tokens[i], EC_HASH_LEN);
 	return ok ? 0 : 2;
 }
 
@@ -191,7 +189,7 @@ static void log_refusal(struct conn *c, const struct api_resp *rs)
 {
 	json_t *st = rs->body ? json_loads(rs->body, 0, NULL) : NULL;
 
-	ecd_log("%s %s -> %d from %s: %s", c->method_name, c->path, rs->code, c->peer,
+	ctl_log("%s %s -> %d from %s: %s", c->method_name, c->path, rs->code, c->peer,
 		st && json_is_string(json_object_get(st, "message"))
 		    ? json_string_value(json_object_get(st, "message"))
 		    : "");
@@ -452,7 +450,7 @@ static int cb_signal(struct lws *wsi, enum lws_callback_reasons reason, void *us
 	if (reason == LWS_CALLBACK_RAW_RX_FILE) {
 		while (read(lws_get_socket_fd(wsi), &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-				ecd_log("signal %u: stopping", si.ssi_signo);
+				ctl_log("signal %u: stopping", si.ssi_signo);
 				d->stop = 1;
 			}
 		}
@@ -471,7 +469,7 @@ static const struct lws_protocols protocols[] = {
 static void lws_logger(int level, const char *line)
 {
 	(void)level;
-	ecd_log("lws: %.*s", (int)strcspn(line, "\n"), line);
+	ctl_log("lws: %.*s", (int)strcspn(line, "\n"), line);
 }
 
 static char iface[INET_ADDRSTRLEN];
@@ -503,7 +501,7 @@ int http_start(struct ecd *d)
 	}
 	d->lws = lws_create_context(&info);
 	if (!d->lws) {
-		ecd_log("cannot serve on %s:%u (address in use, or bad TLS files?)", iface,
+		ctl_log("cannot serve on %s:%u (address in use, or bad TLS files?)", iface,
 			info.port);
 		return -1;
 	}
@@ -516,10 +514,10 @@ int http_start(struct ecd *d)
 	if (sigfd < 0 ||
 	    !lws_adopt_descriptor_vhost(lws_get_vhost_by_name(d->lws, VHOST),
 					LWS_ADOPT_RAW_FILE_DESC, fd, "ecd-signal", NULL)) {
-		ecd_log("signalfd: %s", strerror(errno));
+		ctl_log("signalfd: %s", strerror(errno));
 		return -1;
 	}
-	ecd_log("serving %s://%s:%u", d->conf.tls_cert[0] ? "https" : "http", iface, info.port);
+	ctl_log("serving %s://%s:%u", d->conf.tls_cert[0] ? "https" : "http", iface, info.port);
 	return 0;
 }
 

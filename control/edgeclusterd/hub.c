@@ -42,7 +42,7 @@ void hub_log(struct hub_conn *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ecd_log("hub: %s%s(%s): %s", c->name[0] ? c->name : "", c->name[0] ? " " : "", c->peer,
+	ctl_log("hub: %s%s(%s): %s", c->name[0] ? c->name : "", c->name[0] ? " " : "", c->peer,
 		msg);
 }
 
@@ -76,7 +76,7 @@ static struct kid *kid_add(const char *name)
 	k = &H.kids[H.n_kids++];
 	memset(k, 0, sizeof(*k));
 	snprintf(k->name, sizeof(k->name), "%s", name);
-	k->last_rx_ms = ecd_now_ms();
+	k->last_rx_ms = ctl_now_ms();
 	return k;
 }
 
@@ -183,7 +183,7 @@ void hub_scan_now(void)
 		goto out;
 	ec_digest_init(&s.g);
 	if (ec_store_mission_index(&H.d->store, scan_one, &s)) {
-		ecd_log("hub: reading the missions: %s", ec_store_errmsg(&H.d->store));
+		ctl_log("hub: reading the missions: %s", ec_store_errmsg(&H.d->store));
 		goto out;
 	}
 	ec_digest_final(&s.g, H.digest);
@@ -280,7 +280,7 @@ void hub_issue(struct ec_cred *cr, json_t **out, bool rotate)
 		memset(cr->prev, 0, EC_HASH_LEN);
 		cr->prev_expires = 0;
 	}
-	ec_token_digest(text, strlen(text), cr->cur);
+	ctl_token_digest(text, strlen(text), cr->cur);
 	cr->cur_expires = now + H.d->conf.credential_s;
 	ec_timestamp((time_t)cr->cur_expires, ts);
 	*out = json_pack("{s:s,s:s,s:I}", "value", text, "expires", ts, "expiresUnix",
@@ -311,11 +311,9 @@ static const char *check_auth(struct hub_conn *c, json_t *auth, struct ec_cred *
 		snprintf(why, len, "hello.auth needs a join token or a credential");
 		return "unauthorized";
 	}
-	ec_token_digest(join ? join : cred, strlen(join ? join : cred), got);
+	ctl_token_digest(join ? join : cred, strlen(join ? join : cred), got);
 	if (join) {
-		for (int i = 0; i < H.d->conf.n_join_tokens; i++) /* all of them, constant time */
-			ok |= !sodium_memcmp(got, H.d->conf.join_tokens[i], EC_HASH_LEN);
-		if (!ok) {
+		if (!ctl_token_match(got, H.d->conf.join_tokens, H.d->conf.n_join_tokens)) {
 			snprintf(why, len, "join token refused");
 			return "unauthorized";
 		}
@@ -327,10 +325,10 @@ static const char *check_auth(struct hub_conn *c, json_t *auth, struct ec_cred *
 			 c->name);
 		return "unauthorized";
 	}
-	if (cr->cur_expires && !sodium_memcmp(got, cr->cur, EC_HASH_LEN))
+	if (cr->cur_expires && ctl_token_match(got, &cr->cur, 1))
 		ok = cr->cur_expires > now ? true
 					   : (snprintf(why, len, "credential expired"), false);
-	else if (cr->prev_expires && !sodium_memcmp(got, cr->prev, EC_HASH_LEN))
+	else if (cr->prev_expires && ctl_token_match(got, &cr->prev, 1))
 		ok = cr->prev_expires > now ? true
 					    : (snprintf(why, len, "credential expired"), false);
 	else
@@ -413,7 +411,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 		lws_callback_on_writable(k->conn->l.wsi);
 	}
 	k->conn = c;
-	k->last_rx_ms = ecd_now_ms();
+	k->last_rx_ms = ctl_now_ms();
 	k->marked = false;
 	k->synced = true;
 	if (cr.resync) { /* cleared once told: the child keeps owing it in its outbox */
@@ -473,7 +471,7 @@ static int on_message(struct hub_conn *c, json_t *m)
 	if (!c->authed)
 		return on_hello(c, m);
 	if ((k = hub_kid_find(c->name)) && k->conn == c)
-		k->last_rx_ms = ecd_now_ms();
+		k->last_rx_ms = ctl_now_ms();
 	if (c->registering)
 		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
 				  "a registration link carries nothing after the hello");
@@ -589,7 +587,7 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
-	uint64_t now = ecd_now_ms(), to = (uint64_t)H.d->conf.heartbeat_timeout_s * 1000;
+	uint64_t now = ctl_now_ms(), to = (uint64_t)H.d->conf.heartbeat_timeout_s * 1000;
 
 	for (size_t i = 0; i < H.n_kids; i++) {
 		struct kid *k = &H.kids[i];
@@ -609,14 +607,14 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 						hub_owes_up()) ||
 		    ec_store_subtree_health(&H.d->store, k->name, "disconnected", "unreachable") ||
 		    ec_store_cred_get(&H.d->store, k->name, &cr)) {
-			ecd_log("hub: marking %s disconnected: %s", k->name,
+			ctl_log("hub: marking %s disconnected: %s", k->name,
 				ec_store_errmsg(&H.d->store));
 			continue;
 		}
 		cr.resync = true;
 		ec_store_cred_put(&H.d->store, &cr);
 		k->marked = true;
-		ecd_log("hub: %s silent for more than %us: disconnected, its subtree's mission "
+		ctl_log("hub: %s silent for more than %us: disconnected, its subtree's mission "
 			"state unreachable",
 			k->name, H.d->conf.heartbeat_timeout_s);
 		if (hub_owes_up())
@@ -645,14 +643,14 @@ int hub_start(struct ecd *d)
 	H.d = d;
 	H.index = json_object();
 	if (ec_store_cred_list(&d->store, load_kid, NULL)) {
-		ecd_log("hub: reading the children: %s", ec_store_errmsg(&d->store));
+		ctl_log("hub: reading the children: %s", ec_store_errmsg(&d->store));
 		return -1;
 	}
 	/* the first scan waits for the first child (on_scan) */
 	lws_sul_schedule(d->lws, 0, &H.tick, on_tick, LWS_US_PER_SEC);
 	lws_sul_schedule(d->lws, 0, &H.scan, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
 	sqlite3_update_hook(d->store.db, on_db_write, NULL);
-	ecd_log("hub: %s on %s (%d join token%s, %zu child%s known)", TREE_PROTOCOL, TREE_HUB_PATH,
+	ctl_log("hub: %s on %s (%d join token%s, %zu child%s known)", TREE_PROTOCOL, TREE_HUB_PATH,
 		d->conf.n_join_tokens, d->conf.n_join_tokens == 1 ? "" : "s", H.n_kids,
 		H.n_kids == 1 ? "" : "ren");
 	return 0;

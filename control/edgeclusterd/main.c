@@ -18,49 +18,11 @@
 #include <time.h>
 
 #include "dargs.h"
-#include "dlog.h"
+#include "ctl_fs.h"
 #include "ecd.h"
 #include "links.h"
 
 static struct ecd D;
-static const char *log_name = "edgeclusterd";
-
-uint64_t ecd_now_ms(void)
-{
-	return dlog_now_ms();
-}
-
-void ecd_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	dlog_v("edgeclusterd", log_name, 1024, fmt, ap);
-	va_end(ap);
-}
-
-/* mkdir -p of the database's directory (the default is /var/lib/xgate). */
-static int mkdir_parent(const char *path)
-{
-	char dir[EC_PATH_MAX];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = 0;
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(dir, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: edgeclusterd -c FILE\n"
@@ -86,17 +48,17 @@ static int start(struct ecd *d)
 	for (int i = 0; i < d->conf.n_labels; i++)
 		json_object_set_new(d->self_labels, d->conf.labels[i].key,
 				    json_string(d->conf.labels[i].value));
-	if (mkdir_parent(d->conf.database)) {
-		ecd_log("database directory for %s: %s", d->conf.database, strerror(errno));
+	if (ctl_mkdir_parent(d->conf.database, 0755)) {
+		ctl_log("database directory for %s: %s", d->conf.database, strerror(errno));
 		return -1;
 	}
 	if (ec_store_open(&d->store, d->conf.database, err, sizeof(err))) {
-		ecd_log("database: %s", err);
+		ctl_log("database: %s", err);
 		return -1;
 	}
 	/* slice 2: the attach record decides conf.parent before this cluster's row is synced */
 	if (tree_prepare(d) || api_self_sync(d) || ec_store_revision(&d->store, &rev)) {
-		ecd_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
+		ctl_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
 		return -1;
 	}
 	if (http_start(d))
@@ -108,7 +70,7 @@ static int start(struct ecd *d)
 	if (links_start(d))
 		return -1;
 	lws_sul_schedule(d->lws, 0, &tick, on_tick, LWS_US_PER_SEC);
-	ecd_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
+	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
 		d->conf.name, ec_distro_name(d->conf.distro), ec_driver_name(d->conf.driver),
 		d->conf.parent[0] ? "parent " : "root of its tree", d->conf.parent,
 		d->conf.database, rev);
@@ -122,6 +84,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int o, rc = 0;
 
+	ctl_log_to_stderr("edgeclusterd", "edgeclusterd"); /* until the config names it */
 	if ((o = dargs_parse(argc, argv, opts, usage)) >= 0)
 		return o;
 	if (sodium_init() < 0)
@@ -130,15 +93,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "edgeclusterd: %s\n", err);
 		return 2;
 	}
-	log_name = D.conf.name;
+	ctl_log_to_stderr("edgeclusterd", D.conf.name);
 	signal(SIGPIPE, SIG_IGN);
-	D.started_ms = ecd_now_ms();
+	D.started_ms = ctl_now_ms();
 	if (start(&D))
 		rc = 1;
 	while (!rc && !D.stop && lws_service(D.lws, 0) >= 0)
 		;
 	if (!rc)
-		ecd_log("stopped");
+		ctl_log("stopped");
 	lws_sul_cancel(&tick);
 	links_stop(&D);	  /* slice 2: before the context its links live in goes */
 	mission_stop(&D); /* slice 3: before the context its pipes live in goes */

@@ -160,7 +160,7 @@ void set_state(struct mrt *m, const char *value)
 		return;
 	rc = ec_store_state_put(&d->store, m->name, d->conf.name, v);
 	if (rc == -1) {
-		ecd_log("mission %s: store: state: %s", m->name, ec_store_errmsg(&d->store));
+		ctl_log("mission %s: store: state: %s", m->name, ec_store_errmsg(&d->store));
 		return;
 	}
 	free(m->state);
@@ -211,7 +211,7 @@ void put_record(struct mrt *m, const char *phase)
 	a.spec = m->spec_text;
 	a.fails = m->fails;
 	if (!a.spec || ec_store_applied_put(s, &a))
-		ecd_log("mission %s: store: record %s: %s", m->name, phase, ec_store_errmsg(s));
+		ctl_log("mission %s: store: record %s: %s", m->name, phase, ec_store_errmsg(s));
 }
 
 void finish_op(struct mrt *m)
@@ -243,7 +243,7 @@ void group_begin(struct ec_run *rn)
 	struct ec_store *s = &rn->d->store;
 
 	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
-		ecd_log("missions: store: cannot open a group (writing one by one): %s",
+		ctl_log("missions: store: cannot open a group (writing one by one): %s",
 			ec_store_errmsg(s));
 	else
 		rn->grouped++;
@@ -260,7 +260,7 @@ void group_end(struct ec_run *rn)
 	if (!ec_store_tx_end(s, 0))
 		return;
 	/* rolled back: what we remember of our state keys may be wrong now */
-	ecd_log("missions: store: commit: %s (states are written again at their next change)",
+	ctl_log("missions: store: commit: %s (states are written again at their next change)",
 		ec_store_errmsg(s));
 	for (size_t i = 0; (m = htab_next(&rn->byname, &i));)
 		m->cached = false;
@@ -368,7 +368,7 @@ void reconcile(struct mrt *m, bool retry)
 	int arc;
 
 	if (load_want(m, &w)) {
-		ecd_log("mission %s: store: %s", m->name, ec_store_errmsg(s));
+		ctl_log("mission %s: store: %s", m->name, ec_store_errmsg(s));
 		return;
 	}
 	if (m->job) {
@@ -384,7 +384,7 @@ void reconcile(struct mrt *m, bool retry)
 	}
 	arc = ec_store_applied_get(s, m->name, &a);
 	if (arc == -1) {
-		ecd_log("mission %s: store: %s", m->name, ec_store_errmsg(s));
+		ctl_log("mission %s: store: %s", m->name, ec_store_errmsg(s));
 		want_free(&w);
 		return;
 	}
@@ -450,7 +450,7 @@ static int kill_orphan(void *arg, struct ec_applied *a)
 	 * again, unless the pid now belongs to someone else (start time differs) */
 	if (a->pgid > 0 && a->pstart && ec_proc_starttime(a->pgid) == a->pstart &&
 	    !kill(-a->pgid, SIGKILL))
-		ecd_log("mission %s: killed process group %d left %s by the previous run", a->name,
+		ctl_log("mission %s: killed process group %d left %s by the previous run", a->name,
 			a->pgid, a->phase);
 	return 0;
 }
@@ -475,7 +475,7 @@ int mission_start(struct ecd *d)
 	int rc = 0;
 
 	if (!rn || !names || !(rn->x = ec_exec_new(d->lws, MAX_RUNNING, KILL_GRACE_MS))) {
-		ecd_log("missions: cannot set up the command runner: %s", strerror(errno));
+		ctl_log("missions: cannot set up the command runner: %s", strerror(errno));
 		free(rn);
 		json_decref(names);
 		return -1;
@@ -489,12 +489,12 @@ int mission_start(struct ecd *d)
 	if (ec_store_applied_list(&d->store, kill_orphan, NULL) ||
 	    ec_store_list(&d->store, EC_T_MISSIONS, collect_row, names) ||
 	    ec_store_applied_list(&d->store, collect_applied, names)) {
-		ecd_log("missions: store: %s", ec_store_errmsg(&d->store));
+		ctl_log("missions: store: %s", ec_store_errmsg(&d->store));
 		rc = -1;
 	}
 	json_object_foreach(names, name, v) on_mission(d, name, false);
 	nodes_start(rn);
-	ecd_log("missions: driver %s, work directory %s, %zu missions or records",
+	ctl_log("missions: driver %s, work directory %s, %zu missions or records",
 		ec_driver_name(rn->dv.kind), rn->dv.workroot, json_object_size(names));
 	json_decref(names);
 	return rc;

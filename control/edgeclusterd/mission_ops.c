@@ -32,7 +32,7 @@ static void job_started(void *arg, pid_t pid, unsigned long long starttime)
 	 * after a power loss there is nothing left to stop: repairable */
 	if ((m->op == OP_APPLY || m->op == OP_REVERSE) && !ec_store_tx_begin(s, EC_TX_REPAIRABLE) &&
 	    ec_store_tx_end(s, ec_store_applied_proc(s, m->name, (int)pid, starttime)))
-		ecd_log("mission %s: store: process group: %s", m->name, ec_store_errmsg(s));
+		ctl_log("mission %s: store: process group: %s", m->name, ec_store_errmsg(s));
 }
 
 static int envf(char **env, int *n, const char *k, const char *v)
@@ -104,7 +104,7 @@ static void apply_failed(struct mrt *m, const char *why)
 		wait *= 2;
 	wait = wait > RETRY_MAX_S ? RETRY_MAX_S : wait;
 	put_record(m, "failed");
-	ecd_log("mission %s: apply failed: %s (retry in %us)", m->name, why, wait);
+	ctl_log("mission %s: apply failed: %s (retry in %us)", m->name, why, wait);
 	set_statef(m, "failed: %s", why);
 	arm(m, T_RETRY, wait);
 	finish_op(m);
@@ -119,7 +119,7 @@ static int run_apply(struct mrt *m, const char *what, char **argv, unsigned time
 	if (!m->recorded) {
 		m->recorded = true;
 		put_record(m, "applying");
-		ecd_log("mission %s: applying (%s)", m->name, what);
+		ctl_log("mission %s: applying (%s)", m->name, what);
 	}
 	return run(m, what, argv, true, true, timeout_s, 0);
 }
@@ -159,7 +159,7 @@ static void apply_step(struct mrt *m)
 		default:
 			m->fails = 0;
 			put_record(m, "applied");
-			ecd_log("mission %s: applied", m->name);
+			ctl_log("mission %s: applied", m->name);
 			if (json_object_get(m->spec, "stateCheck"))
 				arm(m, T_CHECK, 0); /* the state is its first result */
 			else
@@ -268,9 +268,9 @@ static void reverse_step(struct mrt *m)
 		default:
 			/* the reverse is best effort: what failed was logged, the record goes */
 			if (ec_store_applied_delete(&rn->d->store, m->name))
-				ecd_log("mission %s: store: %s", m->name,
+				ctl_log("mission %s: store: %s", m->name,
 					ec_store_errmsg(&rn->d->store));
-			ecd_log("mission %s: reversed", m->name);
+			ctl_log("mission %s: reversed", m->name);
 			m->dirty = true; /* not matched, deleted, or a new incarnation next */
 			finish_op(m);
 			return;
@@ -289,7 +289,7 @@ void op_reverse(struct mrt *m, struct ec_applied *a)
 	snprintf(m->digest, sizeof(m->digest), "%s", a->digest);
 	m->fails = a->fails;
 	put_record(m, "reversing");
-	ecd_log("mission %s: reversing what was applied (%s)", m->name, a->phase);
+	ctl_log("mission %s: reversing what was applied (%s)", m->name, a->phase);
 	reverse_step(m);
 }
 
@@ -345,7 +345,7 @@ static void job_done_in(struct mrt *m, const struct ec_job_result *r)
 	ec_job_describe(r, desc, sizeof(desc));
 	if (r->end == EC_JOB_CANCELLED) {
 		/* the mission changed under it: the record says what is left to do */
-		ecd_log("mission %s: %s stopped (the mission changed)", m->name, m->what);
+		ctl_log("mission %s: %s stopped (the mission changed)", m->name, m->what);
 		m->dirty = true;
 		finish_op(m);
 		return;
@@ -364,7 +364,7 @@ static void job_done_in(struct mrt *m, const struct ec_job_result *r)
 		break;
 	case OP_REVERSE:
 		if (r->end != EC_JOB_EXITED || r->code)
-			ecd_log("mission %s: reverse: %s %s", m->name, m->what, desc);
+			ctl_log("mission %s: reverse: %s %s", m->name, m->what, desc);
 		reverse_step(m);
 		break;
 	case OP_CHECK:

@@ -64,7 +64,7 @@ static json_t *names_of(const char *out)
 static void failed(const char *why)
 {
 	if (strcmp(why, N.last_error))
-		ecd_log("nodes: %s (the EdgeCluster keeps the last lists)", why);
+		ctl_log("nodes: %s (the EdgeCluster keeps the last lists)", why);
 	snprintf(N.last_error, sizeof(N.last_error), "%s", why);
 	json_decref(N.all);
 	N.all = NULL;
@@ -105,7 +105,7 @@ static void done(void *arg, const struct ec_job_result *r)
 	d->edge_nodes = names;
 	N.all = NULL;
 	if (N.last_error[0])
-		ecd_log("nodes: kubectl answers again (%zu nodes, %zu edge nodes)",
+		ctl_log("nodes: kubectl answers again (%zu nodes, %zu edge nodes)",
 			json_array_size(d->nodes), json_array_size(d->edge_nodes));
 	N.last_error[0] = 0;
 	again();

@@ -48,7 +48,7 @@ static void on_poll(lws_sorted_usec_list_t *sul)
 		S.done(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), what);
 		return;
 	}
-	if (ecd_now_ms() - S.start_ms > (uint64_t)S.d->conf.command_timeout_s * 1000)
+	if (ctl_now_ms() - S.start_ms > (uint64_t)S.d->conf.command_timeout_s * 1000)
 		kill(-S.pid, SIGKILL); /* reaped on the next turn */
 	lws_sul_schedule(S.d->lws, 0, sul, on_poll, 100 * LWS_US_PER_MS);
 }
@@ -80,8 +80,8 @@ int script_run(struct ecd *d, char *const argv[], script_done_fn done)
 		done(1, what);
 		return -1;
 	}
-	ecd_log("attach: running %s %s (pid %d)", argv[0], argv[1] ? argv[1] : "", (int)S.pid);
-	S.start_ms = ecd_now_ms();
+	ctl_log("attach: running %s %s (pid %d)", argv[0], argv[1] ? argv[1] : "", (int)S.pid);
+	S.start_ms = ctl_now_ms();
 	lws_sul_schedule(d->lws, 0, &S.poll, on_poll, 100 * LWS_US_PER_MS);
 	return 0;
 }

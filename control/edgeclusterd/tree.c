@@ -50,9 +50,9 @@ void tree_new_credential(char out[TREE_CRED_LEN + 1])
 	sodium_memzero(raw, sizeof(raw));
 }
 
-int tree_hub_url(const char *s, struct ec_url *u, char *err, size_t errlen)
+int tree_hub_url(const char *s, struct ctl_url *u, char *err, size_t errlen)
 {
-	if (ec_url_parse(s, u, err, errlen))
+	if (ctl_url_parse(s, CTL_SCHEMES_WS, u, err, errlen))
 		return -1;
 	if (!strcmp(u->path, "/"))
 		snprintf(u->path, sizeof(u->path), "%s", TREE_HUB_PATH);
@@ -67,7 +67,7 @@ static void follow_parent(struct ecd *d, const char *parent)
 	snprintf(d->conf.parent, sizeof(d->conf.parent), "%s", parent);
 	memset(&d->conf.parent_url, 0, sizeof(d->conf.parent_url));
 	if (parent[0] && tree_hub_url(parent, &d->conf.parent_url, err, sizeof(err)))
-		ecd_log("attach: parent %s", err);
+		ctl_log("attach: parent %s", err);
 }
 
 int tree_attach_set(struct ecd *d, struct ec_attach *a, enum ec_phase to, const char *why)
@@ -77,17 +77,17 @@ int tree_attach_set(struct ecd *d, struct ec_attach *a, enum ec_phase to, const 
 	a->phase = to;
 	ec_timestamp(time(NULL), a->since);
 	if (ec_store_attach_put(&d->store, a)) {
-		ecd_log("attach: cannot store the phase %s: %s", tree_phase_name(to),
+		ctl_log("attach: cannot store the phase %s: %s", tree_phase_name(to),
 			ec_store_errmsg(&d->store));
 		return -1;
 	}
 	if (from != to)
-		ecd_log("attach: %s -> %s%s%s", tree_phase_name(from), tree_phase_name(to),
+		ctl_log("attach: %s -> %s%s%s", tree_phase_name(from), tree_phase_name(to),
 			why ? ": " : "", why ? why : "");
 	if (strcmp(d->conf.parent, a->parent)) {
 		follow_parent(d, a->parent);
 		if (api_self_sync(d))
-			ecd_log("attach: cannot update this cluster's spec.parent");
+			ctl_log("attach: cannot update this cluster's spec.parent");
 	}
 	return 0;
 }
@@ -105,10 +105,10 @@ int tree_prepare(struct ecd *d)
 		if (d->conf.parent[0] && d->conf.join_token[0]) {
 			snprintf(a.token, sizeof(a.token), "%s", d->conf.join_token);
 			a.phase = PH_REGISTERING;
-			ecd_log("attach: registering with %s (Parent and JoinToken in the config)",
+			ctl_log("attach: registering with %s (Parent and JoinToken in the config)",
 				a.parent);
 		} else if (d->conf.parent[0]) {
-			ecd_log("attach: Parent %s without JoinToken: attach with `xgate cluster "
+			ctl_log("attach: Parent %s without JoinToken: attach with `xgate cluster "
 				"attach --parent URL --token T`",
 				a.parent);
 		}
@@ -118,7 +118,7 @@ int tree_prepare(struct ecd *d)
 	} else if (rc) {
 		return -1;
 	} else if (d->conf.parent[0] && strcmp(d->conf.parent, a.parent)) {
-		ecd_log("attach: the config names Parent %s but this cluster is %s%s (the attach "
+		ctl_log("attach: the config names Parent %s but this cluster is %s%s (the attach "
 			"record wins; change it with xgate cluster attach/detach)",
 			d->conf.parent, a.parent[0] ? "attached to " : "detached", a.parent);
 	}
@@ -427,7 +427,7 @@ static int attach_body(const struct api_req *rq, struct api_resp *rs, char *pare
 {
 	json_t *b, *spec, *v;
 	json_error_t je;
-	struct ec_url u;
+	struct ctl_url u;
 	const char *k, *p, *t;
 	char why[300];
 	int rc = -1;
@@ -490,7 +490,7 @@ void tree_attach_api(struct ecd *d, const struct api_req *rq, struct api_resp *r
 	struct ec_attach a;
 
 	if (ec_store_attach_get(&d->store, &a)) {
-		ecd_log("store: attach record: %s", ec_store_errmsg(&d->store));
+		ctl_log("store: attach record: %s", ec_store_errmsg(&d->store));
 		fail(rs, 500, NULL, "the store failed (attach record)");
 		return;
 	}

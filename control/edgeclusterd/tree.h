@@ -85,7 +85,7 @@ json_t *tree_row_from(json_t *o, const char *path, const char *last_hb);
 /* The missions counts of this cluster: known (= received), matched, active. */
 int tree_mission_counts(struct ecd *d, int *known, int *matched, int *active);
 /* A hub URL: the configured one, with TREE_HUB_PATH if it has no path. */
-int tree_hub_url(const char *s, struct ec_url *u, char *err, size_t errlen);
+int tree_hub_url(const char *s, struct ctl_url *u, char *err, size_t errlen);
 /* Is k the child's own key or one of its subtree's? */
 bool tree_in_subtree(const char *k, const char *child);
 /* "a/b/c": 1-32 DNS labels. */

@@ -68,7 +68,7 @@ static void set_phase(enum ec_phase to, const char *why)
 static void save(void)
 {
 	if (ec_store_attach_put(&U.d->store, &U.a))
-		ecd_log("attach: cannot store the record: %s", ec_store_errmsg(&U.d->store));
+		ctl_log("attach: cannot store the record: %s", ec_store_errmsg(&U.d->store));
 }
 
 /* ---- the link ---- */
@@ -78,7 +78,7 @@ static void link_close(const char *why)
 	if (!U.l.wsi)
 		return;
 	if (why)
-		ecd_log("uplink: closing the link to %s: %s", U.a.parent, why);
+		ctl_log("uplink: closing the link to %s: %s", U.a.parent, why);
 	U.quiet = !why;
 	U.l.close_after = true;
 	U.l.close_code = LWS_CLOSE_STATUS_NORMAL;
@@ -124,7 +124,7 @@ static void link_down(const char *why)
 		return;
 	}
 	if (was_ready || U.attempts == 0 || U.attempts % 10 == 0)
-		ecd_log("uplink: %s %s%s%s", was_ready ? "lost the link to" : "cannot reach",
+		ctl_log("uplink: %s %s%s%s", was_ready ? "lost the link to" : "cannot reach",
 			U.a.parent, why ? ": " : "", why ? why : "");
 	if (U.a.phase == PH_DEREGISTERING && !was_ready && U.attempts >= 3) {
 		snprintf(U.a.last_error, sizeof(U.a.last_error),
@@ -189,7 +189,7 @@ static void on_connect_timeout(lws_sorted_usec_list_t *sul)
 static void connect_parent(void)
 {
 	struct lws_client_connect_info ci;
-	struct ec_url u;
+	struct ctl_url u;
 	struct lws *w;
 	char err[256];
 
@@ -364,7 +364,7 @@ static void on_state(struct ecd *d, const char *mission)
 	if (!U.tree.reports_up)
 		return;
 	if (ec_store_outbox_mark(&d->store, mission))
-		ecd_log("uplink: cannot queue the state of %s: %s", mission,
+		ctl_log("uplink: cannot queue the state of %s: %s", mission,
 			ec_store_errmsg(&d->store));
 	owe(d);
 }
@@ -379,7 +379,7 @@ static void send_heartbeat(void)
 	    ec_store_inherited_digest(&U.d->store, digest)) {
 		json_decref(self);
 		json_decref(kids);
-		ecd_log("uplink: heartbeat: %s", ec_store_errmsg(&U.d->store));
+		ctl_log("uplink: heartbeat: %s", ec_store_errmsg(&U.d->store));
 		return;
 	}
 	json_array_foreach(kids, i, k)
@@ -399,7 +399,7 @@ static void on_hb(lws_sorted_usec_list_t *sul)
 {
 	if (U.st != L_READY)
 		return;
-	if (ecd_now_ms() - U.last_rx_ms > (uint64_t)U.to_s * 1000) {
+	if (ctl_now_ms() - U.last_rx_ms > (uint64_t)U.to_s * 1000) {
 		char why[64];
 
 		snprintf(why, sizeof(why), "the parent was silent for more than %us", U.to_s);
@@ -452,7 +452,7 @@ static int on_welcome(json_t *m)
 	save();
 	U.hb_s = hb >= 1 && hb <= 3600 ? (unsigned)hb : U.d->conf.heartbeat_s;
 	U.to_s = to > (json_int_t)U.hb_s && to <= 86400 ? (unsigned)to : 3 * U.hb_s;
-	ecd_log("uplink: linked to %s at %s%s", pn, U.a.parent,
+	ctl_log("uplink: linked to %s at %s%s", pn, U.a.parent,
 		json_is_true(json_object_get(m, "resync")) ? " (it asks for all our state)" : "");
 	if (U.a.phase == PH_DEREGISTERING) {
 		ws_send(&U.l, json_pack("{s:s}", "type", "leave"));
@@ -462,7 +462,7 @@ static int on_welcome(json_t *m)
 	U.sent_upto = 0;
 	U.acked = 0;
 	if (json_is_true(json_object_get(m, "resync")) && ec_store_outbox_mark_all(&U.d->store))
-		ecd_log("uplink: cannot queue all state: %s", ec_store_errmsg(&U.d->store));
+		ctl_log("uplink: cannot queue all state: %s", ec_store_errmsg(&U.d->store));
 	send_heartbeat(); /* the parent learns our subtree at once */
 	flush();
 	lws_sul_schedule(U.d->lws, 0, &U.hb, on_hb, (lws_usec_t)U.hb_s * LWS_US_PER_SEC);
@@ -476,7 +476,7 @@ static int on_error_msg(json_t *m)
 
 	snprintf(U.a.last_error, sizeof(U.a.last_error), "the parent refused: %s (%s)",
 		 msg ? msg : "?", code ? code : "?");
-	ecd_log("uplink: %s", U.a.last_error);
+	ctl_log("uplink: %s", U.a.last_error);
 	if (code && (!strcmp(code, "unauthorized") || !strcmp(code, "expired"))) {
 		if (U.a.phase == PH_REGISTERING) {
 			U.a.token[0] = 0;
@@ -505,7 +505,7 @@ static int on_message(json_t *m)
 {
 	const char *t = ws_type(m);
 
-	U.last_rx_ms = ecd_now_ms();
+	U.last_rx_ms = ctl_now_ms();
 	if (!strcmp(t, "error"))
 		return on_error_msg(m);
 	if (U.st == L_OPEN)
@@ -530,7 +530,7 @@ static int on_message(json_t *m)
 		link_close(NULL);
 		return 0;
 	}
-	ecd_log("uplink: unexpected message '%.40s' from the parent", t);
+	ctl_log("uplink: unexpected message '%.40s' from the parent", t);
 	return -1;
 }
 
@@ -556,7 +556,7 @@ static int cb_uplink(struct lws *wsi, enum lws_callback_reasons reason, void *us
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
 		U.l.wsi = wsi;
 		U.st = L_OPEN;
-		U.last_rx_ms = ecd_now_ms();
+		U.last_rx_ms = ctl_now_ms();
 		send_hello();
 		return 0;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
@@ -564,7 +564,7 @@ static int cb_uplink(struct lws *wsi, enum lws_callback_reasons reason, void *us
 			return 0;
 		r = ws_receive(&U.l, in, len, TREE_MSG_MAX, &m, &why, &code);
 		if (r < 0) {
-			ecd_log("uplink: from the parent: %s; closing", why);
+			ctl_log("uplink: from the parent: %s; closing", why);
 			return -1;
 		}
 		if (r > 0) {
@@ -647,7 +647,7 @@ static void uninstall(void)
 		return;
 	/* the parent's missions leave with it (each one is reversed by slice 3) */
 	if (ec_store_inherited_drop(&U.d->store, &out)) {
-		ecd_log("attach: removing the parent's missions: %s", ec_store_errmsg(&U.d->store));
+		ctl_log("attach: removing the parent's missions: %s", ec_store_errmsg(&U.d->store));
 		json_decref(out.changed);
 	} else {
 		uplink_notify(U.d, U.a.parent_name, &out);
@@ -733,7 +733,7 @@ int uplink_start(struct ecd *d)
 		vi.client_ssl_ca_filepath = d->conf.ca;
 	U.vh = lws_create_vhost(d->lws, &vi);
 	if (!U.vh) {
-		ecd_log("uplink: cannot create the client vhost (bad CA %s?)", d->conf.ca);
+		ctl_log("uplink: cannot create the client vhost (bad CA %s?)", d->conf.ca);
 		return -1;
 	}
 	U.tree.kick = kick;
@@ -741,7 +741,7 @@ int uplink_start(struct ecd *d)
 	d->tree = &U.tree;
 	d->on_state = on_state;
 	if (U.a.phase != PH_INACTIVE) /* after a crash: the phase's work starts over */
-		ecd_log("attach: %s at start (parent %s)", tree_phase_name(U.a.phase), U.a.parent);
+		ctl_log("attach: %s at start (parent %s)", tree_phase_name(U.a.phase), U.a.parent);
 	schedule_sm();
 	return 0;
 }

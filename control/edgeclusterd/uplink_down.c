@@ -26,7 +26,7 @@ void uplink_notify(struct ecd *d, const char *parent, struct ec_sync_out *o)
 			d->on_mission(d, json_string_value(json_array_get(v, 0)), deleted);
 	}
 	if (w || del)
-		ecd_log("uplink: from %s: %zu mission(s) written, %zu deleted", parent, w, del);
+		ctl_log("uplink: from %s: %zu mission(s) written, %zu deleted", parent, w, del);
 	json_decref(o->changed);
 }
 
@@ -45,12 +45,12 @@ static json_t *clean_mission(json_t *o)
 			 json_object_get(md, "labels"), "spec", json_object_get(o, "spec"));
 	if (!body || !uid || strlen(uid) != EC_UID_LEN || !rv || !*rv ||
 	    strspn(rv, "0123456789") != strlen(rv)) {
-		ecd_log("uplink: the parent sent a mission without uid/resourceVersion: skipped");
+		ctl_log("uplink: the parent sent a mission without uid/resourceVersion: skipped");
 		json_decref(body);
 		return NULL;
 	}
 	if (ec_mission_validate(body, EC_OP_CREATE, &in, &e)) {
-		ecd_log("uplink: the parent sent an invalid mission: %s: skipped", e.msg);
+		ctl_log("uplink: the parent sent an invalid mission: %s: skipped", e.msg);
 	} else {
 		out = json_pack("{s:{s:s,s:s,s:s,s:s,s:O},s:O}", "metadata", "name", in.name, "uid",
 				uid, "resourceVersion", rv, "creationTimestamp",
@@ -87,7 +87,7 @@ int uplink_on_missions(struct ecd *d, const char *parent, json_t *m, int64_t *ac
 	json_decref(ups);
 	json_decref(dels);
 	if (rc) {
-		ecd_log("uplink: applying missions from the parent: %s",
+		ctl_log("uplink: applying missions from the parent: %s",
 			ec_store_errmsg(&d->store));
 		json_decref(out.changed);
 		return -1; /* not acknowledged: the digest check brings them again */
@@ -134,7 +134,7 @@ int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *
 			json_decref(out.changed);
 	}
 	if (!rc) {
-		ecd_log("uplink: mission list from %s: %zu to fetch, %zu to remove",
+		ctl_log("uplink: mission list from %s: %zu to fetch, %zu to remove",
 			parent, json_array_size(fetch), json_array_size(dels));
 		if (json_array_size(fetch))
 			ws_send(l, json_pack("{s:s,s:O}", "type", "fetch", "names", fetch));
