@@ -26,7 +26,7 @@ struct ecd {
 	struct ec_store store;
 	struct lws_context *lws;
 	volatile sig_atomic_t stop;
-	json_t *self_labels; /* this cluster's labels as a JSON object */
+	json_t *self_labels;	    /* this cluster's labels as a JSON object */
 	json_t *nodes, *edge_nodes; /* the kubectl driver's (nodes.c); NULL until known */
 	uint64_t started_ms;
 
@@ -41,7 +41,6 @@ struct ecd {
 	/* slice 3: missions applied here (mission.c); NULL when not running (unit tests) */
 	struct ec_run *run;
 };
-
 
 /* ---- api.c: routing and handlers, no lws ---- */
 enum ec_method { EC_GET, EC_POST, EC_PUT, EC_DELETE, EC_OTHER };
@@ -102,12 +101,14 @@ void api_stream_free(struct api_stream *st);
 int http_start(struct ecd *d);
 void http_stop(struct ecd *d);
 
-/* ---- mission.c (slice 3): applying missions here through the driver ---- */
+/* ---- mission.c: applying missions here through the driver ---- */
+struct ec_exec;
 /* After http_start (it needs the lws context): sets d->on_mission, kills
- * commands a crashed run left behind, reconciles every stored mission. */
-int mission_start(struct ecd *d);
-/* Before http_stop: stops running commands (what they were applying is
- * applied again at the next start), clears d->on_mission. */
+ * commands a crashed run left behind, reconciles every stored mission.
+ * x: the daemon's command runner. */
+int mission_start(struct ecd *d, struct ec_exec *x);
+/* Before the runner is freed (that stops running commands: what they were
+ * applying is applied again at the next start); clears d->on_mission. */
 void mission_stop(struct ecd *d);
 
 #endif

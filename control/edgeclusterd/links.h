@@ -22,13 +22,14 @@ struct hub_sess {
 		TREE_PROTOCOL, hub_callback, sizeof(struct hub_sess), 65536, 0, NULL, 0            \
 	}
 
-/* After http_start / before http_stop. */
-int links_start(struct ecd *d);
+/* After http_start / before http_stop; x: the daemon's command runner
+ * (the attach scripts run on it). */
+int links_start(struct ecd *d, struct ec_exec *x);
 void links_stop(struct ecd *d);
 /* hub.c's part of links_start/stop and of the tick */
 int hub_start(struct ecd *d);
 void hub_stop(struct ecd *d);
-int uplink_start(struct ecd *d);
+int uplink_start(struct ecd *d, struct ec_exec *x);
 void uplink_stop(struct ecd *d);
 
 /* ---- uplink_down.c: missions from the parent (uplink.c's messages) ---- */
@@ -42,13 +43,26 @@ void uplink_notify(struct ecd *d, const char *parent, struct ec_sync_out *o);
 int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *m, int64_t *ack);
 
 /* ---- script.c: the attach install/uninstall script (one at a time) ---- */
-typedef void (*script_done_fn)(int status, const char *what);
-/* Spawn argv (argv[0] a path); done(status, what) comes from the loop later,
- * or at once if it cannot be spawned (then -1). */
-int script_run(struct ecd *d, char *const argv[], script_done_fn done);
-bool script_running(void);
-/* SIGTERM to its process group and reap it (the daemon stops). */
-void script_stop(void);
+/* status: the exit code (128 + the signal, 1 when it did not run or timed
+ * out); what: how it ended, for the attach record */
+typedef void (*script_done_fn)(void *arg, int status, const char *what);
+struct ec_exec;
+struct ec_job;
+struct attach_script {
+	struct ec_exec *x; /* the daemon's runner */
+	unsigned timeout_ms;
+	struct ec_job *job; /* while one runs */
+	script_done_fn done;
+	void *arg;
+	char what[300]; /* "PATH install", for the log */
+};
+/* Run argv (argv[0] a path); done(arg, status, what) comes from the loop
+ * later, or at once if it cannot be queued (then -1). */
+int script_run(struct attach_script *s, char *const argv[], script_done_fn done, void *arg);
+bool script_running(const struct attach_script *s);
+/* The daemon stops: no callback; the runner stops the script's process
+ * group (SIGTERM, SIGKILL after its grace) at the latest when it is freed. */
+void script_stop(struct attach_script *s);
 
 /* ---- wslink.c: one WebSocket's outgoing queue and incoming reassembly ---- */
 struct ws_out {

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "dargs.h"
+#include "ctl_exec.h"
 #include "ctl_fs.h"
 #include "ecd.h"
 #include "links.h"
@@ -39,7 +40,12 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(D.lws, 0, sul, on_tick, LWS_US_PER_SEC);
 }
 
-static int start(struct ecd *d)
+/* The one command runner (missions and attach scripts share its signalfd
+ * for SIGCHLD): at most this many children at once, the rest queue. */
+#define COMMANDS_RUNNING 4
+#define KILL_GRACE_MS	 5000 /* SIGTERM -> SIGKILL */
+
+static int start(struct ecd *d, struct ec_exec **x)
 {
 	uint64_t rev = 0;
 	char err[512];
@@ -63,11 +69,16 @@ static int start(struct ecd *d)
 	}
 	if (http_start(d))
 		return -1;
-	/* slice 3: after http_start, which made the lws context the commands run in */
-	if (mission_start(d))
+	/* after http_start, which made the lws context the commands run in */
+	*x = ec_exec_new(d->lws, COMMANDS_RUNNING, KILL_GRACE_MS);
+	if (!*x) {
+		ctl_log("cannot set up the command runner: %s", strerror(errno));
 		return -1;
-	/* slice 2: the hub children attach to, the link to the parent */
-	if (links_start(d))
+	}
+	if (mission_start(d, *x))
+		return -1;
+	/* the hub children attach to, the link to the parent */
+	if (links_start(d, *x))
 		return -1;
 	lws_sul_schedule(d->lws, 0, &tick, on_tick, LWS_US_PER_SEC);
 	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
@@ -82,6 +93,7 @@ int main(int argc, char **argv)
 	const char *cfg = NULL;
 	const struct darg opts[] = {{"config", 'c', &cfg}, {0}};
 	char err[512];
+	struct ec_exec *x = NULL;
 	int o, rc = 0;
 
 	ctl_log_to_stderr("edgeclusterd", "edgeclusterd"); /* until the config names it */
@@ -96,15 +108,16 @@ int main(int argc, char **argv)
 	ctl_log_to_stderr("edgeclusterd", D.conf.name);
 	signal(SIGPIPE, SIG_IGN);
 	D.started_ms = ctl_now_ms();
-	if (start(&D))
+	if (start(&D, &x))
 		rc = 1;
 	while (!rc && !D.stop && lws_service(D.lws, 0) >= 0)
 		;
 	if (!rc)
 		ctl_log("stopped");
 	lws_sul_cancel(&tick);
-	links_stop(&D);	  /* slice 2: before the context its links live in goes */
-	mission_stop(&D); /* slice 3: before the context its pipes live in goes */
+	links_stop(&D); /* before the context its links live in goes */
+	mission_stop(&D);
+	ec_exec_free(x); /* stops what still runs; before the context its pipes live in goes */
 	http_stop(&D);
 	ec_store_close(&D.store);
 	json_decref(D.self_labels);

@@ -29,8 +29,6 @@
 
 #include "mission.h"
 
-#define MAX_RUNNING   4	   /* children at once; the rest queue */
-#define KILL_GRACE_MS 5000 /* SIGTERM -> SIGKILL */
 /* A turn of the work queue ends after this many missions or this long,
  * whichever comes first: the API, the hub and the uplink are served in
  * between (a batch of 1000 in one callback kept them silent for a minute). */
@@ -467,20 +465,21 @@ static int collect_applied(void *arg, struct ec_applied *a)
 	return 0;
 }
 
-int mission_start(struct ecd *d)
+int mission_start(struct ecd *d, struct ec_exec *x)
 {
 	struct ec_run *rn = calloc(1, sizeof(*rn));
 	json_t *names = json_object(), *v;
 	const char *name;
 	int rc = 0;
 
-	if (!rn || !names || !(rn->x = ec_exec_new(d->lws, MAX_RUNNING, KILL_GRACE_MS))) {
-		ctl_log("missions: cannot set up the command runner: %s", strerror(errno));
+	if (!rn || !names) {
+		ctl_log("missions: %s", strerror(errno));
 		free(rn);
 		json_decref(names);
 		return -1;
 	}
 	rn->d = d;
+	rn->x = x;
 	rn->byname.key = mrt_key;
 	ec_drv_init(&rn->dv, &d->conf);
 	d->run = rn;
@@ -510,7 +509,6 @@ void mission_stop(struct ecd *d)
 	d->on_mission = NULL;
 	lws_sul_cancel(&rn->sul_work);
 	nodes_stop(rn);
-	ec_exec_free(rn->x); /* interrupted applies stay "applying": the next start redoes them */
 	ec_drv_close(&rn->dv);
 	json_decref(d->nodes);
 	json_decref(d->edge_nodes);

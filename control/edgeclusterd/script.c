@@ -1,97 +1,98 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The attach state machine's install and uninstall scripts: one at a time,
- * spawned without a shell, in its own process group (a timeout stops what
- * it started too), stdin /dev/null, its output into the daemon's log; the
- * exit is polled from a timer so the loop never waits on it. The daemon's
- * fds are closed in the child and its blocked signals unblocked (a blocked
- * SIGTERM would survive into the script).
+ * The attach state machine's install and uninstall scripts, one at a time,
+ * on the daemon's command runner (ctl_exec.h): no shell, its own process
+ * group (a timeout stops what it started too), stdin /dev/null, the exit
+ * read from the runner's signalfd. What the script printed goes to the
+ * daemon's log when it ends.
  */
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "driver.h"
 #include "links.h"
 
-extern char **environ;
-
-static struct {
-	struct ecd *d;
-	pid_t pid;
-	uint64_t start_ms;
-	script_done_fn done;
-	lws_sorted_usec_list_t poll;
-} S;
-
-bool script_running(void)
+bool script_running(const struct attach_script *s)
 {
-	return S.pid > 0;
+	return s->job != NULL;
 }
 
-static void on_poll(lws_sorted_usec_list_t *sul)
+/* Its output into the log, a line at a time (a script says what it did). */
+static void log_output(const char *what, const char *text, size_t len)
 {
-	char what[128];
-	int st;
+	while (len) {
+		const char *nl = memchr(text, '\n', len);
+		size_t n = nl ? (size_t)(nl - text) : len;
 
-	if (!S.pid)
-		return;
-	if (waitpid(S.pid, &st, WNOHANG) == S.pid) {
-		S.pid = 0;
-		if (WIFEXITED(st))
-			snprintf(what, sizeof(what), "script exit %d", WEXITSTATUS(st));
-		else
-			snprintf(what, sizeof(what), "script killed by signal %d", WTERMSIG(st));
-		S.done(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), what);
-		return;
+		if (n)
+			ctl_log("attach: %s: %.*s", what, (int)n, text);
+		n += nl ? 1 : 0;
+		text += n;
+		len -= n;
 	}
-	if (ctl_now_ms() - S.start_ms > (uint64_t)S.d->conf.command_timeout_s * 1000)
-		kill(-S.pid, SIGKILL); /* reaped on the next turn */
-	lws_sul_schedule(S.d->lws, 0, sul, on_poll, 100 * LWS_US_PER_MS);
 }
 
-int script_run(struct ecd *d, char *const argv[], script_done_fn done)
+static void on_end(void *arg, const struct ec_job_result *r)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	int rc;
+	struct attach_script *s = arg;
+	char what[300];
+	int status;
 
-	if (S.pid)
+	s->job = NULL;
+	log_output("script", r->out, r->out_len);
+	log_output("script", r->err, r->err_len);
+	if (r->end == EC_JOB_CANCELLED || !s->done)
+		return; /* the daemon is stopping: the phase stays, the next start runs it again */
+	if (r->end == EC_JOB_EXITED) {
+		status = r->code;
+		snprintf(what, sizeof(what), "script exit %d", r->code);
+	} else {
+		char why[256];
+
+		status = r->end == EC_JOB_SIGNALED ? 128 + r->code : 1;
+		ec_job_describe(r, why, sizeof(why));
+		snprintf(what, sizeof(what), "script %s", why);
+	}
+	s->done(s->arg, status, what);
+}
+
+static void on_spawned(void *arg, pid_t pid, unsigned long long starttime)
+{
+	struct attach_script *s = arg;
+
+	(void)starttime;
+	ctl_log("attach: running %s (pid %d)", s->what, (int)pid);
+}
+
+int script_run(struct attach_script *s, char *const argv[], script_done_fn done, void *arg)
+{
+	struct ec_job_spec js = {
+	    .argv = argv,
+	    .timeout_ms = s->timeout_ms,
+	    .done = on_end,
+	    .started = on_spawned,
+	    .arg = s,
+	};
+
+	if (s->job)
 		return -1;
-	S.d = d;
-	S.done = done;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, 2, 1); /* its output goes to our log */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	ec_spawnattr_child(&at);
-	rc = posix_spawn(&S.pid, argv[0], &fa, &at, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (rc) {
+	s->done = done;
+	s->arg = arg;
+	snprintf(s->what, sizeof(s->what), "%s %s", argv[0], argv[1] ? argv[1] : "");
+	s->job = ec_exec_run(s->x, &js);
+	if (!s->job) {
 		char what[300];
 
-		S.pid = 0;
-		snprintf(what, sizeof(what), "%s: %s", argv[0], strerror(rc));
-		done(1, what);
+		snprintf(what, sizeof(what), "%s: out of memory", argv[0]);
+		done(arg, 1, what);
 		return -1;
 	}
-	ctl_log("attach: running %s %s (pid %d)", argv[0], argv[1] ? argv[1] : "", (int)S.pid);
-	S.start_ms = ctl_now_ms();
-	lws_sul_schedule(d->lws, 0, &S.poll, on_poll, 100 * LWS_US_PER_MS);
 	return 0;
 }
 
-void script_stop(void)
+void script_stop(struct attach_script *s)
 {
-	lws_sul_cancel(&S.poll);
-	if (S.pid) {
-		kill(-S.pid, SIGTERM);
-		waitpid(S.pid, NULL, 0);
-		S.pid = 0;
-	}
+	s->done = NULL;
+	if (s->job)
+		ec_job_cancel(s->job); /* the runner reaps it, at the latest when it is freed */
 }

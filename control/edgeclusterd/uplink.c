@@ -37,6 +37,7 @@ static struct {
 	struct ec_attach a;
 	struct lws_vhost *vh;
 	struct wslink l;
+	struct attach_script script;
 	enum link_st st;
 	bool reg;	    /* the link registers (join token), nothing else */
 	bool retry_pending; /* a reconnect is scheduled */
@@ -594,10 +595,12 @@ static const struct lws_protocols protocols[] = {
 
 /* ---- install / uninstall scripts ---- */
 
-static void script_done(int status, const char *what)
+static void script_done(void *arg, int status, const char *what)
 {
 	bool ok = status == 0;
 	char why[300];
+
+	(void)arg;
 
 	if (U.a.phase == PH_INSTALLING) {
 		if (ok) {
@@ -629,21 +632,22 @@ static void script_start(void)
 			U.a.parent,
 			NULL};
 
-	if (script_running())
+	if (script_running(&U.script))
 		return;
 	if (!path[0]) { /* nothing to install for this distro: the phase is the record */
-		script_done(0, install ? "installed (no InstallScript: recorded)"
-				       : "uninstalled (no UninstallScript: recorded)");
+		script_done(NULL, 0,
+			    install ? "installed (no InstallScript: recorded)"
+				    : "uninstalled (no UninstallScript: recorded)");
 		return;
 	}
-	script_run(U.d, argv, script_done);
+	script_run(&U.script, argv, script_done, NULL);
 }
 
 static void uninstall(void)
 {
 	struct ec_sync_out out;
 
-	if (script_running())
+	if (script_running(&U.script))
 		return;
 	/* the parent's missions leave with it (each one is reversed by slice 3) */
 	if (ec_store_inherited_drop(&U.d->store, &out)) {
@@ -715,12 +719,14 @@ static void kick(struct ecd *d)
 	schedule_sm();
 }
 
-int uplink_start(struct ecd *d)
+int uplink_start(struct ecd *d, struct ec_exec *x)
 {
 	struct lws_context_creation_info vi;
 
 	memset(&U, 0, sizeof(U));
 	U.d = d;
+	U.script.x = x;
+	U.script.timeout_ms = d->conf.command_timeout_s * 1000;
 	if (ec_store_attach_get(&d->store, &U.a))
 		return -1;
 	memset(&vi, 0, sizeof(vi));
@@ -754,16 +760,16 @@ void uplink_stop(struct ecd *d)
 	lws_sul_cancel(&U.flush);
 	lws_sul_cancel(&U.sm);
 	lws_sul_cancel(&U.conn_to);
-	script_stop(); /* the phase stays: the next start runs the script again */
+	script_stop(&U.script); /* the phase stays: the next start runs the script again */
 	d->on_state = NULL;
 	d->tree = NULL;
 	ws_reset(&U.l);
 	sodium_memzero(&U.a, sizeof(U.a));
 }
 
-int links_start(struct ecd *d)
+int links_start(struct ecd *d, struct ec_exec *x)
 {
-	return hub_start(d) || uplink_start(d) ? -1 : 0;
+	return hub_start(d) || uplink_start(d, x) ? -1 : 0;
 }
 
 void links_stop(struct ecd *d)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Child processes in the lws loop; see driver.h for the contract and
+ * Child processes in the lws loop; see ctl_exec.h for the contract and
  * docs/edgecluster.md ("Commands") for why.
  *
  * A job's life: queued -> spawned (pipes adopted into the loop first, so a
@@ -26,14 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "ctl_exec.h"
 
 extern char **environ;
 
 #define LINGER_MS   200
 #define BACKSTOP_US (1 * LWS_US_PER_SEC)
-#define VHOST	    "ecd-exec"
-#define PROTO	    "ecd-pipe"
+#define VHOST	    "ctl-exec"
+#define PROTO	    "ctl-pipe"
 
 enum { S_IN, S_OUT, S_ERR };
 
@@ -465,7 +465,7 @@ static int cb_sigchld(struct lws *wsi, enum lws_callback_reasons reason, void *u
 
 static const struct lws_protocols protocols[] = {
     {PROTO, cb_pipe, 0, 0, 0, NULL, 0},
-    {"ecd-sigchld", cb_sigchld, 0, 0, 0, NULL, 0},
+    {"ctl-sigchld", cb_sigchld, 0, 0, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -632,7 +632,7 @@ struct ec_exec *ec_exec_new(struct lws_context *ctx, unsigned max_running, unsig
 	ad.vh = x->vh;
 	ad.type = LWS_ADOPT_RAW_FILE_DESC;
 	ad.fd.filefd = x->sigfd;
-	ad.vh_prot_name = "ecd-sigchld";
+	ad.vh_prot_name = "ctl-sigchld";
 	ad.opaque = x;
 	x->sigwsi = lws_adopt_descriptor_vhost_via_info(&ad);
 	if (!x->sigwsi) {
