@@ -1,29 +1,89 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * edgeclusterd: one per cluster. Serves the edge.xgate.io/v1 API (missions,
- * edge clusters) over HTTP(S) from SQLite; the tree links (hub downward,
- * uplink to the parent) come with slice 2 (docs/edgecluster.md).
+ * edge clusters) over HTTP(S) from SQLite, applies the missions placed
+ * here, and is a node of the edge tree: the hub its children attach to,
+ * the uplink to its parent (docs/edgecluster.md).
  *   edgeclusterd -c FILE
+ *
+ * main owns the lws context (through the HTTP server), the command runner
+ * and the modules' handles, and wires the context's events to them: the
+ * layers call down, and the one event that goes up (a mission's state,
+ * reported to the parent) is a callback set here. See docs/architecture.md
+ * "Control-plane layout".
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <libwebsockets.h>
 #include <signal.h>
 #include <sodium.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
-#include "dargs.h"
+#include "api.h"
 #include "ctl_exec.h"
 #include "ctl_fs.h"
+#include "dargs.h"
 #include "ecd.h"
 #include "links.h"
+#include "missions.h"
 
-static struct ecd D;
+/* The one command runner (missions and attach scripts share its signalfd
+ * for SIGCHLD): at most this many children at once, the rest queue. */
+#define COMMANDS_RUNNING 4
+#define KILL_GRACE_MS	 5000 /* SIGTERM -> SIGKILL */
+
+/* The daemon: the context the modules share and the handles main wires. */
+struct daemon {
+	struct ecd ctx;
+	struct http_server *http;
+	struct ec_exec *exec;
+	struct ec_run *run;
+	struct hub *hub;
+	struct uplink *up;
+};
+
+static struct daemon *daemon_of(struct ecd *d)
+{
+	return (struct daemon *)((char *)d - offsetof(struct daemon, ctx));
+}
+
+/* ---- the events, wired to the modules ---- */
+
+static void on_mission(struct ecd *d, const char *name, bool deleted)
+{
+	struct daemon *dm = daemon_of(d);
+
+	if (dm->run)
+		mission_changed(dm->run, name, deleted);
+}
+
+static void on_state(struct ecd *d, const char *mission)
+{
+	struct daemon *dm = daemon_of(d);
+
+	if (dm->up)
+		uplink_state_changed(dm->up, mission);
+}
+
+static void on_attach(struct ecd *d)
+{
+	struct daemon *dm = daemon_of(d);
+
+	if (dm->up)
+		uplink_kick(dm->up);
+}
+
+static void on_owed(struct ecd *d)
+{
+	struct daemon *dm = daemon_of(d);
+
+	if (dm->up)
+		uplink_owe(dm->up);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: edgeclusterd -c FILE\n"
@@ -33,20 +93,10 @@ static void usage(FILE *f)
 		   "SIGTERM or SIGINT stop it cleanly.\n");
 }
 
-/* Housekeeping tick; slice 2 hangs heartbeats and timeouts here. */
-static lws_sorted_usec_list_t tick;
-static void on_tick(lws_sorted_usec_list_t *sul)
+static int start(struct daemon *dm)
 {
-	lws_sul_schedule(D.lws, 0, sul, on_tick, LWS_US_PER_SEC);
-}
-
-/* The one command runner (missions and attach scripts share its signalfd
- * for SIGCHLD): at most this many children at once, the rest queue. */
-#define COMMANDS_RUNNING 4
-#define KILL_GRACE_MS	 5000 /* SIGTERM -> SIGKILL */
-
-static int start(struct ecd *d, struct ec_exec **x)
-{
+	struct ecd *d = &dm->ctx;
+	struct lws_context *lws;
 	uint64_t rev = 0;
 	char err[512];
 
@@ -62,25 +112,32 @@ static int start(struct ecd *d, struct ec_exec **x)
 		ctl_log("database: %s", err);
 		return -1;
 	}
-	/* slice 2: the attach record decides conf.parent before this cluster's row is synced */
-	if (tree_prepare(d) || api_self_sync(d) || ec_store_revision(&d->store, &rev)) {
+	/* the attach record decides conf.parent before this cluster's row is synced */
+	if (tree_prepare(d) || tree_self_sync(d) || ec_store_revision(&d->store, &rev)) {
 		ctl_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
 		return -1;
 	}
-	if (http_start(d))
+	d->on_mission = on_mission;
+	d->on_state = on_state;
+	d->on_attach = on_attach;
+	d->on_owed = on_owed;
+	if (!(dm->http = http_start(d)))
 		return -1;
+	lws = http_context(dm->http);
 	/* after http_start, which made the lws context the commands run in */
-	*x = ec_exec_new(d->lws, COMMANDS_RUNNING, KILL_GRACE_MS);
-	if (!*x) {
+	dm->exec = ec_exec_new(lws, COMMANDS_RUNNING, KILL_GRACE_MS);
+	if (!dm->exec) {
 		ctl_log("cannot set up the command runner: %s", strerror(errno));
 		return -1;
 	}
-	if (mission_start(d, *x))
+	if (!(dm->run = mission_start(d, lws, dm->exec)))
 		return -1;
+	d->nodes = mission_nodes(dm->run);
 	/* the hub children attach to, the link to the parent */
-	if (links_start(d, *x))
+	if (!(dm->hub = hub_start(d, lws, http_vhost(dm->http))) ||
+	    !(dm->up = uplink_start(d, lws, dm->exec)))
 		return -1;
-	lws_sul_schedule(d->lws, 0, &tick, on_tick, LWS_US_PER_SEC);
+	d->link = uplink_link_state(dm->up);
 	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
 		d->conf.name, ec_distro_name(d->conf.distro), ec_driver_name(d->conf.driver),
 		d->conf.parent[0] ? "parent " : "root of its tree", d->conf.parent,
@@ -88,12 +145,31 @@ static int start(struct ecd *d, struct ec_exec **x)
 	return 0;
 }
 
+/* In the reverse order: each module before what it lives in. */
+static void stop(struct daemon *dm)
+{
+	struct ecd *d = &dm->ctx;
+
+	d->link = NULL;
+	uplink_stop(dm->up); /* before the runner its scripts run on */
+	dm->up = NULL;
+	hub_stop(dm->hub);
+	dm->hub = NULL;
+	d->nodes = NULL;
+	mission_stop(dm->run);
+	dm->run = NULL;
+	ec_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
+	http_stop(dm->http);
+	ec_store_close(&d->store);
+	json_decref(d->self_labels);
+}
+
 int main(int argc, char **argv)
 {
+	struct daemon dm = {0}; /* the modules see only dm.ctx and their own handles */
 	const char *cfg = NULL;
 	const struct darg opts[] = {{"config", 'c', &cfg}, {0}};
 	char err[512];
-	struct ec_exec *x = NULL;
 	int o, rc = 0;
 
 	ctl_log_to_stderr("edgeclusterd", "edgeclusterd"); /* until the config names it */
@@ -101,26 +177,20 @@ int main(int argc, char **argv)
 		return o;
 	if (sodium_init() < 0)
 		return 1;
-	if (ec_conf_load(cfg, &D.conf, err, sizeof(err))) {
+	if (ec_conf_load(cfg, &dm.ctx.conf, err, sizeof(err))) {
 		fprintf(stderr, "edgeclusterd: %s\n", err);
 		return 2;
 	}
-	ctl_log_to_stderr("edgeclusterd", D.conf.name);
+	ctl_log_to_stderr("edgeclusterd", dm.ctx.conf.name);
 	signal(SIGPIPE, SIG_IGN);
-	D.started_ms = ctl_now_ms();
-	if (start(&D, &x))
+	dm.ctx.started_ms = ctl_now_ms();
+	if (start(&dm))
 		rc = 1;
-	while (!rc && !D.stop && lws_service(D.lws, 0) >= 0)
+	while (!rc && !http_stopping(dm.http) && lws_service(http_context(dm.http), 0) >= 0)
 		;
 	if (!rc)
 		ctl_log("stopped");
-	lws_sul_cancel(&tick);
-	links_stop(&D); /* before the context its links live in goes */
-	mission_stop(&D);
-	ec_exec_free(x); /* stops what still runs; before the context its pipes live in goes */
-	http_stop(&D);
-	ec_store_close(&D.store);
-	json_decref(D.self_labels);
-	sodium_memzero(&D.conf, sizeof(D.conf));
+	stop(&dm);
+	sodium_memzero(&dm.ctx.conf, sizeof(dm.ctx.conf));
 	return rc;
 }

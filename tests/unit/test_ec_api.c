@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "ecd.h"
+#include "api.h"
 
 void ecd_log(const char *fmt, ...)
 {

@@ -52,7 +52,7 @@ static int run(struct mrt *m, const char *what, char **argv, bool stdin_content,
 	static const char *const ops[] = {"", "trigger", "apply", "reverse", "check"};
 	struct ec_run *rn = m->run;
 	char dir[EC_PATH_MAX + 256], file[EC_PATH_MAX + 300];
-	const char *content = content_of(m->spec);
+	const char *content = mission_content_of(m->spec);
 	char *env[8] = {0};
 	int n = 0, rc = -1;
 	struct ec_job_spec js = {.argv = argv,
@@ -103,11 +103,11 @@ static void apply_failed(struct mrt *m, const char *why)
 	for (unsigned i = 1; i < m->fails && wait < RETRY_MAX_S; i++)
 		wait *= 2;
 	wait = wait > RETRY_MAX_S ? RETRY_MAX_S : wait;
-	put_record(m, "failed");
+	mission_put_record(m, "failed");
 	ctl_log("mission %s: apply failed: %s (retry in %us)", m->name, why, wait);
-	set_statef(m, "failed: %s", why);
-	arm(m, T_RETRY, wait);
-	finish_op(m);
+	mission_set_statef(m, "failed: %s", why);
+	mission_arm(m, T_RETRY, wait);
+	mission_finish_op(m);
 }
 
 /* Before the first command of an apply: "applying" goes into the callback's
@@ -118,7 +118,7 @@ static int run_apply(struct mrt *m, const char *what, char **argv, unsigned time
 {
 	if (!m->recorded) {
 		m->recorded = true;
-		put_record(m, "applying");
+		mission_put_record(m, "applying");
 		ctl_log("mission %s: applying (%s)", m->name, what);
 	}
 	return run(m, what, argv, true, true, timeout_s, 0);
@@ -127,9 +127,9 @@ static int run_apply(struct mrt *m, const char *what, char **argv, unsigned time
 static void apply_step(struct mrt *m)
 {
 	struct ec_run *rn = m->run;
-	const char *content = content_of(m->spec);
+	const char *content = mission_content_of(m->spec);
 	unsigned to =
-	    seconds_at(m->spec, "command", "timeoutSeconds", rn->d->conf.command_timeout_s);
+	    mission_seconds_at(m->spec, "command", "timeoutSeconds", rn->d->conf.command_timeout_s);
 	char path[EC_PATH_MAX + 300], why[512];
 
 	for (;;) {
@@ -153,18 +153,19 @@ static void apply_step(struct mrt *m)
 		case 1:
 			if (!json_object_get(json_object_get(m->spec, "command"), "command"))
 				continue;
-			if (run_apply(m, "command", argv_at(m->spec, "command", "command"), to))
+			if (run_apply(m, "command", mission_argv_at(m->spec, "command", "command"),
+				      to))
 				break;
 			return;
 		default:
 			m->fails = 0;
-			put_record(m, "applied");
+			mission_put_record(m, "applied");
 			ctl_log("mission %s: applied", m->name);
 			if (json_object_get(m->spec, "stateCheck"))
-				arm(m, T_CHECK, 0); /* the state is its first result */
+				mission_arm(m, T_CHECK, 0); /* the state is its first result */
 			else
-				set_state(m, "applied");
-			finish_op(m);
+				mission_set_state(m, "applied");
+			mission_finish_op(m);
 			return;
 		}
 		apply_failed(m, "out of memory");
@@ -183,8 +184,8 @@ static void begin_apply(struct mrt *m, unsigned fails)
 
 /* ---- trigger ---- */
 
-void op_start(struct mrt *m, const char *uid, json_t *spec, const char *spec_text,
-	      const char *digest, unsigned fails)
+void mission_op_start(struct mrt *m, const char *uid, json_t *spec, const char *spec_text,
+		      const char *digest, unsigned fails)
 {
 	struct ecd *d = m->run->d;
 	unsigned said = m->state_said;
@@ -193,24 +194,25 @@ void op_start(struct mrt *m, const char *uid, json_t *spec, const char *spec_tex
 	m->spec_text = strdup(spec_text);
 	snprintf(m->uid, sizeof(m->uid), "%s", uid);
 	snprintf(m->digest, sizeof(m->digest), "%s", digest);
-	disarm(m);
+	mission_disarm(m);
 	if (!json_object_get(json_object_get(spec, "command"), "trigger")) {
 		begin_apply(m, fails);
 		/* "pending" only if the apply goes on (a command runs) or its
 		 * outcome is a stateCheck's: a content-only apply said "applied" */
 		if (m->state_said == said && (!m->state || strncmp(m->state, "pending", 7)))
-			set_state(m, "pending");
+			mission_set_state(m, "pending");
 		return;
 	}
 	if (!m->state || strncmp(m->state, "pending", 7))
-		set_state(m, "pending");
+		mission_set_state(m, "pending");
 	m->fails = fails;
 	m->op = OP_TRIGGER;
-	if (run(m, "trigger", argv_at(spec, "command", "trigger"), false, false,
-		seconds_at(spec, "command", "timeoutSeconds", d->conf.command_timeout_s), 0)) {
-		set_state(m, "failed: trigger: out of memory");
-		arm(m, T_TRIGGER, d->conf.statecheck_s);
-		finish_op(m);
+	if (run(m, "trigger", mission_argv_at(spec, "command", "trigger"), false, false,
+		mission_seconds_at(spec, "command", "timeoutSeconds", d->conf.command_timeout_s),
+		0)) {
+		mission_set_state(m, "failed: trigger: out of memory");
+		mission_arm(m, T_TRIGGER, d->conf.statecheck_s);
+		mission_finish_op(m);
 	}
 }
 
@@ -218,8 +220,8 @@ static void trigger_done(struct mrt *m, const struct ec_job_result *r, const cha
 {
 	json_t *want =
 	    json_object_get(json_object_get(m->spec, "command"), "runWhenTriggerSucceeds");
-	unsigned every =
-	    seconds_at(m->spec, "stateCheck", "intervalSeconds", m->run->d->conf.statecheck_s);
+	unsigned every = mission_seconds_at(m->spec, "stateCheck", "intervalSeconds",
+					    m->run->d->conf.statecheck_s);
 
 	if (r->end == EC_JOB_EXITED && (r->code == 0) == (want ? json_is_true(want) : true)) {
 		begin_apply(m, m->fails);
@@ -227,11 +229,11 @@ static void trigger_done(struct mrt *m, const struct ec_job_result *r, const cha
 	}
 	/* not yet (or the trigger itself failed): ask it again later */
 	if (r->end == EC_JOB_EXITED)
-		set_statef(m, "pending: waiting for trigger (%s)", desc);
+		mission_set_statef(m, "pending: waiting for trigger (%s)", desc);
 	else
-		set_statef(m, "failed: trigger %s", desc);
-	arm(m, T_TRIGGER, every);
-	finish_op(m);
+		mission_set_statef(m, "failed: trigger %s", desc);
+	mission_arm(m, T_TRIGGER, every);
+	mission_finish_op(m);
 }
 
 /* ---- reverse ---- */
@@ -240,19 +242,20 @@ static void reverse_step(struct mrt *m)
 {
 	struct ec_run *rn = m->run;
 	unsigned to =
-	    seconds_at(m->spec, "command", "timeoutSeconds", rn->d->conf.command_timeout_s);
+	    mission_seconds_at(m->spec, "command", "timeoutSeconds", rn->d->conf.command_timeout_s);
 
 	for (;;) {
 		switch (m->step++) {
 		case 0:
 			if (!json_object_get(json_object_get(m->spec, "command"), "reverseCommand"))
 				continue;
-			if (run(m, "reverseCommand", argv_at(m->spec, "command", "reverseCommand"),
-				true, true, to, 0))
+			if (run(m, "reverseCommand",
+				mission_argv_at(m->spec, "command", "reverseCommand"), true, true,
+				to, 0))
 				continue;
 			return;
 		case 1:
-			if (!content_of(m->spec) || rn->dv.kind != EC_DRIVER_KUBECTL)
+			if (!mission_content_of(m->spec) || rn->dv.kind != EC_DRIVER_KUBECTL)
 				continue;
 			if (run(m, "kubectl delete", ec_drv_kubectl_argv(&rn->dv, false), true,
 				true, to, 0))
@@ -272,15 +275,15 @@ static void reverse_step(struct mrt *m)
 					ec_store_errmsg(&rn->d->store));
 			ctl_log("mission %s: reversed", m->name);
 			m->dirty = true; /* not matched, deleted, or a new incarnation next */
-			finish_op(m);
+			mission_finish_op(m);
 			return;
 		}
 	}
 }
 
-void op_reverse(struct mrt *m, struct ec_applied *a)
+void mission_op_reverse(struct mrt *m, struct ec_applied *a)
 {
-	disarm(m);
+	mission_disarm(m);
 	m->op = OP_REVERSE;
 	m->step = 0;
 	m->spec = json_loads(a->spec, 0, NULL);
@@ -288,14 +291,14 @@ void op_reverse(struct mrt *m, struct ec_applied *a)
 	snprintf(m->uid, sizeof(m->uid), "%s", a->uid);
 	snprintf(m->digest, sizeof(m->digest), "%s", a->digest);
 	m->fails = a->fails;
-	put_record(m, "reversing");
+	mission_put_record(m, "reversing");
 	ctl_log("mission %s: reversing what was applied (%s)", m->name, a->phase);
 	reverse_step(m);
 }
 
 /* ---- stateCheck ---- */
 
-void op_check(struct mrt *m)
+void mission_op_check(struct mrt *m)
 {
 	struct ecd *d = m->run->d;
 	struct ec_row row;
@@ -306,18 +309,19 @@ void op_check(struct mrt *m)
 	spec = json_loads(row.spec, 0, NULL);
 	ec_row_free(&row);
 	if (!json_object_get(spec, "stateCheck")) {
-		set_state(m, "applied");
+		mission_set_state(m, "applied");
 		json_decref(spec);
 		return;
 	}
 	m->op = OP_CHECK;
 	m->spec = spec;
-	if (run(m, "stateCheck", argv_at(spec, "stateCheck", "command"), false, true,
-		seconds_at(spec, "stateCheck", "timeoutSeconds", d->conf.command_timeout_s),
+	if (run(m, "stateCheck", mission_argv_at(spec, "stateCheck", "command"), false, true,
+		mission_seconds_at(spec, "stateCheck", "timeoutSeconds", d->conf.command_timeout_s),
 		CHECK_OUT_MAX)) {
-		arm(m, T_CHECK,
-		    seconds_at(spec, "stateCheck", "intervalSeconds", d->conf.statecheck_s));
-		finish_op(m);
+		mission_arm(m, T_CHECK,
+			    mission_seconds_at(spec, "stateCheck", "intervalSeconds",
+					       d->conf.statecheck_s));
+		mission_finish_op(m);
 	}
 }
 
@@ -327,12 +331,14 @@ static void check_done(struct mrt *m, const struct ec_job_result *r, const char 
 
 	ec_state_text(r->out, r->out_len, v, sizeof(v), STATE_MAX);
 	if (r->end == EC_JOB_EXITED && r->code == 0)
-		set_state(m, v[0] ? v : "applied"); /* silent success: nothing more to say */
+		mission_set_state(m,
+				  v[0] ? v : "applied"); /* silent success: nothing more to say */
 	else
-		set_statef(m, "failed: stateCheck %s", desc);
-	arm(m, T_CHECK,
-	    seconds_at(m->spec, "stateCheck", "intervalSeconds", m->run->d->conf.statecheck_s));
-	finish_op(m);
+		mission_set_statef(m, "failed: stateCheck %s", desc);
+	mission_arm(m, T_CHECK,
+		    mission_seconds_at(m->spec, "stateCheck", "intervalSeconds",
+				       m->run->d->conf.statecheck_s));
+	mission_finish_op(m);
 }
 
 /* ---- a command ended ---- */
@@ -347,7 +353,7 @@ static void job_done_in(struct mrt *m, const struct ec_job_result *r)
 		/* the mission changed under it: the record says what is left to do */
 		ctl_log("mission %s: %s stopped (the mission changed)", m->name, m->what);
 		m->dirty = true;
-		finish_op(m);
+		mission_finish_op(m);
 		return;
 	}
 	switch (m->op) {
@@ -381,7 +387,7 @@ static void job_done(void *arg, const struct ec_job_result *r)
 	struct mrt *m = arg;
 	struct ec_run *rn = m->run;
 
-	group_begin(rn);
+	mission_group_begin(rn);
 	job_done_in(m, r);
-	group_end(rn);
+	mission_group_end(rn);
 }

@@ -33,6 +33,7 @@ static int clean_map(struct hub_conn *c, json_t *map, int *dropped)
 
 int hub_on_state(struct hub_conn *c, json_t *m)
 {
+	struct hub *h = c->h;
 	json_t *items = json_object_get(m, "items"), *it;
 	json_t *seq = json_object_get(m, "seq");
 	struct ec_state_item *v;
@@ -60,25 +61,26 @@ int hub_on_state(struct hub_conn *c, json_t *m)
 	}
 	if (dropped)
 		hub_log(c, "state: %d key(s) outside its subtree or not strings dropped", dropped);
-	rc = ec_store_state_replace_batch(&H.d->store, c->name, v, n, hub_owes_up());
+	rc = ec_store_state_replace_batch(&h->d->store, c->name, v, n, hub_owes_up(h));
 	free(v);
 	if (rc)
 		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
 				  "the store failed");
 	ws_send(&c->l, json_pack("{s:s,s:O}", "type", "state-ack", "seq", seq));
-	if (hub_owes_up())
-		hub_owe_kick();
+	if (hub_owes_up(h))
+		hub_owe_kick(h);
 	return 0;
 }
 
 int hub_on_heartbeat(struct hub_conn *c, json_t *m)
 {
+	struct hub *h = c->h;
 	json_t *self = json_object_get(m, "cluster"), *desc = json_object_get(m, "descendants");
 	json_t *objs = json_array(), *o, *ack, *cred_json = NULL;
 	const char *digest = json_string_value(json_object_get(m, "digest"));
 	char now[EC_TS_LEN + 1];
 	struct ec_cred cr;
-	struct kid *k = hub_kid_find(c->name);
+	struct kid *k = hub_kid_find(h, c->name);
 	int bad = 0, clashes = 0;
 	size_t i;
 
@@ -111,7 +113,7 @@ int hub_on_heartbeat(struct hub_conn *c, json_t *m)
 		else
 			bad++;
 	}
-	if (ec_store_subtree_sync(&H.d->store, H.d->conf.name, c->name, objs, &clashes)) {
+	if (ec_store_subtree_sync(&h->d->store, h->d->conf.name, c->name, objs, &clashes)) {
 		json_decref(objs);
 		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
 				  "the store failed");
@@ -126,10 +128,10 @@ int hub_on_heartbeat(struct hub_conn *c, json_t *m)
 	if (k)
 		k->clashes = bad + clashes;
 	/* rotate the credential at half its life; the child stores the new one */
-	if (!ec_store_cred_get(&H.d->store, c->name, &cr) &&
-	    cr.cur_expires - (int64_t)time(NULL) < (int64_t)H.d->conf.credential_s / 2) {
-		hub_issue(&cr, &cred_json, true);
-		if (ec_store_cred_put(&H.d->store, &cr)) {
+	if (!ec_store_cred_get(&h->d->store, c->name, &cr) &&
+	    cr.cur_expires - (int64_t)time(NULL) < (int64_t)h->d->conf.credential_s / 2) {
+		hub_issue(h, &cr, &cred_json, true);
+		if (ec_store_cred_put(&h->d->store, &cr)) {
 			json_decref(cred_json);
 			cred_json = NULL;
 		}
@@ -139,9 +141,9 @@ int hub_on_heartbeat(struct hub_conn *c, json_t *m)
 		json_object_set_new(ack, "credential", cred_json);
 	ws_send(&c->l, ack);
 	/* anti-entropy: once it applied all we sent, its digest must be ours */
-	hub_scan_now();
+	hub_scan_now(h);
 	if (json_integer_value(json_object_get(m, "ack")) == c->sent_seq &&
-	    (!digest || strcmp(digest, H.digest))) {
+	    (!digest || strcmp(digest, h->digest))) {
 		hub_log(c, "mission digest differs: sending the full list");
 		hub_send_list(c);
 	}

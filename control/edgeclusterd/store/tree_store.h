@@ -1,99 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * edgeclusterd slice 2, the tree: what hub.c (children attach here),
- * uplink.c (the link to the parent and the attach state machine), tree.c
- * (EdgeCluster objects, the attach API) and tree_store.c (their SQLite
- * tables) share. The wire protocol is proto/edgecluster.md "Hub protocol";
- * the design is docs/edgecluster.md "The tree".
- *
- * Paths: a cluster names itself by its name; a descendant by the path from
- * its child down ("c", "c/d"). Mission state keys use the same paths, so a
- * parent stores a child's report verbatim: every key is the child's name or
- * starts with "child/".
+ * The tree's tables (tree_store.c, tree_sync.c; created with the schema in
+ * store.c): the attach record, mission state maps, the outbox, the
+ * credentials this hub issued, descendants' EdgeCluster rows, the missions
+ * inherited from the parent and their digest.
  */
-#ifndef ECD_TREE_H
-#define ECD_TREE_H
+#ifndef ECD_TREE_STORE_H
+#define ECD_TREE_STORE_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "ecd.h"
-
-#define TREE_PROTOCOL	 "edge.xgate.io.v1"
-#define TREE_HUB_PATH	 "/apis/" EC_API_VERSION "/hub"
-#define TREE_CRED_LEN	 43 /* 32 random bytes, base64url without padding */
-#define TREE_DIGEST_HEX	 64
-#define TREE_HELLO_MAX	 (64u << 10)		    /* a message before authentication */
-#define TREE_MSG_MAX	 ((64u << 20) + (1u << 20)) /* any other message (MaxBody <= 64M) */
-#define TREE_HELLO_SECS	 10
-#define TREE_BATCH_BYTES (256u << 10) /* missions/state batches are cut near this size */
-
-/* The attach state machine of seed 003, persisted (table attach). */
-enum ec_phase {
-	PH_INACTIVE,
-	PH_REGISTERING,
-	PH_INSTALLING, /* install_in_progress */
-	PH_ACTIVE,
-	PH_DEREGISTERING,
-	PH_UNINSTALLING, /* uninstall_in_progress */
-};
-const char *tree_phase_name(enum ec_phase p);
-
-struct ec_attach {
-	enum ec_phase phase;
-	char parent[EC_PATH_MAX];	    /* the parent's hub URL */
-	char token[EC_TOKEN_MAX + 1];	    /* the join token, kept only until registered */
-	char credential[TREE_CRED_LEN + 1]; /* what the parent issued */
-	int64_t cred_expires;		    /* unix seconds */
-	char since[EC_TS_LEN + 1];	    /* when phase was entered */
-	char last_error[256];
-	char parent_name[EC_NAME_MAX + 1];
-};
-
-/* The runtime both link files and the API look at (ecd->tree). */
-struct ec_tree {
-	bool link_up;			 /* welcomed by the parent */
-	char parent_time[EC_TS_LEN + 1]; /* the parent's clock at its last heartbeat-ack */
-	/* the attach record changed (API): run the state machine now */
-	void (*kick)(struct ecd *d);
-	/* state was put in the outbox (a child's report): send it up soon */
-	void (*owe)(struct ecd *d);
-	/* this cluster reports up (attached): state changes go to the outbox */
-	bool reports_up;
-};
-
-/* ---- tree.c: EdgeCluster objects and the attach API (no lws) ---- */
-
-/* Load the attach record, seed it from [Cluster] Parent/JoinToken on first
- * start, and make conf.parent follow it. Before api_self_sync. */
-int tree_prepare(struct ecd *d);
-/* This cluster as an EdgeCluster object (state computed now). */
-json_t *tree_self_json(struct ecd *d);
-/* GET /edgeclusters[/NAME]: this one first, then descendants in path order.
- * 0 and *out, EC_ST_NOTFOUND, or -1 (store). */
-int tree_clusters_json(struct ecd *d, const char *name, json_t **out);
-/* /attach: GET, PUT (body), DELETE. Fills the response (api.c's helpers). */
-void tree_attach_api(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
-/* Store the record and log the transition. */
-int tree_attach_set(struct ecd *d, struct ec_attach *a, enum ec_phase to, const char *why);
-/* The descendants' EdgeCluster objects in path order. */
-int tree_descendants_json(struct ecd *d, json_t **out);
-/* One EdgeCluster object from a child's heartbeat, reduced to what a parent
- * stores at path (NULL if it is not a valid object named as path ends). */
-json_t *tree_row_from(json_t *o, const char *path, const char *last_hb);
-/* The missions counts of this cluster: known (= received), matched, active. */
-int tree_mission_counts(struct ecd *d, int *known, int *matched, int *active);
-/* A hub URL: the configured one, with TREE_HUB_PATH if it has no path. */
-int tree_hub_url(const char *s, struct ctl_url *u, char *err, size_t errlen);
-/* Is k the child's own key or one of its subtree's? */
-bool tree_in_subtree(const char *k, const char *child);
-/* "a/b/c": 1-32 DNS labels. */
-bool tree_path_ok(const char *p);
-/* Random credential text and its digest. */
-void tree_new_credential(char out[TREE_CRED_LEN + 1]);
-
-/* ---- tree_store.c: the tree's tables (created with the schema in store.c) ---- */
+#include "store.h"
+#include "tree_model.h"
 
 int ec_store_attach_get(struct ec_store *s, struct ec_attach *a); /* EC_ST_NOTFOUND */
 int ec_store_attach_put(struct ec_store *s, const struct ec_attach *a);
@@ -174,5 +95,16 @@ struct ec_digest {
 void ec_digest_init(struct ec_digest *g);
 void ec_digest_add(struct ec_digest *g, const char *name, const char *uid, uint64_t rv);
 void ec_digest_final(struct ec_digest *g, char hex[TREE_DIGEST_HEX + 1]);
+
+/* A mission's map as the parent stores it: self's own key stays, a
+ * descendant's gets self in front ("c/d" -> "b/c/d"); NULL if the mission
+ * is gone. *bytes grows by about the size of what was added. */
+json_t *ec_store_state_report(struct ec_store *s, const char *self, const char *mission,
+			      size_t *bytes);
+/* This cluster's mission counts: known (= received), matched (its placement
+ * matches self and labels), active (this cluster's own state key, self, says
+ * applied and checked). */
+int ec_store_mission_counts(struct ec_store *s, const char *self, json_t *labels, int *known,
+			    int *matched, int *active);
 
 #endif

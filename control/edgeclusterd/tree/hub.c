@@ -32,8 +32,6 @@
 
 #define SCAN_BACKSTOP_MS 1000 /* a write we were not told of (another process) */
 
-struct hub_state H;
-
 void hub_log(struct hub_conn *c, const char *fmt, ...)
 {
 	char msg[600];
@@ -55,49 +53,49 @@ int hub_refuse(struct hub_conn *c, int close_code, const char *code, const char 
 	return 0;
 }
 
-struct kid *hub_kid_find(const char *name)
+struct kid *hub_kid_find(struct hub *h, const char *name)
 {
-	for (size_t i = 0; i < H.n_kids; i++)
-		if (!strcmp(H.kids[i].name, name))
-			return &H.kids[i];
+	for (size_t i = 0; i < h->n_kids; i++)
+		if (!strcmp(h->kids[i].name, name))
+			return &h->kids[i];
 	return NULL;
 }
 
-static struct kid *kid_add(const char *name)
+static struct kid *kid_add(struct hub *h, const char *name)
 {
-	struct kid *k = hub_kid_find(name), *n;
+	struct kid *k = hub_kid_find(h, name), *n;
 
 	if (k)
 		return k;
-	n = realloc(H.kids, (H.n_kids + 1) * sizeof(*n));
+	n = realloc(h->kids, (h->n_kids + 1) * sizeof(*n));
 	if (!n)
 		return NULL;
-	H.kids = n;
-	k = &H.kids[H.n_kids++];
+	h->kids = n;
+	k = &h->kids[h->n_kids++];
 	memset(k, 0, sizeof(*k));
 	snprintf(k->name, sizeof(k->name), "%s", name);
 	k->last_rx_ms = ctl_now_ms();
 	return k;
 }
 
-static void kid_del(const char *name)
+static void kid_del(struct hub *h, const char *name)
 {
-	struct kid *k = hub_kid_find(name);
+	struct kid *k = hub_kid_find(h, name);
 
 	if (!k)
 		return;
-	*k = H.kids[--H.n_kids];
+	*k = h->kids[--h->n_kids];
 }
 
-bool hub_owes_up(void)
+bool hub_owes_up(const struct hub *h)
 {
-	return H.d->tree && H.d->tree->reports_up;
+	return h->d->link && h->d->link->reports_up;
 }
 
-void hub_owe_kick(void)
+void hub_owe_kick(struct hub *h)
 {
-	if (H.d->tree && H.d->tree->owe)
-		H.d->tree->owe(H.d);
+	if (h->d->on_owed)
+		h->d->on_owed(h->d);
 }
 
 /* ---- down: the mission index, the digest, changes to every child ---- */
@@ -120,7 +118,7 @@ static json_t *mission_msg(struct ecd *d, const char *name, size_t *bytes)
 
 /* Send upserts (names) and deletes ([{name, uid}]) to one child or all,
  * cut into batches of about TREE_BATCH_BYTES. */
-static void send_missions(struct hub_conn *only, json_t *names, json_t *deletes)
+static void send_missions(struct hub *h, struct hub_conn *only, json_t *names, json_t *deletes)
 {
 	size_t i = 0, n = json_array_size(names);
 	bool first = true;
@@ -134,7 +132,7 @@ static void send_missions(struct hub_conn *only, json_t *names, json_t *deletes)
 		for (; i < n && bytes < TREE_BATCH_BYTES; i++) {
 			size_t sz = 0;
 			json_t *o =
-			    mission_msg(H.d, json_string_value(json_array_get(names, i)), &sz);
+			    mission_msg(h->d, json_string_value(json_array_get(names, i)), &sz);
 
 			if (!o) { /* gone since: say so */
 				json_array_append_new(
@@ -146,7 +144,7 @@ static void send_missions(struct hub_conn *only, json_t *names, json_t *deletes)
 			bytes += sz;
 			json_array_append_new(json_object_get(msg, "upsert"), o);
 		}
-		for (struct hub_conn *c = H.conns; c; c = c->next) {
+		for (struct hub_conn *c = h->conns; c; c = c->next) {
 			if ((only && c != only) || !c->authed || c->registering || c->dead)
 				continue;
 			json_object_set_new(msg, "seq", json_integer(++c->sent_seq));
@@ -171,7 +169,7 @@ static int scan_one(void *arg, const char *name, const char *uid, uint64_t rv)
 }
 
 /* Bring the index up to the store; tell the children what changed. */
-void hub_scan_now(void)
+void hub_scan_now(struct hub *h)
 {
 	json_t *changed = json_array(), *deletes = json_array(), *v, *old;
 	struct scan_ctx s;
@@ -179,38 +177,38 @@ void hub_scan_now(void)
 	uint64_t rev;
 
 	s.index = json_object();
-	if (ec_store_revision(&H.d->store, &rev) || (H.scanned && rev == H.rev))
+	if (ec_store_revision(&h->d->store, &rev) || (h->scanned && rev == h->rev))
 		goto out;
 	ec_digest_init(&s.g);
-	if (ec_store_mission_index(&H.d->store, scan_one, &s)) {
-		ctl_log("hub: reading the missions: %s", ec_store_errmsg(&H.d->store));
+	if (ec_store_mission_index(&h->d->store, scan_one, &s)) {
+		ctl_log("hub: reading the missions: %s", ec_store_errmsg(&h->d->store));
 		goto out;
 	}
-	ec_digest_final(&s.g, H.digest);
+	ec_digest_final(&s.g, h->digest);
 	json_object_foreach(s.index, name, v)
 	{
-		old = json_object_get(H.index, name);
+		old = json_object_get(h->index, name);
 		if (!old || !json_equal(old, v))
 			json_array_append_new(changed, json_string(name));
 	}
-	json_object_foreach(H.index, name, old) if (!json_object_get(s.index, name))
+	json_object_foreach(h->index, name, old) if (!json_object_get(s.index, name))
 	    json_array_append_new(
 		deletes, json_pack("{s:s,s:O}", "name", name, "uid", json_array_get(old, 0)));
-	if (H.scanned && (json_array_size(changed) || json_array_size(deletes)))
-		send_missions(NULL, changed, deletes);
-	json_decref(H.index);
-	H.index = json_incref(s.index);
-	H.rev = rev;
-	H.scanned = true;
+	if (h->scanned && (json_array_size(changed) || json_array_size(deletes)))
+		send_missions(h, NULL, changed, deletes);
+	json_decref(h->index);
+	h->index = json_incref(s.index);
+	h->rev = rev;
+	h->scanned = true;
 out:
 	json_decref(s.index);
 	json_decref(changed);
 	json_decref(deletes);
 }
 
-static bool any_linked(void)
+static bool any_linked(const struct hub *h)
 {
-	for (struct hub_conn *c = H.conns; c; c = c->next)
+	for (struct hub_conn *c = h->conns; c; c = c->next)
 		if (c->authed && !c->registering && !c->dead)
 			return true;
 	return false;
@@ -224,37 +222,37 @@ static bool any_linked(void)
  */
 static void on_scan(lws_sorted_usec_list_t *sul)
 {
-	if (any_linked())
-		hub_scan_now();
-	lws_sul_schedule(H.d->lws, 0, sul, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
+	struct hub *h = lws_container_of(sul, struct hub, scan);
+
+	if (any_linked(h))
+		hub_scan_now(h);
+	lws_sul_schedule(h->lws, 0, sul, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
 }
 
 /*
- * SQLite's update hook: every write that changes a mission bumps the
- * revision (a row of meta), whoever made it (the API, our sync from our
- * parent). The scan runs from a zero-delay timer, after the callback that
- * wrote (and its transaction) has ended, so the writes of one callback go
- * down in one message. Called inside the write: nothing here may touch the
+ * Every write that changes a mission bumps the store's revision, whoever
+ * made it (the API, our sync from our parent). The scan runs from a
+ * zero-delay timer, after the callback that wrote (and its transaction)
+ * has ended, so the writes of one callback go down in one message. Called
+ * inside the write (ec_store_on_revision): nothing here may touch the
  * database.
  */
-static void on_db_write(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
+static void on_revision(void *arg)
 {
-	(void)arg;
-	(void)op;
-	(void)db;
-	(void)rowid;
-	if (!strcmp(table, "meta"))
-		lws_sul_schedule(H.d->lws, 0, &H.scan, on_scan, 0);
+	struct hub *h = arg;
+
+	lws_sul_schedule(h->lws, 0, &h->scan, on_scan, 0);
 }
 
 void hub_send_list(struct hub_conn *c)
 {
+	struct hub *h = c->h;
 	json_t *items = json_array(), *v;
 	const char *name;
 	char rv[24];
 
-	hub_scan_now(); /* whatever is pending goes out first: the list is not older */
-	json_object_foreach(H.index, name, v)
+	hub_scan_now(h); /* whatever is pending goes out first: the list is not older */
+	json_object_foreach(h->index, name, v)
 	{
 		snprintf(rv, sizeof(rv), "%" JSON_INTEGER_FORMAT,
 			 json_integer_value(json_array_get(v, 1)));
@@ -262,12 +260,12 @@ void hub_send_list(struct hub_conn *c)
 						       json_array_get(v, 0), "rv", rv));
 	}
 	ws_send(&c->l, json_pack("{s:s,s:I,s:s,s:o}", "type", "list", "seq",
-				 (json_int_t)++c->sent_seq, "digest", H.digest, "items", items));
+				 (json_int_t)++c->sent_seq, "digest", h->digest, "items", items));
 }
 
 /* ---- authentication ---- */
 
-void hub_issue(struct ec_cred *cr, json_t **out, bool rotate)
+void hub_issue(struct hub *h, struct ec_cred *cr, json_t **out, bool rotate)
 {
 	char text[TREE_CRED_LEN + 1], ts[EC_TS_LEN + 1];
 	int64_t now = (int64_t)time(NULL);
@@ -281,7 +279,7 @@ void hub_issue(struct ec_cred *cr, json_t **out, bool rotate)
 		cr->prev_expires = 0;
 	}
 	ctl_token_digest(text, strlen(text), cr->cur);
-	cr->cur_expires = now + H.d->conf.credential_s;
+	cr->cur_expires = now + h->d->conf.credential_s;
 	ec_timestamp((time_t)cr->cur_expires, ts);
 	*out = json_pack("{s:s,s:s,s:I}", "value", text, "expires", ts, "expiresUnix",
 			 (json_int_t)cr->cur_expires);
@@ -292,11 +290,12 @@ void hub_issue(struct ec_cred *cr, json_t **out, bool rotate)
 static const char *check_auth(struct hub_conn *c, json_t *auth, struct ec_cred *cr, bool *joined,
 			      char *why, size_t len)
 {
+	struct hub *h = c->h;
 	const char *join = json_string_value(json_object_get(auth, "join"));
 	const char *cred = json_string_value(json_object_get(auth, "credential"));
 	unsigned char got[EC_HASH_LEN];
 	int64_t now = (int64_t)time(NULL);
-	int have = ec_store_cred_get(&H.d->store, c->name, cr);
+	int have = ec_store_cred_get(&h->d->store, c->name, cr);
 	bool ok = false;
 
 	*joined = false;
@@ -313,7 +312,7 @@ static const char *check_auth(struct hub_conn *c, json_t *auth, struct ec_cred *
 	}
 	ctl_token_digest(join ? join : cred, strlen(join ? join : cred), got);
 	if (join) {
-		if (!ctl_token_match(got, H.d->conf.join_tokens, H.d->conf.n_join_tokens)) {
+		if (!ctl_token_match(got, h->d->conf.join_tokens, h->d->conf.n_join_tokens)) {
 			snprintf(why, len, "join token refused");
 			return "unauthorized";
 		}
@@ -338,6 +337,7 @@ static const char *check_auth(struct hub_conn *c, json_t *auth, struct ec_cred *
 
 static int on_hello(struct hub_conn *c, json_t *m)
 {
+	struct hub *h = c->h;
 	const char *name = json_string_value(json_object_get(m, "name"));
 	const char *digest = json_string_value(json_object_get(m, "digest"));
 	json_t *credential = NULL, *welcome;
@@ -363,10 +363,10 @@ static int on_hello(struct hub_conn *c, json_t *m)
 				  strcmp(code, "internal") ? LWS_CLOSE_STATUS_POLICY_VIOLATION
 							   : LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
 				  code, why);
-	if (!strcmp(name, H.d->conf.name))
+	if (!strcmp(name, h->d->conf.name))
 		return hub_refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "conflict",
 				  "that is this hub's own name");
-	if (ec_store_cluster_path(&H.d->store, name, path, sizeof(path)))
+	if (ec_store_cluster_path(&h->d->store, name, path, sizeof(path)))
 		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
 				  "the store failed");
 	if (path[0] && strcmp(path, name)) {
@@ -376,11 +376,11 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	}
 	c->registering = joined && json_is_true(json_object_get(m, "register"));
 	if (joined)
-		hub_issue(&cr, &credential, false);
-	k = kid_add(name);
+		hub_issue(h, &cr, &credential, false);
+	k = kid_add(h, name);
 	if (joined)
 		cr.resync = true; /* a new member: all of its state is news */
-	if (!k || (joined && ec_store_cred_put(&H.d->store, &cr))) {
+	if (!k || (joined && ec_store_cred_put(&h->d->store, &cr))) {
 		json_decref(credential);
 		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
 				  "the store failed");
@@ -388,17 +388,18 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	c->authed = true;
 	lws_set_timeout(c->l.wsi, NO_PENDING_TIMEOUT, 0);
 	ec_timestamp(time(NULL), now);
-	welcome = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b}", "type", "welcome", "v", 1, "name",
-			    H.d->conf.name, "time", now, "heartbeatSeconds", H.d->conf.heartbeat_s,
-			    "heartbeatTimeoutSeconds", H.d->conf.heartbeat_timeout_s, "resync",
-			    !c->registering && (cr.resync || k->marked || !k->synced));
+	welcome =
+	    json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:b}", "type", "welcome", "v", 1, "name",
+		      h->d->conf.name, "time", now, "heartbeatSeconds", h->d->conf.heartbeat_s,
+		      "heartbeatTimeoutSeconds", h->d->conf.heartbeat_timeout_s, "resync",
+		      !c->registering && (cr.resync || k->marked || !k->synced));
 	if (credential)
 		json_object_set_new(welcome, "credential", credential);
 	ws_send(&c->l, welcome);
 	if (c->registering) {
 		/* registration only: the child installs, then comes back with the credential */
 		hub_log(c, "registered (credential issued, expires in %us)",
-			H.d->conf.credential_s);
+			h->d->conf.credential_s);
 		c->l.close_after = true;
 		c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
 		return 0;
@@ -416,12 +417,12 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	k->synced = true;
 	if (cr.resync) { /* cleared once told: the child keeps owing it in its outbox */
 		cr.resync = false;
-		ec_store_cred_put(&H.d->store, &cr);
+		ec_store_cred_put(&h->d->store, &cr);
 	}
-	ec_store_subtree_health(&H.d->store, name, "ok", NULL);
+	ec_store_subtree_health(&h->d->store, name, "ok", NULL);
 	hub_log(c, "attached%s", joined ? " with a join token (credential issued)" : "");
-	hub_scan_now();
-	if (!digest || strcmp(digest, H.digest))
+	hub_scan_now(h);
+	if (!digest || strcmp(digest, h->digest))
 		hub_send_list(c);
 	return 0;
 }
@@ -430,6 +431,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 
 static int on_fetch(struct hub_conn *c, json_t *m)
 {
+	struct hub *h = c->h;
 	json_t *names = json_object_get(m, "names"), *v;
 	size_t i;
 
@@ -441,36 +443,38 @@ static int on_fetch(struct hub_conn *c, json_t *m)
 			     ec_check_dns_subdomain(json_string_value(
 				 v))) return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR,
 							"protocol", "fetch.names[]: mission names");
-	hub_scan_now();
-	send_missions(c, names, NULL);
+	hub_scan_now(h);
+	send_missions(h, c, names, NULL);
 	return 0;
 }
 
 static int on_leave(struct hub_conn *c)
 {
-	if (ec_store_subtree_drop(&H.d->store, c->name, hub_owes_up()))
+	struct hub *h = c->h;
+	if (ec_store_subtree_drop(&h->d->store, c->name, hub_owes_up(h)))
 		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
 				  "the store failed");
 	hub_log(c, "left the tree (credential, rows and state keys removed)");
-	kid_del(c->name);
+	kid_del(h, c->name);
 	ws_send(&c->l, json_pack("{s:s}", "type", "left"));
 	c->authed = false;
 	c->dead = true;
 	c->l.close_after = true;
 	c->l.close_code = LWS_CLOSE_STATUS_NORMAL;
-	if (hub_owes_up())
-		hub_owe_kick();
+	if (hub_owes_up(h))
+		hub_owe_kick(h);
 	return 0;
 }
 
 static int on_message(struct hub_conn *c, json_t *m)
 {
+	struct hub *h = c->h;
 	const char *t = ws_type(m);
 	struct kid *k;
 
 	if (!c->authed)
 		return on_hello(c, m);
-	if ((k = hub_kid_find(c->name)) && k->conn == c)
+	if ((k = hub_kid_find(h, c->name)) && k->conn == c)
 		k->last_rx_ms = ctl_now_ms();
 	if (c->registering)
 		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
@@ -514,15 +518,21 @@ static bool path_is_hub(struct lws *wsi)
 
 static void conn_gone(struct hub_conn *c)
 {
-	struct kid *k = c->name[0] ? hub_kid_find(c->name) : NULL;
+	struct hub *h = c->h;
+	struct kid *k = h && c->name[0] ? hub_kid_find(h, c->name) : NULL;
 
+	if (!h) { /* the hub stopped before the context closed this link */
+		ws_reset(&c->l);
+		free(c);
+		return;
+	}
 	if (k && k->conn == c) {
 		k->conn = NULL;
-		ec_store_subtree_health(&H.d->store, c->name, "disconnected", NULL);
+		ec_store_subtree_health(&h->d->store, c->name, "disconnected", NULL);
 		if (!c->dead) /* else the reason was logged already */
 			hub_log(c, "link closed");
 	}
-	for (struct hub_conn **p = &H.conns; *p; p = &(*p)->next)
+	for (struct hub_conn **p = &h->conns; *p; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
 			break;
@@ -531,9 +541,21 @@ static void conn_gone(struct hub_conn *c)
 	free(c);
 }
 
+/* The hub of the vhost wsi is on: NULL before hub_start and after hub_stop
+ * (lws still calls back while the context goes). */
+static struct hub *hub_of(struct lws *wsi)
+{
+	struct lws_vhost *vh = wsi ? lws_get_vhost(wsi) : NULL;
+	struct hub **slot =
+	    vh ? lws_protocol_vh_priv_get(vh, lws_vhost_name_to_protocol(vh, TREE_PROTOCOL)) : NULL;
+
+	return slot ? *slot : NULL;
+}
+
 int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		 size_t len)
 {
+	struct hub *h = hub_of(wsi);
 	struct hub_sess *s = user;
 	struct hub_conn *c = s ? s->c : NULL;
 	const char *why;
@@ -542,23 +564,24 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		return H.d && path_is_hub(wsi) ? 0 : 1; /* anything else: refused upgrade */
+		return h && path_is_hub(wsi) ? 0 : 1; /* anything else: refused upgrade */
 	case LWS_CALLBACK_ESTABLISHED:
-		c = calloc(1, sizeof(*c));
-		if (!c || !H.d)
+		c = h ? calloc(1, sizeof(*c)) : NULL;
+		if (!c)
 			return -1;
 		s->c = c;
+		c->h = h;
 		c->l.wsi = wsi;
 		if (!lws_get_peer_simple(wsi, c->peer, sizeof(c->peer)))
 			snprintf(c->peer, sizeof(c->peer), "?");
-		c->next = H.conns;
-		H.conns = c;
+		c->next = h->conns;
+		h->conns = c;
 		/* authenticate within this time or go */
 		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, TREE_HELLO_SECS);
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
-		if (!c || c->dead)
-			return 0; /* refused: the rest is not read */
+		if (!c || c->dead || !c->h)
+			return 0; /* refused (or the hub stopped): the rest is not read */
 		r = ws_receive(&c->l, in, len, c->authed ? TREE_MSG_MAX : TREE_HELLO_MAX, &m, &why,
 			       &code);
 		if (r < 0)
@@ -587,84 +610,98 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
-	uint64_t now = ctl_now_ms(), to = (uint64_t)H.d->conf.heartbeat_timeout_s * 1000;
+	struct hub *h = lws_container_of(sul, struct hub, tick);
+	uint64_t now = ctl_now_ms(), to = (uint64_t)h->d->conf.heartbeat_timeout_s * 1000;
 
-	for (size_t i = 0; i < H.n_kids; i++) {
-		struct kid *k = &H.kids[i];
+	for (size_t i = 0; i < h->n_kids; i++) {
+		struct kid *k = &h->kids[i];
 		struct ec_cred cr;
 
 		if (now - k->last_rx_ms <= to)
 			continue;
 		if (k->conn && !k->conn->dead) {
 			hub_log(k->conn, "silent for %us; link closed",
-				H.d->conf.heartbeat_timeout_s);
+				h->d->conf.heartbeat_timeout_s);
 			k->conn->dead = true;
 			lws_set_timeout(k->conn->l.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 		}
 		if (k->marked)
 			continue;
-		if (ec_store_state_mark_subtree(&H.d->store, k->name, "unreachable",
-						hub_owes_up()) ||
-		    ec_store_subtree_health(&H.d->store, k->name, "disconnected", "unreachable") ||
-		    ec_store_cred_get(&H.d->store, k->name, &cr)) {
+		if (ec_store_state_mark_subtree(&h->d->store, k->name, "unreachable",
+						hub_owes_up(h)) ||
+		    ec_store_subtree_health(&h->d->store, k->name, "disconnected", "unreachable") ||
+		    ec_store_cred_get(&h->d->store, k->name, &cr)) {
 			ctl_log("hub: marking %s disconnected: %s", k->name,
-				ec_store_errmsg(&H.d->store));
+				ec_store_errmsg(&h->d->store));
 			continue;
 		}
 		cr.resync = true;
-		ec_store_cred_put(&H.d->store, &cr);
+		ec_store_cred_put(&h->d->store, &cr);
 		k->marked = true;
 		ctl_log("hub: %s silent for more than %us: disconnected, its subtree's mission "
 			"state unreachable",
-			k->name, H.d->conf.heartbeat_timeout_s);
-		if (hub_owes_up())
-			hub_owe_kick();
+			k->name, h->d->conf.heartbeat_timeout_s);
+		if (hub_owes_up(h))
+			hub_owe_kick(h);
 	}
-	lws_sul_schedule(H.d->lws, 0, sul, on_tick, LWS_US_PER_SEC);
+	lws_sul_schedule(h->lws, 0, sul, on_tick, LWS_US_PER_SEC);
 }
 
 static int load_kid(void *arg, const struct ec_cred *c)
 {
-	struct kid *k = kid_add(c->name);
+	struct hub *h = arg;
+	struct kid *k = kid_add(h, c->name);
 
-	(void)arg;
 	if (!k)
 		return -1;
 	k->marked = c->resync; /* marked before a restart: still unreachable */
 	/* no link yet: disconnected until it comes back (within the timeout, nothing
 	 * else changes) */
-	ec_store_subtree_health(&H.d->store, c->name, "disconnected", NULL);
+	ec_store_subtree_health(&h->d->store, c->name, "disconnected", NULL);
 	return 0;
 }
 
-int hub_start(struct ecd *d)
+struct hub *hub_start(struct ecd *d, struct lws_context *lws, struct lws_vhost *vh)
 {
-	memset(&H, 0, sizeof(H));
-	H.d = d;
-	H.index = json_object();
-	if (ec_store_cred_list(&d->store, load_kid, NULL)) {
+	const struct lws_protocols *prot = lws_vhost_name_to_protocol(vh, TREE_PROTOCOL);
+	struct hub *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->d = d;
+	h->lws = lws;
+	h->index = json_object();
+	h->slot = prot ? lws_protocol_vh_priv_zalloc(vh, prot, sizeof(*h->slot)) : NULL;
+	if (!h->slot || ec_store_cred_list(&d->store, load_kid, h)) {
 		ctl_log("hub: reading the children: %s", ec_store_errmsg(&d->store));
-		return -1;
+		json_decref(h->index);
+		free(h->kids);
+		free(h);
+		return NULL;
 	}
+	*h->slot = h;
 	/* the first scan waits for the first child (on_scan) */
-	lws_sul_schedule(d->lws, 0, &H.tick, on_tick, LWS_US_PER_SEC);
-	lws_sul_schedule(d->lws, 0, &H.scan, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
-	sqlite3_update_hook(d->store.db, on_db_write, NULL);
+	lws_sul_schedule(lws, 0, &h->tick, on_tick, LWS_US_PER_SEC);
+	lws_sul_schedule(lws, 0, &h->scan, on_scan, SCAN_BACKSTOP_MS * LWS_US_PER_MS);
+	ec_store_on_revision(&d->store, on_revision, h);
 	ctl_log("hub: %s on %s (%d join token%s, %zu child%s known)", TREE_PROTOCOL, TREE_HUB_PATH,
-		d->conf.n_join_tokens, d->conf.n_join_tokens == 1 ? "" : "s", H.n_kids,
-		H.n_kids == 1 ? "" : "ren");
-	return 0;
+		d->conf.n_join_tokens, d->conf.n_join_tokens == 1 ? "" : "s", h->n_kids,
+		h->n_kids == 1 ? "" : "ren");
+	return h;
 }
 
-void hub_stop(struct ecd *d)
+void hub_stop(struct hub *h)
 {
-	sqlite3_update_hook(d->store.db, NULL, NULL);
-	lws_sul_cancel(&H.tick);
-	lws_sul_cancel(&H.scan);
-	/* the connections go with the context (LWS_CALLBACK_CLOSED frees them) */
-	json_decref(H.index);
-	H.index = NULL;
-	free(H.kids);
-	H.kids = NULL;
-	H.n_kids = 0;
+	if (!h)
+		return;
+	ec_store_on_revision(&h->d->store, NULL, NULL);
+	*h->slot = NULL; /* the vhost (and the slot) goes with the context */
+	lws_sul_cancel(&h->tick);
+	lws_sul_cancel(&h->scan);
+	/* the connections go with the context: detached from us, they only free themselves */
+	for (struct hub_conn *c = h->conns; c; c = c->next)
+		c->h = NULL;
+	json_decref(h->index);
+	free(h->kids);
+	free(h);
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The nodes of a cluster run by the kubectl driver, for its EdgeCluster
- * state (`nodes`, `edgeNodes`; seed 000's EdgeClusterState): every
+ * state (`nodes`, `edgeNodes` of EdgeClusterState): every
  * `[Intervals] StateCheck`, `kubectl get nodes -o name`, then the same with
  * `-l node-role.kubernetes.io/edge` (KubeEdge's label for an edge node), as
  * commands like the missions' (never on the loop). A failing kubectl keeps
  * the last lists and logs once per distinct error. The local driver's node
- * is this host (tree.c).
+ * is this host (tree.c). The lists are the missions' runtime's; main shows
+ * them to the tree through the context (mission_nodes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,20 +17,12 @@
 
 #define EDGE_LABEL "node-role.kubernetes.io/edge"
 
-static struct {
-	struct ec_run *rn;
-	lws_sorted_usec_list_t sul;
-	struct ec_job *job;
-	json_t *all; /* of the first query, until the second one ends */
-	char last_error[400];
-} N;
-
 static void on_timer(lws_sorted_usec_list_t *sul);
 
-static void again(void)
+static void again(struct ec_run *rn)
 {
-	lws_sul_schedule(N.rn->d->lws, 0, &N.sul, on_timer,
-			 (lws_usec_t)N.rn->d->conf.statecheck_s * LWS_US_PER_SEC);
+	lws_sul_schedule(rn->lws, 0, &rn->np.sul, on_timer,
+			 (lws_usec_t)rn->d->conf.statecheck_s * LWS_US_PER_SEC);
 }
 
 /* "node/NAME" lines; NULL if the output is not that. */
@@ -61,93 +54,93 @@ static json_t *names_of(const char *out)
 	return names;
 }
 
-static void failed(const char *why)
+static void failed(struct ec_run *rn, const char *why)
 {
-	if (strcmp(why, N.last_error))
+	if (strcmp(why, rn->np.last_error))
 		ctl_log("nodes: %s (the EdgeCluster keeps the last lists)", why);
-	snprintf(N.last_error, sizeof(N.last_error), "%s", why);
-	json_decref(N.all);
-	N.all = NULL;
-	again();
+	snprintf(rn->np.last_error, sizeof(rn->np.last_error), "%s", why);
+	json_decref(rn->np.all);
+	rn->np.all = NULL;
+	again(rn);
 }
 
-static void query(bool edge);
+static void query(struct ec_run *rn, bool edge);
 
 static void done(void *arg, const struct ec_job_result *r)
 {
-	struct ecd *d = N.rn->d;
+	struct ec_run *rn = arg;
 	json_t *names;
 	char desc[300];
 
-	(void)arg;
-	N.job = NULL;
+	rn->np.job = NULL;
 	if (r->end != EC_JOB_EXITED || r->code) {
 		char why[400];
 
 		ec_job_describe(r, desc, sizeof(desc));
-		snprintf(why, sizeof(why), "kubectl get nodes%s %s", N.all ? " -l " EDGE_LABEL : "",
-			 desc);
-		failed(why);
+		snprintf(why, sizeof(why), "kubectl get nodes%s %s",
+			 rn->np.all ? " -l " EDGE_LABEL : "", desc);
+		failed(rn, why);
 		return;
 	}
 	if (r->out_truncated || !(names = names_of(r->out))) {
-		failed("kubectl get nodes -o name: not a list of node/NAME lines");
+		failed(rn, "kubectl get nodes -o name: not a list of node/NAME lines");
 		return;
 	}
-	if (!N.all) { /* the nodes; now the edge nodes among them */
-		N.all = names;
-		query(true);
+	if (!rn->np.all) { /* the nodes; now the edge nodes among them */
+		rn->np.all = names;
+		query(rn, true);
 		return;
 	}
-	json_decref(d->nodes);
-	json_decref(d->edge_nodes);
-	d->nodes = N.all;
-	d->edge_nodes = names;
-	N.all = NULL;
-	if (N.last_error[0])
+	json_decref(rn->np.lists.all);
+	json_decref(rn->np.lists.edge);
+	rn->np.lists.all = rn->np.all;
+	rn->np.lists.edge = names;
+	rn->np.all = NULL;
+	if (rn->np.last_error[0])
 		ctl_log("nodes: kubectl answers again (%zu nodes, %zu edge nodes)",
-			json_array_size(d->nodes), json_array_size(d->edge_nodes));
-	N.last_error[0] = 0;
-	again();
+			json_array_size(rn->np.lists.all), json_array_size(rn->np.lists.edge));
+	rn->np.last_error[0] = 0;
+	again(rn);
 }
 
-static void query(bool edge)
+static void query(struct ec_run *rn, bool edge)
 {
-	char **argv = ec_drv_kubectl_get_nodes(&N.rn->dv, edge ? EDGE_LABEL : NULL);
+	char **argv = ec_drv_kubectl_get_nodes(&rn->dv, edge ? EDGE_LABEL : NULL);
 	char kc[EC_PATH_MAX + 16], *env[] = {kc, NULL};
 	struct ec_job_spec js = {.argv = argv,
-				 .env = N.rn->dv.kubeconfig[0] ? env : NULL,
-				 .timeout_ms = N.rn->d->conf.command_timeout_s * 1000,
-				 .done = done};
+				 .env = rn->dv.kubeconfig[0] ? env : NULL,
+				 .timeout_ms = rn->d->conf.command_timeout_s * 1000,
+				 .done = done,
+				 .arg = rn};
 
-	snprintf(kc, sizeof(kc), "KUBECONFIG=%s", N.rn->dv.kubeconfig);
-	N.job = argv ? ec_exec_run(N.rn->x, &js) : NULL;
+	snprintf(kc, sizeof(kc), "KUBECONFIG=%s", rn->dv.kubeconfig);
+	rn->np.job = argv ? ec_exec_run(rn->x, &js) : NULL;
 	ec_argv_free(argv);
-	if (!N.job)
-		failed("out of memory");
+	if (!rn->np.job)
+		failed(rn, "out of memory");
 }
 
 static void on_timer(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
-	if (!N.job)
-		query(false);
+	struct ec_run *rn = lws_container_of(sul, struct ec_run, np.sul);
+
+	if (!rn->np.job)
+		query(rn, false);
 }
 
 void nodes_start(struct ec_run *rn)
 {
-	memset(&N, 0, sizeof(N));
-	N.rn = rn;
+	memset(&rn->np, 0, sizeof(rn->np));
 	if (rn->dv.kind == EC_DRIVER_KUBECTL)
-		lws_sul_schedule(rn->d->lws, 0, &N.sul, on_timer, 0);
+		lws_sul_schedule(rn->lws, 0, &rn->np.sul, on_timer, 0);
 }
 
 /* Before the runner goes: it drops the job without calling back. */
 void nodes_stop(struct ec_run *rn)
 {
-	if (N.rn != rn)
-		return;
-	lws_sul_cancel(&N.sul);
-	json_decref(N.all);
-	memset(&N, 0, sizeof(N));
+	lws_sul_cancel(&rn->np.sul);
+	json_decref(rn->np.all);
+	json_decref(rn->np.lists.all);
+	json_decref(rn->np.lists.edge);
+	memset(&rn->np, 0, sizeof(rn->np));
 }

@@ -265,6 +265,24 @@ static int row_from(sqlite3_stmt *st, void *out)
 	return 0;
 }
 
+static void on_update(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
+{
+	struct ec_store *s = arg;
+
+	(void)op;
+	(void)db;
+	(void)rowid;
+	if (s->on_revision && !strcmp(table, "meta"))
+		s->on_revision(s->on_revision_arg);
+}
+
+void ec_store_on_revision(struct ec_store *s, void (*fn)(void *arg), void *arg)
+{
+	s->on_revision = fn;
+	s->on_revision_arg = arg;
+	sqlite3_update_hook(s->db, fn ? on_update : NULL, fn ? s : NULL);
+}
+
 int ec_store_revision(struct ec_store *s, uint64_t *rev)
 {
 	sqlite3_stmt *st = ec_store_stmt(s, "SELECT v FROM meta WHERE k='revision'");

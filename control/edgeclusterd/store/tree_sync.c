@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tree.h"
-#include "tree_db.h"
+#include "store_stmt.h"
+#include "tree_store.h"
 
 /* ---- missions received from the parent ---- */
 
@@ -28,7 +28,8 @@ struct local {
 
 static int local_get(struct ec_store *s, const char *name, struct local *l)
 {
-	sqlite3_stmt *st = q(s, "SELECT uid, rv, labels, spec FROM missions WHERE name=?1");
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "SELECT uid, rv, labels, spec FROM missions WHERE name=?1");
 	int rc;
 
 	memset(l, 0, sizeof(*l));
@@ -38,12 +39,12 @@ static int local_get(struct ec_store *s, const char *name, struct local *l)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		l->exists = true;
-		snprintf(l->uid, sizeof(l->uid), "%s", col(st, 0));
+		snprintf(l->uid, sizeof(l->uid), "%s", ec_store_col_text(st, 0));
 		l->rv = (uint64_t)sqlite3_column_int64(st, 1);
-		l->labels = strdup(col(st, 2));
-		l->spec = strdup(col(st, 3));
+		l->labels = strdup(ec_store_col_text(st, 2));
+		l->spec = strdup(ec_store_col_text(st, 3));
 	}
-	rel(s, st);
+	ec_store_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -56,19 +57,19 @@ static void local_free(struct local *l)
 /* One statement binding ?1 to a text. */
 static int exec1(struct ec_store *s, const char *sql, const char *a)
 {
-	sqlite3_stmt *st = q(s, sql);
+	sqlite3_stmt *st = ec_store_stmt(s, sql);
 
 	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
-	return done(s, st);
+	return ec_store_step_release(s, st);
 }
 
 static int inherited_put(struct ec_store *s, const char *name, const char *uid, int64_t prv,
 			 int64_t lrv)
 {
-	sqlite3_stmt *st = q(s, "INSERT OR REPLACE INTO inherited (name, uid, prv, lrv)"
-				" VALUES (?1,?2,?3,?4)");
+	sqlite3_stmt *st = ec_store_stmt(s, "INSERT OR REPLACE INTO inherited (name, uid, prv, lrv)"
+					    " VALUES (?1,?2,?3,?4)");
 
 	if (!st)
 		return -1;
@@ -76,7 +77,7 @@ static int inherited_put(struct ec_store *s, const char *name, const char *uid, 
 	sqlite3_bind_text(st, 2, uid, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, prv);
 	sqlite3_bind_int64(st, 4, lrv);
-	return done(s, st);
+	return ec_store_step_release(s, st);
 }
 
 /* One upsert: write only what differs; the row keeps its state unless the
@@ -97,18 +98,18 @@ static int upsert_one(struct ec_store *s, json_t *m, json_t *changed)
 
 	if (!labels)
 		labels = json_object();
-	if (!rc && l.exists && !strcmp(l.uid, uid) && same_text(l.labels, labels) &&
-	    same_text(l.spec, spec)) {
+	if (!rc && l.exists && !strcmp(l.uid, uid) && ec_json_same_text(l.labels, labels) &&
+	    ec_json_same_text(l.spec, spec)) {
 		rev = l.rv; /* the same object: record the parent's version only */
 	} else if (!rc) {
 		tl = json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS);
 		ts = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-		rc = tl && ts ? bump(s, &rev) : -1;
+		rc = tl && ts ? ec_store_bump(s, &rev) : -1;
 		if (!rc && l.exists && strcmp(l.uid, uid))
 			rc = exec1(s, "DELETE FROM missions WHERE name=?1", name);
 		if (!rc && l.exists && !strcmp(l.uid, uid)) {
-			sqlite3_stmt *st =
-			    q(s, "UPDATE missions SET rv=?2, labels=?3, spec=?4 WHERE name=?1");
+			sqlite3_stmt *st = ec_store_stmt(
+			    s, "UPDATE missions SET rv=?2, labels=?3, spec=?4 WHERE name=?1");
 
 			if (st) {
 				sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -116,11 +117,11 @@ static int upsert_one(struct ec_store *s, json_t *m, json_t *changed)
 				sqlite3_bind_text(st, 3, tl, -1, SQLITE_STATIC);
 				sqlite3_bind_text(st, 4, ts, -1, SQLITE_STATIC);
 			}
-			rc = done(s, st);
+			rc = ec_store_step_release(s, st);
 		} else if (!rc) {
-			sqlite3_stmt *st =
-			    q(s, "INSERT INTO missions (name, uid, rv, created,"
-				 " labels, spec, state) VALUES (?1,?2,?3,?4,?5,?6,'{}')");
+			sqlite3_stmt *st = ec_store_stmt(
+			    s, "INSERT INTO missions (name, uid, rv, created,"
+			       " labels, spec, state) VALUES (?1,?2,?3,?4,?5,?6,'{}')");
 
 			if (st) {
 				sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -130,7 +131,7 @@ static int upsert_one(struct ec_store *s, json_t *m, json_t *changed)
 				sqlite3_bind_text(st, 5, tl, -1, SQLITE_STATIC);
 				sqlite3_bind_text(st, 6, ts, -1, SQLITE_STATIC);
 			}
-			rc = done(s, st);
+			rc = ec_store_step_release(s, st);
 		}
 		if (!rc)
 			json_array_append_new(changed, json_pack("[s,b]", name, 0));
@@ -145,7 +146,7 @@ static int upsert_one(struct ec_store *s, json_t *m, json_t *changed)
 
 static int delete_one(struct ec_store *s, const char *name, json_t *changed)
 {
-	sqlite3_stmt *st = q(s, "SELECT 1 FROM inherited WHERE name=?1");
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT 1 FROM inherited WHERE name=?1");
 	uint64_t rev;
 	int rc;
 
@@ -153,10 +154,10 @@ static int delete_one(struct ec_store *s, const char *name, json_t *changed)
 		return -1;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	rel(s, st);
+	ec_store_release(s, st);
 	if (rc == SQLITE_DONE)
 		return 0; /* not the parent's: a mission created here stays */
-	if (rc != SQLITE_ROW || bump(s, &rev))
+	if (rc != SQLITE_ROW || ec_store_bump(s, &rev))
 		return -1;
 	rc = exec1(s, "DELETE FROM missions WHERE name=?1", name);
 	if (!rc)
@@ -197,9 +198,10 @@ int ec_store_sync_apply(struct ec_store *s, json_t *upserts, json_t *deletes,
 
 int ec_store_inherited_map(struct ec_store *s, json_t **out)
 {
-	sqlite3_stmt *st = q(s, "SELECT i.name, i.uid, i.prv,"
-				" (m.uid IS NOT NULL AND m.uid=i.uid AND m.rv=i.lrv)"
-				" FROM inherited i LEFT JOIN missions m ON m.name=i.name");
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "SELECT i.name, i.uid, i.prv,"
+			     " (m.uid IS NOT NULL AND m.uid=i.uid AND m.rv=i.lrv)"
+			     " FROM inherited i LEFT JOIN missions m ON m.name=i.name");
 	char rv[24];
 	int rc;
 
@@ -208,11 +210,11 @@ int ec_store_inherited_map(struct ec_store *s, json_t **out)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		snprintf(rv, sizeof(rv), "%lld", (long long)sqlite3_column_int64(st, 2));
-		json_object_set_new(*out, col(st, 0),
-				    json_pack("{s:s,s:s,s:b}", "uid", col(st, 1), "rv", rv, "ok",
-					      sqlite3_column_int(st, 3)));
+		json_object_set_new(*out, ec_store_col_text(st, 0),
+				    json_pack("{s:s,s:s,s:b}", "uid", ec_store_col_text(st, 1),
+					      "rv", rv, "ok", sqlite3_column_int(st, 3)));
 	}
-	rel(s, st);
+	ec_store_release(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -220,8 +222,9 @@ int ec_store_inherited_digest(struct ec_store *s, char hex[TREE_DIGEST_HEX + 1])
 {
 	/* only what is still as the parent sent it: a local edit or delete makes
 	 * the digests differ, and the parent's copy comes back */
-	sqlite3_stmt *st = q(s, "SELECT i.name, i.uid, i.prv FROM inherited i JOIN missions m"
-				" ON m.name=i.name AND m.uid=i.uid AND m.rv=i.lrv ORDER BY i.name");
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "SELECT i.name, i.uid, i.prv FROM inherited i JOIN missions m"
+			     " ON m.name=i.name AND m.uid=i.uid AND m.rv=i.lrv ORDER BY i.name");
 	struct ec_digest g;
 	int rc;
 
@@ -229,23 +232,24 @@ int ec_store_inherited_digest(struct ec_store *s, char hex[TREE_DIGEST_HEX + 1])
 		return -1;
 	ec_digest_init(&g);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		ec_digest_add(&g, col(st, 0), col(st, 1), (uint64_t)sqlite3_column_int64(st, 2));
-	rel(s, st);
+		ec_digest_add(&g, ec_store_col_text(st, 0), ec_store_col_text(st, 1),
+			      (uint64_t)sqlite3_column_int64(st, 2));
+	ec_store_release(s, st);
 	ec_digest_final(&g, hex);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int ec_store_inherited_drop(struct ec_store *s, struct ec_sync_out *out)
 {
-	sqlite3_stmt *st = q(s, "SELECT name FROM inherited");
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT name FROM inherited");
 	json_t *names = json_array();
 	int rc;
 
 	if (!st)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(names, json_string(col(st, 0)));
-	rel(s, st);
+		json_array_append_new(names, json_string(ec_store_col_text(st, 0)));
+	ec_store_release(s, st);
 	rc = rc == SQLITE_DONE ? 0 : -1;
 	/* not repairable: nobody would delete them again after a detach */
 	if (!rc)
@@ -256,20 +260,21 @@ int ec_store_inherited_drop(struct ec_store *s, struct ec_sync_out *out)
 
 int ec_store_mission_index(struct ec_store *s, ec_index_cb cb, void *arg)
 {
-	sqlite3_stmt *st = q(s, "SELECT name, uid, rv FROM missions ORDER BY name");
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT name, uid, rv FROM missions ORDER BY name");
 	int rc;
 
 	if (!st)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int stop = cb(arg, col(st, 0), col(st, 1), (uint64_t)sqlite3_column_int64(st, 2));
+		int stop = cb(arg, ec_store_col_text(st, 0), ec_store_col_text(st, 1),
+			      (uint64_t)sqlite3_column_int64(st, 2));
 
 		if (stop) {
-			rel(s, st);
+			ec_store_release(s, st);
 			return stop;
 		}
 	}
-	rel(s, st);
+	ec_store_release(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What mission.c (the reconciler, its work queue, start and stop) and
+ * What mission.c (the reconciler, its work queue, start and stop),
  * mission_ops.c (the operations: apply, trigger, reverse, stateCheck, and
- * the commands they run) share. Internal to those two files.
+ * the commands they run) and nodes.c share. Internal to the missions
+ * module; its public side is missions.h.
  */
 #ifndef ECD_MISSION_H
 #define ECD_MISSION_H
@@ -15,6 +16,7 @@
 #include "driver.h"
 #include "ecd.h"
 #include "htab.h"
+#include "missions.h"
 
 #define RETRY_BASE_S  30 /* a failed apply is retried after 30 s, 60 s, ... */
 #define RETRY_MAX_S   3600
@@ -41,7 +43,7 @@ struct mrt {
 	bool dirty;	     /* changed while busy: reconcile when the operation ends */
 	bool cached;	     /* state holds our key's stored value */
 	bool recorded;	     /* this apply wrote "applying" already */
-	unsigned state_said; /* set_state() calls: did an operation say anything? */
+	unsigned state_said; /* mission_set_state() calls: did an operation say anything? */
 	char *state;
 	enum tmr timer;
 	lws_sorted_usec_list_t sul;
@@ -51,45 +53,53 @@ struct mrt {
 
 struct ec_run {
 	struct ecd *d;
-	struct ec_exec *x;
+	struct lws_context *lws;
+	struct ec_exec *x; /* the daemon's runner (main's) */
 	struct ec_drv dv;
 	struct htab byname;	/* every struct mrt */
 	lws_dll2_owner_t queue; /* missions to reconcile or check, in arrival order */
 	lws_sorted_usec_list_t sul_work;
 	bool work_armed;
-	int grouped; /* open group_begin()s that did open a group */
+	int grouped; /* open mission_group_begin()s that did open a group */
+	struct {     /* nodes.c: the kubectl driver's nodes */
+		lws_sorted_usec_list_t sul;
+		struct ec_job *job;
+		json_t *all; /* of the first query, until the second one ends */
+		char last_error[400];
+		struct ec_nodes lists; /* what the EdgeCluster shows */
+	} np;
 };
 
-/* ---- nodes.c: the kubectl driver's nodes and edge nodes, into d->nodes ---- */
+/* ---- nodes.c: the kubectl driver's nodes and edge nodes, into run->np.lists ---- */
 void nodes_start(struct ec_run *rn);
 void nodes_stop(struct ec_run *rn);
 
 /* ---- mission.c ---- */
-void reconcile(struct mrt *m, bool retry);
-void arm(struct mrt *m, enum tmr t, unsigned seconds);
-void disarm(struct mrt *m);
+void mission_reconcile(struct mrt *m, bool retry);
+void mission_arm(struct mrt *m, enum tmr t, unsigned seconds);
+void mission_disarm(struct mrt *m);
 /* This cluster's key of the mission's state (written only when it changes). */
-void set_state(struct mrt *m, const char *value);
-void set_statef(struct mrt *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mission_set_state(struct mrt *m, const char *value);
+void mission_set_statef(struct mrt *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Write the applied record with m's uid, digest, spec_text and fails. */
-void put_record(struct mrt *m, const char *phase);
+void mission_put_record(struct mrt *m, const char *phase);
 /* The operation is over: forget its spec; reconcile if something changed meanwhile. */
-void finish_op(struct mrt *m);
+void mission_finish_op(struct mrt *m);
 /* A group of store writes (repairable) around a callback's work. */
-void group_begin(struct ec_run *rn);
-void group_end(struct ec_run *rn);
-unsigned seconds_at(json_t *spec, const char *obj, const char *key, unsigned dflt);
-char **argv_at(json_t *spec, const char *obj, const char *key);
-const char *content_of(json_t *spec);
+void mission_group_begin(struct ec_run *rn);
+void mission_group_end(struct ec_run *rn);
+unsigned mission_seconds_at(json_t *spec, const char *obj, const char *key, unsigned dflt);
+char **mission_argv_at(json_t *spec, const char *obj, const char *key);
+const char *mission_content_of(json_t *spec);
 
 /* ---- mission_ops.c ---- */
 /* Apply (after the trigger, if any) spec (spec_text as stored) of incarnation uid;
  * fails: failed applies of this digest so far. */
-void op_start(struct mrt *m, const char *uid, json_t *spec, const char *spec_text,
-	      const char *digest, unsigned fails);
+void mission_op_start(struct mrt *m, const char *uid, json_t *spec, const char *spec_text,
+		      const char *digest, unsigned fails);
 /* Reverse what record a says was applied. */
-void op_reverse(struct mrt *m, struct ec_applied *a);
+void mission_op_reverse(struct mrt *m, struct ec_applied *a);
 /* Run the stateCheck now (if the mission has one; else its state is "applied"). */
-void op_check(struct mrt *m);
+void mission_op_check(struct mrt *m);
 
 #endif

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ecd.h"
+#include "api.h"
 
 /* The snapshot connection's page cache: rows stream through it once, so a
  * large cache would only add to the RSS (SQLite's default is 2 MB). */

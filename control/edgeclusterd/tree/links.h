@@ -9,6 +9,7 @@
 
 #include <libwebsockets.h>
 
+#include "buf.h"
 #include "tree.h"
 
 /* The hub's entry in http.c's protocol list (per-session data: a pointer). */
@@ -22,22 +23,36 @@ struct hub_sess {
 		TREE_PROTOCOL, hub_callback, sizeof(struct hub_sess), 65536, 0, NULL, 0            \
 	}
 
-/* After http_start / before http_stop; x: the daemon's command runner
- * (the attach scripts run on it). */
-int links_start(struct ecd *d, struct ec_exec *x);
-void links_stop(struct ecd *d);
-/* hub.c's part of links_start/stop and of the tick */
-int hub_start(struct ecd *d);
-void hub_stop(struct ecd *d);
-int uplink_start(struct ecd *d, struct ec_exec *x);
-void uplink_stop(struct ecd *d);
+struct hub;
+struct uplink;
+struct ec_exec;
+struct lws_vhost;
 
-/* ---- uplink_down.c: missions from the parent (uplink.c's messages) ---- */
+/* The hub on the API's vhost vh (its protocol is HUB_PROTOCOL_ENTRY there).
+ * NULL on failure (logged). Stopped before the context goes. */
+struct hub *hub_start(struct ecd *d, struct lws_context *lws, struct lws_vhost *vh);
+void hub_stop(struct hub *h);
+
+/* The link to the parent and the attach state machine, on a client vhost
+ * of its own; x: the daemon's command runner (the attach scripts run on
+ * it). NULL on failure (logged). Stopped before the runner and the context go. */
+struct uplink *uplink_start(struct ecd *d, struct lws_context *lws, struct ec_exec *x);
+void uplink_stop(struct uplink *u);
+/* The attach record changed (the API): run the state machine now. */
+void uplink_kick(struct uplink *u);
+/* State was put in the outbox (a child's report): send it up soon. */
+void uplink_owe(struct uplink *u);
+/* This cluster's own state key of a mission changed: owe it, if attached. */
+void uplink_state_changed(struct uplink *u, const char *mission);
+/* What the EdgeCluster and the Attach resource show of the link. */
+const struct ec_link_state *uplink_link_state(const struct uplink *u);
+
+/* ---- uplink_missions.c: missions from the parent (uplink.c's messages) ---- */
 struct wslink;
-/* "missions": store the batch, tell mission.c; *ack = its seq. 0, or -1 if
+/* "missions": store the batch, tell the missions (on_mission); *ack = its seq. 0, or -1 if
  * the store failed (not acknowledged: the digest brings them again). */
 int uplink_on_missions(struct ecd *d, const char *parent, json_t *m, int64_t *ack);
-/* Tell mission.c what a sync wrote or deleted (o->changed is released). */
+/* Tell the missions (on_mission) what a sync wrote or deleted (o->changed is released). */
 void uplink_notify(struct ecd *d, const char *parent, struct ec_sync_out *o);
 /* "list": drop what the parent no longer has, ask (on l) for what differs. */
 int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *m, int64_t *ack);

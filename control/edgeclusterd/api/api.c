@@ -14,8 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "ecd.h"
-#include "tree.h"
+#include "api.h"
 
 #define PREFIX "/apis/" EC_API_VERSION
 
@@ -215,15 +214,6 @@ static int mission_create(struct ecd *d, const struct api_req *rq, struct api_re
 	return 0;
 }
 
-static bool same_json_text(const char *stored, json_t *v)
-{
-	json_t *s = json_loads(stored, 0, NULL);
-	bool eq = s && json_equal(s, v);
-
-	json_decref(s);
-	return eq;
-}
-
 static int mission_replace(struct ecd *d, const char *name, const struct api_req *rq,
 			   struct api_resp *rs)
 {
@@ -260,7 +250,7 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	}
 	if (in.rv != cur.rv)
 		goto conflict;
-	if (same_json_text(cur.spec, in.spec) && same_json_text(cur.labels, in.labels)) {
+	if (ec_json_same_text(cur.spec, in.spec) && ec_json_same_text(cur.labels, in.labels)) {
 		/* nothing changes: no write, no new resourceVersion */
 		api_respond(rs, 200, ec_object_json("Mission", &cur));
 		goto out;
@@ -326,46 +316,6 @@ static int mission_delete(struct ecd *d, const char *name, const struct api_req 
 }
 
 /* ---- edge clusters: this one and (slice 2, tree.c) its descendants ---- */
-
-static json_t *self_spec(struct ecd *d)
-{
-	json_t *spec = json_pack("{s:s,s:s}", "distro", ec_distro_name(d->conf.distro), "driver",
-				 ec_driver_name(d->conf.driver));
-
-	if (d->conf.parent[0])
-		json_object_set_new(spec, "parent", json_string(d->conf.parent));
-	return spec;
-}
-
-int api_self_sync(struct ecd *d)
-{
-	json_t *spec = self_spec(d);
-	struct ec_row r = {0}, cur;
-	int rc = ec_store_get(&d->store, EC_T_CLUSTERS, d->conf.name, &cur);
-
-	snprintf(r.name, sizeof(r.name), "%s", d->conf.name);
-	r.labels = json_dumps(d->self_labels, JSON_COMPACT);
-	r.spec = json_dumps(spec, JSON_COMPACT);
-	if (rc == EC_ST_NOTFOUND) {
-		ec_uuid4(r.uid);
-		ec_timestamp(time(NULL), r.created);
-		rc = ec_store_create(&d->store, EC_T_CLUSTERS, &r);
-		if (!rc)
-			ctl_log("cluster %s: new identity %s", r.name, r.uid);
-	} else if (!rc) {
-		if (!same_json_text(cur.labels, d->self_labels) ||
-		    !same_json_text(cur.spec, spec)) {
-			rc = ec_store_replace(&d->store, EC_T_CLUSTERS, &r, cur.rv);
-			if (!rc)
-				ctl_log("cluster %s: labels or spec changed (rv %" PRIu64 ")",
-					r.name, r.rv);
-		}
-		ec_row_free(&cur);
-	}
-	ec_row_free(&r);
-	json_decref(spec);
-	return rc ? -1 : 0;
-}
 
 /* slice 2: this cluster and its descendants come from tree.c (their paths,
  * health and heartbeats are the tree's) */
@@ -456,7 +406,7 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 		return not_allowed(rq, rs, "GET, PUT, DELETE");
 	}
 	if (!strcmp(rq->path, PREFIX "/attach")) { /* slice 2: the attach state machine */
-		tree_attach_api(d, rq, rs);
+		api_attach(d, rq, rs);
 		return 0;
 	}
 	if ((name = route(rq->path, "edgeclusters"))) {

@@ -57,6 +57,8 @@ struct ec_store {
 	/* prepared for one use: the kept one was busy (a statement of the same
 	 * text stepping further up the stack) or every slot was taken */
 	sqlite3_stmt *loose[EC_STMT_LOOSE];
+	void (*on_revision)(void *arg); /* ec_store_on_revision */
+	void *on_revision_arg;
 };
 
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen);
@@ -64,6 +66,10 @@ void ec_store_close(struct ec_store *s);
 const char *ec_store_errmsg(struct ec_store *s);
 /* The current revision (0 for a new database). */
 int ec_store_revision(struct ec_store *s, uint64_t *rev);
+/* fn(arg) at every write that bumps the revision, whoever made it (this
+ * process's API or sync); NULL: none. Called inside the write: fn must not
+ * touch the store (it schedules what reads it). */
+void ec_store_on_revision(struct ec_store *s, void (*fn)(void *arg), void *arg);
 
 /* ---- groups of writes ----
  * Every write function below may also run between ec_store_tx_begin() and

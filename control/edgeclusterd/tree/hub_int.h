@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* What hub.c (links, auth, missions down) and hub_up.c (state reports and
- * heartbeats from the children) share; nothing outside the hub includes it. */
+/* What hub.c (links, auth, missions down) and hub_reports.c (state reports
+ * and heartbeats from the children) share; nothing outside the hub includes it. */
 #ifndef ECD_HUB_INT_H
 #define ECD_HUB_INT_H
 
@@ -18,6 +18,7 @@ struct kid { /* a child that holds a credential from us */
 };
 
 struct hub_conn {
+	struct hub *h; /* NULL once the hub stopped */
 	struct wslink l;
 	struct hub_conn *next;
 	char peer[64];
@@ -26,8 +27,10 @@ struct hub_conn {
 	int64_t sent_seq; /* of the last list/missions message */
 };
 
-struct hub_state {
+struct hub {
 	struct ecd *d;
+	struct lws_context *lws;
+	struct hub **slot; /* the API vhost's pointer to us (hub_of) */
 	struct hub_conn *conns;
 	struct kid *kids;
 	size_t n_kids;
@@ -37,21 +40,20 @@ struct hub_state {
 	char digest[TREE_DIGEST_HEX + 1];
 	lws_sorted_usec_list_t tick, scan;
 };
-extern struct hub_state H;
 
 void hub_log(struct hub_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Refuse this link: one log line, an error message, the close. */
 int hub_refuse(struct hub_conn *c, int close_code, const char *code, const char *why);
-struct kid *hub_kid_find(const char *name);
+struct kid *hub_kid_find(struct hub *h, const char *name);
 /* This cluster reports up (attached), and asking it to flush what it owes. */
-bool hub_owes_up(void);
-void hub_owe_kick(void);
+bool hub_owes_up(const struct hub *h);
+void hub_owe_kick(struct hub *h);
 /* Bring the mission index and digest up to the store; tell children what changed. */
-void hub_scan_now(void);
+void hub_scan_now(struct hub *h);
 /* The full list to one child (its digest differs). */
 void hub_send_list(struct hub_conn *c);
 /* A credential for cr's child (a new one, or the rotation of the current). */
-void hub_issue(struct ec_cred *cr, json_t **out, bool rotate);
+void hub_issue(struct hub *h, struct ec_cred *cr, json_t **out, bool rotate);
 
 /* hub_up.c */
 int hub_on_state(struct hub_conn *c, json_t *m);

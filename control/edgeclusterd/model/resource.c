@@ -796,3 +796,12 @@ void ec_timestamp(time_t t, char out[EC_TS_LEN + 1])
 	gmtime_r(&t, &tm);
 	strftime(out, EC_TS_LEN + 1, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
+
+bool ec_json_same_text(const char *stored, json_t *v)
+{
+	json_t *s = json_loads(stored, 0, NULL);
+	bool eq = s && json_equal(s, v);
+
+	json_decref(s);
+	return eq;
+}

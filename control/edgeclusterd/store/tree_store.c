@@ -24,23 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tree.h"
-#include "tree_db.h"
+#include "store_stmt.h"
+#include "tree_store.h"
 
 /* ---- the attach record ---- */
 
-static const char *const phases[] = {"inactive", "registering",	  "install_in_progress",
-				     "active",	 "deregistering", "uninstall_in_progress"};
-
-const char *tree_phase_name(enum ec_phase p)
-{
-	return p <= PH_UNINSTALLING ? phases[p] : "?";
-}
-
 int ec_store_attach_get(struct ec_store *s, struct ec_attach *a)
 {
-	sqlite3_stmt *st = q(s, "SELECT phase, parent, token, credential, cred_expires, since,"
-				" last_error, parent_name FROM attach WHERE id=1");
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "SELECT phase, parent, token, credential, cred_expires, since,"
+			     " last_error, parent_name FROM attach WHERE id=1");
 	int rc;
 
 	if (!st)
@@ -49,25 +42,26 @@ int ec_store_attach_get(struct ec_store *s, struct ec_attach *a)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		for (int i = 0; i <= PH_UNINSTALLING; i++)
-			if (!strcmp(col(st, 0), phases[i]))
+			if (!strcmp(ec_store_col_text(st, 0), tree_phase_name((enum ec_phase)i)))
 				a->phase = (enum ec_phase)i;
-		snprintf(a->parent, sizeof(a->parent), "%s", col(st, 1));
-		snprintf(a->token, sizeof(a->token), "%s", col(st, 2));
-		snprintf(a->credential, sizeof(a->credential), "%s", col(st, 3));
+		snprintf(a->parent, sizeof(a->parent), "%s", ec_store_col_text(st, 1));
+		snprintf(a->token, sizeof(a->token), "%s", ec_store_col_text(st, 2));
+		snprintf(a->credential, sizeof(a->credential), "%s", ec_store_col_text(st, 3));
 		a->cred_expires = sqlite3_column_int64(st, 4);
-		snprintf(a->since, sizeof(a->since), "%s", col(st, 5));
-		snprintf(a->last_error, sizeof(a->last_error), "%s", col(st, 6));
-		snprintf(a->parent_name, sizeof(a->parent_name), "%s", col(st, 7));
+		snprintf(a->since, sizeof(a->since), "%s", ec_store_col_text(st, 5));
+		snprintf(a->last_error, sizeof(a->last_error), "%s", ec_store_col_text(st, 6));
+		snprintf(a->parent_name, sizeof(a->parent_name), "%s", ec_store_col_text(st, 7));
 	}
-	rel(s, st);
+	ec_store_release(s, st);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? EC_ST_NOTFOUND : -1;
 }
 
 int ec_store_attach_put(struct ec_store *s, const struct ec_attach *a)
 {
-	sqlite3_stmt *st = q(s, "INSERT OR REPLACE INTO attach (id, phase, parent, token,"
-				" credential, cred_expires, since, last_error, parent_name)"
-				" VALUES (1,?1,?2,?3,?4,?5,?6,?7,?8)");
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "INSERT OR REPLACE INTO attach (id, phase, parent, token,"
+			     " credential, cred_expires, since, last_error, parent_name)"
+			     " VALUES (1,?1,?2,?3,?4,?5,?6,?7,?8)");
 
 	if (!st)
 		return -1;
@@ -79,7 +73,7 @@ int ec_store_attach_put(struct ec_store *s, const struct ec_attach *a)
 	sqlite3_bind_text(st, 6, a->since, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, a->last_error, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 8, a->parent_name, -1, SQLITE_STATIC);
-	return done(s, st);
+	return ec_store_step_release(s, st);
 }
 
 /* ---- the outbox ---- */
@@ -87,15 +81,16 @@ int ec_store_attach_put(struct ec_store *s, const struct ec_attach *a)
 static int outbox_mark_tx(struct ec_store *s, const char *mission)
 {
 	int64_t seq = ec_store_outbox_next(s);
-	sqlite3_stmt *st = seq < 0 ? NULL
-				   : q(s, "INSERT INTO outbox (mission, seq) VALUES (?1,?2)"
-					  " ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
+	sqlite3_stmt *st =
+	    seq < 0 ? NULL
+		    : ec_store_stmt(s, "INSERT INTO outbox (mission, seq) VALUES (?1,?2)"
+				       " ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
 
 	if (st) {
 		sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, seq);
 	}
-	return done(s, st);
+	return ec_store_step_release(s, st);
 }
 
 /* The outbox is repairable: an entry a power loss takes back was for a
@@ -119,11 +114,12 @@ int ec_store_outbox_mark_all(struct ec_store *s)
 	seq = ec_store_outbox_next(s);
 	st = seq < 0
 		 ? NULL
-		 : q(s, "INSERT INTO outbox (mission, seq) SELECT name, ?1 FROM missions WHERE 1"
-			" ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
+		 : ec_store_stmt(
+		       s, "INSERT INTO outbox (mission, seq) SELECT name, ?1 FROM missions WHERE 1"
+			  " ON CONFLICT (mission) DO UPDATE SET seq=excluded.seq");
 	if (st)
 		sqlite3_bind_int64(st, 1, seq);
-	return ec_store_tx_end(s, done(s, st));
+	return ec_store_tx_end(s, ec_store_step_release(s, st));
 }
 
 /* The callback of a list and its argument, for the ec_each_fn below. */
@@ -136,12 +132,13 @@ static int outbox_row(void *p, sqlite3_stmt *st)
 {
 	struct outbox_list *l = p;
 
-	return l->cb(l->arg, col(st, 0), sqlite3_column_int64(st, 1));
+	return l->cb(l->arg, ec_store_col_text(st, 0), sqlite3_column_int64(st, 1));
 }
 
 int ec_store_outbox_list(struct ec_store *s, int64_t after, ec_outbox_cb cb, void *arg)
 {
-	sqlite3_stmt *st = q(s, "SELECT mission, seq FROM outbox WHERE seq > ?1 ORDER BY seq");
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "SELECT mission, seq FROM outbox WHERE seq > ?1 ORDER BY seq");
 	struct outbox_list l = {cb, arg};
 
 	if (st)
@@ -155,10 +152,10 @@ int ec_store_outbox_ack(struct ec_store *s, int64_t upto)
 
 	if (ec_store_tx_begin(s, EC_TX_REPAIRABLE))
 		return -1;
-	st = q(s, "DELETE FROM outbox WHERE seq <= ?1");
+	st = ec_store_stmt(s, "DELETE FROM outbox WHERE seq <= ?1");
 	if (st)
 		sqlite3_bind_int64(st, 1, upto);
-	return ec_store_tx_end(s, done(s, st));
+	return ec_store_tx_end(s, ec_store_step_release(s, st));
 }
 
 int ec_store_outbox_clear(struct ec_store *s)
@@ -167,13 +164,6 @@ int ec_store_outbox_clear(struct ec_store *s)
 }
 
 /* ---- mission state maps ---- */
-
-bool tree_in_subtree(const char *k, const char *child)
-{
-	size_t n = strlen(child);
-
-	return !strncmp(k, child, n) && (k[n] == 0 || k[n] == '/');
-}
 
 /* The child's keys of a mission's map: the child's own ("b") and those below
  * it ("b/..."): '/' + 1 is '0', so "b/" <= key < "b0" is the subtree. */
@@ -203,7 +193,8 @@ static int bind_subtree(sqlite3_stmt *st, const char *child, char *buf, size_t l
 static int replace_keys(struct ec_store *s, const char *mission, const char *child, json_t *map,
 			bool *changed)
 {
-	sqlite3_stmt *st = q(s, "SELECT path, value FROM mstate WHERE mission=?1 AND " SUBTREE_SQL);
+	sqlite3_stmt *st =
+	    ec_store_stmt(s, "SELECT path, value FROM mstate WHERE mission=?1 AND " SUBTREE_SQL);
 	json_t *had = json_object(), *v;
 	const char *k;
 	char bounds[2 * EC_PATH_MAX + 8];
@@ -211,14 +202,15 @@ static int replace_keys(struct ec_store *s, const char *mission, const char *chi
 
 	*changed = false;
 	if (!st || !had || bind_subtree(st, child, bounds, sizeof(bounds))) {
-		rel(s, st);
+		ec_store_release(s, st);
 		json_decref(had);
 		return -1;
 	}
 	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_object_set_new(had, col(st, 0), json_string(col(st, 1)));
-	rel(s, st);
+		json_object_set_new(had, ec_store_col_text(st, 0),
+				    json_string(ec_store_col_text(st, 1)));
+	ec_store_release(s, st);
 	rc = rc == SQLITE_DONE ? 0 : -1;
 	json_object_foreach(had, k, v)
 	{
@@ -280,34 +272,35 @@ int ec_store_state_replace_subtree(struct ec_store *s, const char *mission, cons
 /* For every mission: set (value NULL: remove) the child's subtree keys. */
 static int mark_tx(struct ec_store *s, const char *child, const char *value, bool owe)
 {
-	sqlite3_stmt *st = q(s, "SELECT DISTINCT mission FROM mstate WHERE " SUBTREE_SQL
-				" AND (?1 IS NULL OR value<>?1)");
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT DISTINCT mission FROM mstate WHERE " SUBTREE_SQL
+					    " AND (?1 IS NULL OR value<>?1)");
 	json_t *todo = json_array(), *v;
 	char bounds[2 * EC_PATH_MAX + 8];
 	size_t i;
 	int rc;
 
 	if (!st || !todo || bind_subtree(st, child, bounds, sizeof(bounds))) {
-		rel(s, st);
+		ec_store_release(s, st);
 		json_decref(todo);
 		return -1;
 	}
 	if (value)
 		sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(todo, json_string(col(st, 0)));
-	rel(s, st);
+		json_array_append_new(todo, json_string(ec_store_col_text(st, 0)));
+	ec_store_release(s, st);
 	rc = rc == SQLITE_DONE ? 0 : -1;
 	st = rc || !json_array_size(todo)
 		 ? NULL
-		 : q(s, value ? "UPDATE mstate SET value=?1 WHERE " SUBTREE_SQL " AND value<>?1"
-			      : "DELETE FROM mstate WHERE " SUBTREE_SQL);
+		 : ec_store_stmt(s, value ? "UPDATE mstate SET value=?1 WHERE " SUBTREE_SQL
+					    " AND value<>?1"
+					  : "DELETE FROM mstate WHERE " SUBTREE_SQL);
 	if (st && !bind_subtree(st, child, bounds, sizeof(bounds))) {
 		if (value)
 			sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
-		rc = done(s, st);
+		rc = ec_store_step_release(s, st);
 	} else if (st) {
-		rel(s, st);
+		ec_store_release(s, st);
 		rc = -1;
 	}
 	json_array_foreach(todo, i, v) if (!rc && owe) rc = outbox_mark_tx(s, json_string_value(v));
@@ -338,7 +331,7 @@ static int cred_from(sqlite3_stmt *st, void *out)
 {
 	struct ec_cred *c = memset(out, 0, sizeof(struct ec_cred));
 
-	snprintf(c->name, sizeof(c->name), "%s", col(st, 0));
+	snprintf(c->name, sizeof(c->name), "%s", ec_store_col_text(st, 0));
 	blob(st, 1, c->cur);
 	c->cur_expires = sqlite3_column_int64(st, 2);
 	blob(st, 3, c->prev);
@@ -351,14 +344,15 @@ static int cred_from(sqlite3_stmt *st, void *out)
 
 int ec_store_cred_get(struct ec_store *s, const char *name, struct ec_cred *c)
 {
-	return ec_store_one(s, q(s, "SELECT " CRED_COLS " FROM hub_creds WHERE name=?1"), name,
-			    cred_from, c);
+	return ec_store_one(s,
+			    ec_store_stmt(s, "SELECT " CRED_COLS " FROM hub_creds WHERE name=?1"),
+			    name, cred_from, c);
 }
 
 int ec_store_cred_put(struct ec_store *s, const struct ec_cred *c)
 {
-	sqlite3_stmt *st =
-	    q(s, "INSERT OR REPLACE INTO hub_creds (" CRED_COLS ") VALUES (?1,?2,?3,?4,?5,?6)");
+	sqlite3_stmt *st = ec_store_stmt(s, "INSERT OR REPLACE INTO hub_creds (" CRED_COLS
+					    ") VALUES (?1,?2,?3,?4,?5,?6)");
 
 	if (!st)
 		return -1;
@@ -368,7 +362,7 @@ int ec_store_cred_put(struct ec_store *s, const struct ec_cred *c)
 	sqlite3_bind_blob(st, 4, c->prev, EC_HASH_LEN, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, c->prev_expires);
 	sqlite3_bind_int(st, 6, c->resync);
-	return done(s, st);
+	return ec_store_step_release(s, st);
 }
 
 struct cred_list {
@@ -389,8 +383,8 @@ int ec_store_cred_list(struct ec_store *s, ec_cred_cb cb, void *arg)
 {
 	struct cred_list l = {cb, arg};
 
-	return ec_store_each(s, q(s, "SELECT " CRED_COLS " FROM hub_creds ORDER BY name"), cred_row,
-			     &l);
+	return ec_store_each(
+	    s, ec_store_stmt(s, "SELECT " CRED_COLS " FROM hub_creds ORDER BY name"), cred_row, &l);
 }
 
 /* ---- descendants' EdgeCluster rows ---- */
@@ -398,7 +392,7 @@ int ec_store_cred_list(struct ec_store *s, ec_cred_cb cb, void *arg)
 /* name -> {path, labels, spec, uid, state} of every row but self's. */
 static int rows_by_name(struct ec_store *s, const char *self, json_t **out)
 {
-	sqlite3_stmt *st = q(s, "SELECT name, uid, labels, spec, state FROM clusters");
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT name, uid, labels, spec, state FROM clusters");
 	int rc;
 
 	*out = json_object();
@@ -407,19 +401,20 @@ static int rows_by_name(struct ec_store *s, const char *self, json_t **out)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_t *state;
 
-		if (!strcmp(col(st, 0), self))
+		if (!strcmp(ec_store_col_text(st, 0), self))
 			continue;
-		state = json_loads(col(st, 4), 0, NULL);
+		state = json_loads(ec_store_col_text(st, 4), 0, NULL);
 		json_object_set_new(
-		    *out, col(st, 0),
+		    *out, ec_store_col_text(st, 0),
 		    json_pack("{s:s,s:s,s:s,s:s,s:o}", "path",
 			      json_string_value(json_object_get(state, "path"))
 				  ? json_string_value(json_object_get(state, "path"))
 				  : "",
-			      "uid", col(st, 1), "labels", col(st, 2), "spec", col(st, 3), "state",
+			      "uid", ec_store_col_text(st, 1), "labels", ec_store_col_text(st, 2),
+			      "spec", ec_store_col_text(st, 3), "state",
 			      state ? state : json_object()));
 	}
-	rel(s, st);
+	ec_store_release(s, st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -436,21 +431,23 @@ static int row_write(struct ec_store *s, json_t *obj, json_t *old)
 	sqlite3_stmt *st = NULL;
 	uint64_t rev = 0;
 	int rc = tl && ts && tst ? 0 : -1;
-	bool structural = !old ||
-			  strcmp(json_string_value(json_object_get(old, "uid")), uid ? uid : "") ||
-			  !same_text(json_string_value(json_object_get(old, "labels")), labels) ||
-			  !same_text(json_string_value(json_object_get(old, "spec")), spec);
+	bool structural =
+	    !old || strcmp(json_string_value(json_object_get(old, "uid")), uid ? uid : "") ||
+	    !ec_json_same_text(json_string_value(json_object_get(old, "labels")), labels) ||
+	    !ec_json_same_text(json_string_value(json_object_get(old, "spec")), spec);
 
 	if (!rc && structural)
-		rc = bump(s, &rev);
+		rc = ec_store_bump(s, &rev);
 	if (!rc && !old)
-		st = q(s, "INSERT INTO clusters (name, uid, rv, created, labels, spec, state)"
-			  " VALUES (?1,?2,?3,?4,?5,?6,?7)");
+		st = ec_store_stmt(
+		    s, "INSERT INTO clusters (name, uid, rv, created, labels, spec, state)"
+		       " VALUES (?1,?2,?3,?4,?5,?6,?7)");
 	else if (!rc && structural)
-		st = q(s, "UPDATE clusters SET uid=?2, rv=?3, created=?4, labels=?5, spec=?6,"
-			  " state=?7 WHERE name=?1");
+		st = ec_store_stmt(
+		    s, "UPDATE clusters SET uid=?2, rv=?3, created=?4, labels=?5, spec=?6,"
+		       " state=?7 WHERE name=?1");
 	else if (!rc)
-		st = q(s, "UPDATE clusters SET state=?7 WHERE name=?1");
+		st = ec_store_stmt(s, "UPDATE clusters SET state=?7 WHERE name=?1");
 	if (st) {
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, uid ? uid : "", -1, SQLITE_STATIC);
@@ -461,7 +458,7 @@ static int row_write(struct ec_store *s, json_t *obj, json_t *old)
 		sqlite3_bind_text(st, 7, tst, -1, SQLITE_STATIC);
 	}
 	if (!rc)
-		rc = done(s, st);
+		rc = ec_store_step_release(s, st);
 	free(tl);
 	free(ts);
 	free(tst);
@@ -470,15 +467,15 @@ static int row_write(struct ec_store *s, json_t *obj, json_t *old)
 
 static int row_delete(struct ec_store *s, const char *name)
 {
-	sqlite3_stmt *st = q(s, "DELETE FROM clusters WHERE name=?1");
+	sqlite3_stmt *st = ec_store_stmt(s, "DELETE FROM clusters WHERE name=?1");
 	uint64_t rev;
 
-	if (!st || bump(s, &rev)) {
-		rel(s, st);
+	if (!st || ec_store_bump(s, &rev)) {
+		ec_store_release(s, st);
 		return -1;
 	}
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return done(s, st);
+	return ec_store_step_release(s, st);
 }
 
 int ec_store_subtree_sync(struct ec_store *s, const char *self, const char *child, json_t *objs,
@@ -546,12 +543,12 @@ int ec_store_subtree_health(struct ec_store *s, const char *child, const char *c
 		json_object_set_new(state, "health",
 				    json_string(strcmp(path, child) ? desc_health : child_health));
 		text = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
-		st = text ? q(s, "UPDATE clusters SET state=?2 WHERE name=?1") : NULL;
+		st = text ? ec_store_stmt(s, "UPDATE clusters SET state=?2 WHERE name=?1") : NULL;
 		if (st) {
 			sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 			sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
 		}
-		rc = done(s, st);
+		rc = ec_store_step_release(s, st);
 		free(text);
 	}
 	json_decref(rows);
@@ -574,16 +571,16 @@ int ec_store_subtree_drop(struct ec_store *s, const char *child, bool owe)
 	json_decref(rows);
 	if (!rc)
 		rc = mark_tx(s, child, NULL, owe);
-	if (!rc && (st = q(s, "DELETE FROM hub_creds WHERE name=?1"))) {
+	if (!rc && (st = ec_store_stmt(s, "DELETE FROM hub_creds WHERE name=?1"))) {
 		sqlite3_bind_text(st, 1, child, -1, SQLITE_STATIC);
-		rc = done(s, st);
+		rc = ec_store_step_release(s, st);
 	}
 	return ec_store_tx_end(s, rc);
 }
 
 int ec_store_cluster_path(struct ec_store *s, const char *name, char *path, size_t len)
 {
-	sqlite3_stmt *st = q(s, "SELECT state FROM clusters WHERE name=?1");
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT state FROM clusters WHERE name=?1");
 	int rc;
 
 	path[0] = 0;
@@ -592,13 +589,108 @@ int ec_store_cluster_path(struct ec_store *s, const char *name, char *path, size
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		json_t *state = json_loads(col(st, 0), 0, NULL);
+		json_t *state = json_loads(ec_store_col_text(st, 0), 0, NULL);
 		const char *p = json_string_value(json_object_get(state, "path"));
 
 		/* the serving cluster's own row has no stored path */
 		snprintf(path, len, "%s", p ? p : "");
 		json_decref(state);
 	}
-	rel(s, st);
+	ec_store_release(s, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* ---- this cluster's mission counts (heartbeats, GET of our EdgeCluster) ---- */
+
+struct counts_ctx {
+	const char *self;
+	json_t *labels;
+	int *known, *matched, *active;
+};
+
+static int count_one(void *arg, sqlite3_stmt *st)
+{
+	struct counts_ctx *c = arg;
+	const char *pl = (const char *)sqlite3_column_text(st, 0);
+	const char *own = (const char *)sqlite3_column_text(st, 1);
+	bool match = true;
+
+	(*c->known)++;
+	if (pl) { /* only a mission with a placement needs parsing (a few bytes) */
+		json_t *p = json_loads(pl, 0, NULL);
+		json_t *spec = p ? json_pack("{s:o}", "placement", p) : NULL;
+
+		match = spec && ec_placement_match(spec, c->self, c->labels);
+		json_decref(spec);
+	}
+	if (!match)
+		return 0;
+	(*c->matched)++;
+	/* applied and checked: anything but the placeholders */
+	if (own && *own && strncmp(own, "pending", 7) && strcmp(own, "not matched") &&
+	    strncmp(own, "failed", 6) && strcmp(own, "unreachable"))
+		(*c->active)++;
+	return 0;
+}
+
+/*
+ * Asked by every heartbeat and every GET of our EdgeCluster. SQLite's
+ * json_extract picks the placement out of the spec text and our own state
+ * key is one row: parsing every spec into jansson objects was most of a
+ * poll's cost.
+ */
+int ec_store_mission_counts(struct ec_store *s, const char *self, json_t *labels, int *known,
+			    int *matched, int *active)
+{
+	static const char sql[] = "SELECT json_extract(spec, '$.placement'), (SELECT value FROM"
+				  " mstate WHERE mission=missions.name AND path=?1) FROM missions";
+	struct counts_ctx c = {self, labels, known, matched, active};
+	sqlite3_stmt *st = ec_store_stmt(s, sql);
+
+	*known = *matched = *active = 0;
+	if (st && sqlite3_bind_text(st, 1, self, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+		ec_store_release(s, st);
+		return -1;
+	}
+	return ec_store_each(s, st, count_one, &c) ? -1 : 0;
+}
+
+/* ---- what goes up ---- */
+
+/* A mission's map as the parent stores it: our own key stays, a
+ * descendant's gets our name in front ("c/d" -> "b/c/d"); NULL if the
+ * mission is gone. */
+json_t *ec_store_state_report(struct ec_store *s, const char *self, const char *mission,
+			      size_t *bytes)
+{
+	/* a row with NULLs for a mission without keys; none for one gone */
+	sqlite3_stmt *st = ec_store_stmt(s, "SELECT s.path, s.value FROM missions m"
+					    " LEFT JOIN mstate s ON s.mission=m.name"
+					    " WHERE m.name=?1");
+	char key[EC_PATH_MAX * 2];
+	json_t *out = NULL;
+	int rc;
+
+	if (!st)
+		return NULL;
+	sqlite3_bind_text(st, 1, mission, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+
+		if (!out)
+			out = json_object();
+		if (!k || !v)
+			continue;
+		if (strcmp(k, self))
+			snprintf(key, sizeof(key), "%s/%s", self, k);
+		json_object_set_new(out, strcmp(k, self) ? key : k, json_string(v));
+		*bytes += strlen(k) + strlen(v) + strlen(self) + 8;
+	}
+	ec_store_release(s, st);
+	if (rc != SQLITE_DONE) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
 }

@@ -83,22 +83,21 @@ static void unqueue_check(struct mrt *m)
 		lws_dll2_remove(&m->q);
 }
 
-void arm(struct mrt *m, enum tmr t, unsigned seconds)
+void mission_arm(struct mrt *m, enum tmr t, unsigned seconds)
 {
 	unqueue_check(m);
 	m->timer = t;
-	lws_sul_schedule(m->run->d->lws, 0, &m->sul, on_timer,
-			 (lws_usec_t)seconds * LWS_US_PER_SEC);
+	lws_sul_schedule(m->run->lws, 0, &m->sul, on_timer, (lws_usec_t)seconds * LWS_US_PER_SEC);
 }
 
-void disarm(struct mrt *m)
+void mission_disarm(struct mrt *m)
 {
 	unqueue_check(m);
 	m->timer = T_NONE;
 	lws_sul_cancel(&m->sul);
 }
 
-unsigned seconds_at(json_t *spec, const char *obj, const char *key, unsigned dflt)
+unsigned mission_seconds_at(json_t *spec, const char *obj, const char *key, unsigned dflt)
 {
 	json_t *v = json_object_get(json_object_get(spec, obj), key);
 
@@ -106,7 +105,7 @@ unsigned seconds_at(json_t *spec, const char *obj, const char *key, unsigned dfl
 							       : dflt;
 }
 
-char **argv_at(json_t *spec, const char *obj, const char *key)
+char **mission_argv_at(json_t *spec, const char *obj, const char *key)
 {
 	json_t *a = json_object_get(json_object_get(spec, obj), key), *v;
 	char **argv;
@@ -122,7 +121,7 @@ char **argv_at(json_t *spec, const char *obj, const char *key)
 	return argv;
 }
 
-const char *content_of(json_t *spec)
+const char *mission_content_of(json_t *spec)
 {
 	return json_string_value(json_object_get(spec, "content"));
 }
@@ -146,7 +145,7 @@ static void digest_of(const char *uid, json_t *spec, char out[33])
 
 /* This cluster's own key of the mission's state: written only when it
  * changes, and then the tree is told (slice 2 reports it upward). */
-void set_state(struct mrt *m, const char *value)
+void mission_set_state(struct mrt *m, const char *value)
 {
 	struct ecd *d = m->run->d;
 	char v[STATE_MAX + 8];
@@ -168,7 +167,7 @@ void set_state(struct mrt *m, const char *value)
 		d->on_state(d, m->name);
 }
 
-void set_statef(struct mrt *m, const char *fmt, ...)
+void mission_set_statef(struct mrt *m, const char *fmt, ...)
 {
 	char v[STATE_MAX + 256];
 	va_list ap;
@@ -176,7 +175,7 @@ void set_statef(struct mrt *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(v, sizeof(v), fmt, ap);
 	va_end(ap);
-	set_state(m, v);
+	mission_set_state(m, v);
 }
 
 /* Remember the stored value of our key, so restarts do not rewrite it. */
@@ -197,7 +196,7 @@ static void cache_state(struct mrt *m)
 
 /* ---- the record, the end of an operation ---- */
 
-void put_record(struct mrt *m, const char *phase)
+void mission_put_record(struct mrt *m, const char *phase)
 {
 	struct ec_store *s = &m->run->d->store;
 	struct ec_applied a = {0};
@@ -212,7 +211,7 @@ void put_record(struct mrt *m, const char *phase)
 		ctl_log("mission %s: store: record %s: %s", m->name, phase, ec_store_errmsg(s));
 }
 
-void finish_op(struct mrt *m)
+void mission_finish_op(struct mrt *m)
 {
 	m->op = OP_NONE;
 	json_decref(m->spec);
@@ -221,7 +220,7 @@ void finish_op(struct mrt *m)
 	m->spec_text = NULL;
 	if (m->dirty) {
 		m->dirty = false;
-		reconcile(m, false);
+		mission_reconcile(m, false);
 	}
 }
 
@@ -236,7 +235,7 @@ void finish_op(struct mrt *m)
  * (it spawns from a timer of its own): "applying" is committed before the
  * first command of an apply runs.
  */
-void group_begin(struct ec_run *rn)
+void mission_group_begin(struct ec_run *rn)
 {
 	struct ec_store *s = &rn->d->store;
 
@@ -247,7 +246,7 @@ void group_begin(struct ec_run *rn)
 		rn->grouped++;
 }
 
-void group_end(struct ec_run *rn)
+void mission_group_end(struct ec_run *rn)
 {
 	struct ec_store *s = &rn->d->store;
 	struct mrt *m;
@@ -284,7 +283,7 @@ static void enqueue(struct mrt *m, unsigned what)
 		lws_dll2_add_tail(&m->q, &rn->queue);
 	if (!rn->work_armed) {
 		rn->work_armed = true;
-		lws_sul_schedule(rn->d->lws, 0, &rn->sul_work, on_work, 0);
+		lws_sul_schedule(rn->lws, 0, &rn->sul_work, on_work, 0);
 	}
 }
 
@@ -295,7 +294,7 @@ static void on_work(lws_sorted_usec_list_t *sul)
 	int n = 0;
 
 	rn->work_armed = false;
-	group_begin(rn);
+	mission_group_begin(rn);
 	while (rn->queue.head && n < CHUNK_MAX && (!n || mono_us() - t0 < CHUNK_US)) {
 		struct mrt *m = lws_container_of(rn->queue.head, struct mrt, q);
 		unsigned what = m->qflags;
@@ -304,14 +303,14 @@ static void on_work(lws_sorted_usec_list_t *sul)
 		m->qflags = 0;
 		n++;
 		if (what & (Q_RECONCILE | Q_RETRY))
-			reconcile(m, what & Q_RETRY); /* may free m */
+			mission_reconcile(m, what & Q_RETRY); /* may free m */
 		else
-			op_check(m);
+			mission_op_check(m);
 	}
-	group_end(rn);
+	mission_group_end(rn);
 	if (rn->queue.head && !rn->work_armed) {
 		rn->work_armed = true; /* the rest after the loop served everyone else */
-		lws_sul_schedule(rn->d->lws, 0, &rn->sul_work, on_work, 0);
+		lws_sul_schedule(rn->lws, 0, &rn->sul_work, on_work, 0);
 	}
 }
 
@@ -358,7 +357,7 @@ static void want_free(struct want *w)
 	json_decref(w->spec);
 }
 
-void reconcile(struct mrt *m, bool retry)
+void mission_reconcile(struct mrt *m, bool retry)
 {
 	struct ec_store *s = &m->run->d->store;
 	struct ec_applied a;
@@ -389,10 +388,10 @@ void reconcile(struct mrt *m, bool retry)
 	if (!w.matched || (!arc && strcmp(a.uid, w.r.uid))) {
 		/* not (or no longer) here, or another incarnation was applied */
 		if (!arc)
-			op_reverse(m, &a);
+			mission_op_reverse(m, &a);
 		else if (w.row) {
-			disarm(m);
-			set_state(m, "not matched");
+			mission_disarm(m);
+			mission_set_state(m, "not matched");
 		} else {
 			want_free(&w);
 			forget(m);
@@ -405,25 +404,25 @@ void reconcile(struct mrt *m, bool retry)
 			snprintf(m->digest, sizeof(m->digest), "%s", a.digest);
 			m->fails = 0;
 			m->spec_text = w.r.spec;
-			put_record(m, "applied");
+			mission_put_record(m, "applied");
 			m->spec_text = NULL;
 		}
 		if (json_object_get(w.spec, "stateCheck"))
-			arm(m, T_CHECK, 0);
+			mission_arm(m, T_CHECK, 0);
 		else {
-			disarm(m);
-			set_state(m, "applied");
+			mission_disarm(m);
+			mission_set_state(m, "applied");
 		}
 	} else if (!arc && !strcmp(a.digest, w.digest) && !strcmp(a.phase, "failed") && !retry) {
 		/* failed with this spec: the retry timer (armed at the failure, or
 		 * now after a restart) tries again */
 		if (m->timer != T_RETRY)
-			arm(m, T_RETRY, RETRY_BASE_S);
+			mission_arm(m, T_RETRY, RETRY_BASE_S);
 	} else {
 		/* new, changed, failed and due, or interrupted (applying/reversing);
 		 * a retry of the same spec keeps counting failures (backoff) */
-		op_start(m, w.r.uid, w.spec, w.r.spec, w.digest,
-			 !arc && !strcmp(a.digest, w.digest) ? a.fails : 0);
+		mission_op_start(m, w.r.uid, w.spec, w.r.spec, w.digest,
+				 !arc && !strcmp(a.digest, w.digest) ? a.fails : 0);
 	}
 	if (!arc)
 		ec_applied_free(&a);
@@ -432,13 +431,18 @@ void reconcile(struct mrt *m, bool retry)
 
 /* ---- start and stop ---- */
 
-static void on_mission(struct ecd *d, const char *name, bool deleted)
+void mission_changed(struct ec_run *rn, const char *name, bool deleted)
 {
 	struct mrt *m;
 
 	(void)deleted; /* the store says what is there; a delete is a missing row */
-	if (d->run && (m = get(d->run, name)))
+	if ((m = get(rn, name)))
 		enqueue(m, Q_RECONCILE);
+}
+
+const struct ec_nodes *mission_nodes(const struct ec_run *rn)
+{
+	return &rn->np.lists;
 }
 
 static int kill_orphan(void *arg, struct ec_applied *a)
@@ -465,7 +469,7 @@ static int collect_applied(void *arg, struct ec_applied *a)
 	return 0;
 }
 
-int mission_start(struct ecd *d, struct ec_exec *x)
+struct ec_run *mission_start(struct ecd *d, struct lws_context *lws, struct ec_exec *x)
 {
 	struct ec_run *rn = calloc(1, sizeof(*rn));
 	json_t *names = json_object(), *v;
@@ -476,14 +480,13 @@ int mission_start(struct ecd *d, struct ec_exec *x)
 		ctl_log("missions: %s", strerror(errno));
 		free(rn);
 		json_decref(names);
-		return -1;
+		return NULL;
 	}
 	rn->d = d;
+	rn->lws = lws;
 	rn->x = x;
 	rn->byname.key = mrt_key;
 	ec_drv_init(&rn->dv, &d->conf);
-	d->run = rn;
-	d->on_mission = on_mission;
 	/* names first, then reconcile: no store write while a read is open */
 	if (ec_store_applied_list(&d->store, kill_orphan, NULL) ||
 	    ec_store_list(&d->store, EC_T_MISSIONS, collect_row, names) ||
@@ -491,31 +494,29 @@ int mission_start(struct ecd *d, struct ec_exec *x)
 		ctl_log("missions: store: %s", ec_store_errmsg(&d->store));
 		rc = -1;
 	}
-	json_object_foreach(names, name, v) on_mission(d, name, false);
+	json_object_foreach(names, name, v) mission_changed(rn, name, false);
 	nodes_start(rn);
 	ctl_log("missions: driver %s, work directory %s, %zu missions or records",
 		ec_driver_name(rn->dv.kind), rn->dv.workroot, json_object_size(names));
 	json_decref(names);
-	return rc;
+	if (rc) {
+		mission_stop(rn);
+		return NULL;
+	}
+	return rn;
 }
 
-void mission_stop(struct ecd *d)
+void mission_stop(struct ec_run *rn)
 {
-	struct ec_run *rn = d->run;
 	struct mrt *m;
 
 	if (!rn)
 		return;
-	d->on_mission = NULL;
 	lws_sul_cancel(&rn->sul_work);
 	nodes_stop(rn);
 	ec_drv_close(&rn->dv);
-	json_decref(d->nodes);
-	json_decref(d->edge_nodes);
-	d->nodes = d->edge_nodes = NULL;
 	for (size_t i = 0; (m = htab_next(&rn->byname, &i));)
 		mrt_free(m);
 	htab_free(&rn->byname);
 	free(rn);
-	d->run = NULL;
 }

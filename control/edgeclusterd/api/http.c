@@ -26,6 +26,7 @@
 #include <libwebsockets.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -33,7 +34,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ecd.h"
+#include "api.h"
 #include "links.h"
 
 #define DRAIN_MAX (16u << 20)
@@ -404,10 +405,17 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 	return answered(wsi, c);
 }
 
+struct http_server {
+	struct ecd *d;
+	struct lws_context *ctx;
+	volatile sig_atomic_t stop;
+	char iface[INET_ADDRSTRLEN];
+};
+
 static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		   size_t len)
 {
-	struct ecd *d = lws_context_user(lws_get_context(wsi));
+	struct ecd *d = ((struct http_server *)lws_context_user(lws_get_context(wsi)))->d;
 	struct conn *c = user;
 
 	switch (reason) {
@@ -444,14 +452,14 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 static int cb_signal(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		     size_t len)
 {
-	struct ecd *d = lws_context_user(lws_get_context(wsi));
+	struct http_server *hs = lws_context_user(lws_get_context(wsi));
 	struct signalfd_siginfo si;
 
 	if (reason == LWS_CALLBACK_RAW_RX_FILE) {
 		while (read(lws_get_socket_fd(wsi), &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 				ctl_log("signal %u: stopping", si.ssi_signo);
-				d->stop = 1;
+				hs->stop = 1;
 			}
 		}
 		return 0;
@@ -472,24 +480,41 @@ static void lws_logger(int level, const char *line)
 	ctl_log("lws: %.*s", (int)strcspn(line, "\n"), line);
 }
 
-static char iface[INET_ADDRSTRLEN];
-static int sigfd = -1;
-
-int http_start(struct ecd *d)
+struct lws_context *http_context(const struct http_server *hs)
 {
+	return hs->ctx;
+}
+
+struct lws_vhost *http_vhost(const struct http_server *hs)
+{
+	return lws_get_vhost_by_name(hs->ctx, VHOST);
+}
+
+bool http_stopping(const struct http_server *hs)
+{
+	return hs->stop;
+}
+
+struct http_server *http_start(struct ecd *d)
+{
+	struct http_server *hs = calloc(1, sizeof(*hs));
+	int sigfd;
 	struct lws_context_creation_info info;
 	lws_sock_file_fd_type fd;
 	sigset_t set;
 
+	if (!hs)
+		return NULL;
+	hs->d = d;
 	lws_set_log_level(LLL_ERR | LLL_WARN, lws_logger);
 	memset(&info, 0, sizeof(info));
-	inet_ntop(AF_INET, &d->conf.listen.sin_addr, iface, sizeof(iface));
-	info.iface = iface;
+	inet_ntop(AF_INET, &d->conf.listen.sin_addr, hs->iface, sizeof(hs->iface));
+	info.iface = hs->iface;
 	info.port = ntohs(d->conf.listen.sin_port);
 	info.protocols = protocols;
 	info.vhost_name = VHOST;
 	info.server_string = "edgeclusterd";
-	info.user = d;
+	info.user = hs;
 	info.alpn = "http/1.1";
 	info.timeout_secs = 10;
 	info.fd_limit_per_thread = 1024; /* lws sizes its fd tables by this: RSS */
@@ -499,11 +524,12 @@ int http_start(struct ecd *d)
 		info.ssl_cert_filepath = d->conf.tls_cert;
 		info.ssl_private_key_filepath = d->conf.tls_key;
 	}
-	d->lws = lws_create_context(&info);
-	if (!d->lws) {
-		ctl_log("cannot serve on %s:%u (address in use, or bad TLS files?)", iface,
+	hs->ctx = lws_create_context(&info);
+	if (!hs->ctx) {
+		ctl_log("cannot serve on %s:%u (address in use, or bad TLS files?)", hs->iface,
 			info.port);
-		return -1;
+		free(hs);
+		return NULL;
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -512,19 +538,22 @@ int http_start(struct ecd *d)
 	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	fd.filefd = sigfd;
 	if (sigfd < 0 ||
-	    !lws_adopt_descriptor_vhost(lws_get_vhost_by_name(d->lws, VHOST),
+	    !lws_adopt_descriptor_vhost(lws_get_vhost_by_name(hs->ctx, VHOST),
 					LWS_ADOPT_RAW_FILE_DESC, fd, "ecd-signal", NULL)) {
 		ctl_log("signalfd: %s", strerror(errno));
-		return -1;
+		if (sigfd >= 0)
+			close(sigfd);
+		http_stop(hs);
+		return NULL;
 	}
-	ctl_log("serving %s://%s:%u", d->conf.tls_cert[0] ? "https" : "http", iface, info.port);
-	return 0;
+	ctl_log("serving %s://%s:%u", d->conf.tls_cert[0] ? "https" : "http", hs->iface, info.port);
+	return hs;
 }
 
-void http_stop(struct ecd *d)
+void http_stop(struct http_server *hs)
 {
-	if (d->lws)
-		lws_context_destroy(d->lws); /* closes the adopted signalfd too */
-	d->lws = NULL;
-	sigfd = -1;
+	if (!hs)
+		return;
+	lws_context_destroy(hs->ctx); /* closes the adopted signalfd too */
+	free(hs);
 }

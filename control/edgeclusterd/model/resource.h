@@ -97,4 +97,7 @@ bool ec_placement_match(json_t *spec, const char *name, json_t *labels);
 void ec_uuid4(char out[EC_UID_LEN + 1]);
 void ec_timestamp(time_t t, char out[EC_TS_LEN + 1]);
 
+/* Is the stored JSON text the same value as v (key order and spacing aside)? */
+bool ec_json_same_text(const char *stored, json_t *v);
+
 #endif
