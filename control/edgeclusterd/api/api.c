@@ -205,7 +205,7 @@ static int mission_create(struct ecd *d, const struct api_req *rq, struct api_re
 	else {
 		ctl_log("mission %s created (rv %" PRIu64 ") by %s", r.name, r.rv, rq->peer);
 		api_respond(rs, 201, ec_object_json("Mission", &r));
-		if (d->on_mission) /* slice 3: apply it here if it matches */
+		if (d->on_mission) /* apply it here if it matches */
 			d->on_mission(d, r.name, false);
 	}
 	ec_row_free(&r);
@@ -269,7 +269,7 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	else {
 		ctl_log("mission %s replaced (rv %" PRIu64 ") by %s", name, r.rv, rq->peer);
 		api_respond(rs, 200, ec_object_json("Mission", &r));
-		if (d->on_mission) /* slice 3: re-apply if what it runs changed */
+		if (d->on_mission) /* re-apply if what it runs changed */
 			d->on_mission(d, name, false);
 	}
 	goto out;
@@ -310,14 +310,14 @@ static int mission_delete(struct ecd *d, const char *name, const struct api_req 
 	ctl_log("mission %s deleted (was rv %" PRIu64 ") by %s", name, old.rv, rq->peer);
 	api_respond(rs, 200, ec_object_json("Mission", &old));
 	ec_row_free(&old);
-	if (d->on_mission) /* slice 3: run the reverse of what was applied */
+	if (d->on_mission) /* run the reverse of what was applied */
 		d->on_mission(d, name, true);
 	return 0;
 }
 
-/* ---- edge clusters: this one and (slice 2, tree.c) its descendants ---- */
+/* ---- edge clusters: this one and (tree.c) its descendants ---- */
 
-/* slice 2: this cluster and its descendants come from tree.c (their paths,
+/* this cluster and its descendants come from tree.c (their paths,
  * health and heartbeats are the tree's) */
 static int cluster_get(struct ecd *d, const char *name, struct api_resp *rs)
 {
@@ -405,7 +405,7 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 			return mission_delete(d, name, rq, rs);
 		return not_allowed(rq, rs, "GET, PUT, DELETE");
 	}
-	if (!strcmp(rq->path, PREFIX "/attach")) { /* slice 2: the attach state machine */
+	if (!strcmp(rq->path, PREFIX "/attach")) { /* the attach state machine */
 		api_attach(d, rq, rs);
 		return 0;
 	}

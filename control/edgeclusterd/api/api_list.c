@@ -284,7 +284,7 @@ int api_mission_create_list(struct ecd *d, const struct api_req *rq, json_t *bod
 		json_array_append_new(items, created_json(&rows[i], &ins[i]));
 	}
 	api_respond(rs, 201, ec_list_json("Mission", rev, items));
-	if (d->on_mission) /* slice 3: apply each here if it matches, as one create does */
+	if (d->on_mission) /* apply each here if it matches, as one create does */
 		for (i = 0; i < n; i++)
 			d->on_mission(d, rows[i].name, false);
 out:

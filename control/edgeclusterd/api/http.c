@@ -18,7 +18,7 @@
  * instead of a reset; everything else keeps the connection alive.
  *
  * Signals come in through a signalfd adopted into the same loop: the stop
- * flag is then set from the loop thread, and slice 3's SIGCHLD uses the
+ * flag is then set from the loop thread, and the command runner's SIGCHLD uses the
  * same path.
  */
 #include <arpa/inet.h>
@@ -435,7 +435,7 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return on_writeable(wsi, c);
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		/* a WebSocket upgrade without our subprotocol lands here: refused (slice 2) */
+		/* a WebSocket upgrade without our subprotocol lands here: refused */
 		return 1;
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 	case LWS_CALLBACK_CLOSED_HTTP:
@@ -470,7 +470,7 @@ static int cb_signal(struct lws *wsi, enum lws_callback_reasons reason, void *us
 static const struct lws_protocols protocols[] = {
     {"http", cb_http, sizeof(struct conn), 0, 0, NULL, 0},
     {"ecd-signal", cb_signal, 0, 0, 0, NULL, 0},
-    HUB_PROTOCOL_ENTRY, /* slice 2: the WebSocket children attach to (hub.c) */
+    HUB_PROTOCOL_ENTRY, /* the WebSocket children attach to (hub.c) */
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 

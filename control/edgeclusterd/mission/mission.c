@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Missions applied on this cluster (slice 3). One reconciler per mission
+ * Missions applied on this cluster. One reconciler per mission
  * name compares what the store wants (the mission row and its placement)
  * with what this cluster applied (the `applied` table) and runs the
  * difference through the driver, one operation at a time per mission
@@ -16,7 +16,7 @@
  * idempotent) and never what completed. The record keeps the spec that was
  * applied: a deleted mission's row is gone, its reverse runs from there.
  * Everything runs from lws callbacks and timers; commands never block the
- * loop (exec.c). State values: docs/edgecluster.md, "Mission state".
+ * loop (the runner, ctl_exec.c). State values: docs/edgecluster.md, "Mission state".
  */
 #include <errno.h>
 #include <signal.h>
@@ -144,7 +144,7 @@ static void digest_of(const char *uid, json_t *spec, char out[33])
 }
 
 /* This cluster's own key of the mission's state: written only when it
- * changes, and then the tree is told (slice 2 reports it upward). */
+ * changes, and then the tree is told (on_state: the uplink reports it). */
 void mission_set_state(struct mrt *m, const char *value)
 {
 	struct ecd *d = m->run->d;
@@ -231,7 +231,7 @@ void mission_finish_op(struct mrt *m)
  * repairable group: one commit without an fsync instead of ~6 fsynced ones
  * per mission. What they record is re-derived or sent again: the missions
  * and the records say what to redo after a crash. The group commits before
- * the callback returns, so before exec.c spawns anything the turn queued
+ * the callback returns, so before the runner spawns anything the turn queued
  * (it spawns from a timer of its own): "applying" is committed before the
  * first command of an apply runs.
  */

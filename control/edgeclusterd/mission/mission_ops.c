@@ -7,7 +7,7 @@
  *   check:   stateCheck, every intervalSeconds, while applied
  *
  * Each is a sequence of steps; a step that runs a command continues from
- * job_done() when the command ended (exec.c calls it from the loop). What
+ * job_done() when the command ended (the runner, ctl_exec.c, calls it from the loop). What
  * needs no command (the local driver's content file, an empty work
  * directory's removal) is done on the spot, so a content-only mission is
  * applied within the reconcile that started it.
@@ -111,7 +111,7 @@ static void apply_failed(struct mrt *m, const char *why)
 }
 
 /* Before the first command of an apply: "applying" goes into the callback's
- * group, which commits before exec.c spawns anything (from a timer of its
+ * group, which commits before the runner spawns anything (from a timer of its
  * own), so a crash from here on applies again. What is done without a
  * command (the content file) commits with "applied" as a whole, or not. */
 static int run_apply(struct mrt *m, const char *what, char **argv, unsigned timeout_s)

@@ -155,7 +155,7 @@ static int token_file(struct pstate *s, struct ec_conf *c, const char *path)
 	return rc;
 }
 
-/* [Hub] JoinToken: what a child presents once to attach (slice 2). */
+/* [Hub] JoinToken: what a child presents once to attach. */
 static int add_join_token(struct pstate *s, struct ec_conf *c, const char *t)
 {
 	size_t n = strlen(t);
@@ -207,7 +207,7 @@ static const struct {
     {SEC_INTERVALS, "HeartbeatTimeout", 0},
     {SEC_INTERVALS, "StateCheck", 0},
     {SEC_INTERVALS, "CommandTimeout", 0},
-    /* slice 2, the tree */
+    /* the tree */
     {SEC_HUB, "JoinToken", 1},
     {SEC_HUB, "CredentialLifetime", 0},
     {SEC_INTERVALS, "ReconnectMax", 0},
@@ -425,7 +425,7 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->heartbeat_timeout_s = 0;
 	c->statecheck_s = 30;
 	c->command_timeout_s = 60;
-	c->credential_s = 30 * 86400; /* slice 2: rotated at half-life while connected */
+	c->credential_s = 30 * 86400; /* rotated at half-life while connected */
 	c->reconnect_max_s = 30;
 	c->connect_timeout_s = 10;
 

@@ -52,7 +52,7 @@ struct ec_conf {
 
 	unsigned heartbeat_s, heartbeat_timeout_s, statecheck_s, command_timeout_s;
 
-	/* ---- slice 2, the tree ---- */
+	/* ---- the tree ---- */
 	/* [Hub] JoinToken: digests of the tokens children may attach with */
 	unsigned char join_tokens[EC_MAX_TOKENS][EC_HASH_LEN];
 	int n_join_tokens;

@@ -4,7 +4,7 @@
  * kubectl argv, the per-mission work directory and content file), and the
  * one-line description of a job's end and the state text that go into
  * states and the log.
- * mission.c sequences the steps; exec.c runs them.
+ * mission.c sequences the steps; the base's runner (ctl_exec.c) runs them.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -23,13 +23,13 @@ static const char schema[] =
     " rv INTEGER NOT NULL, created TEXT NOT NULL, labels TEXT NOT NULL, spec TEXT NOT NULL,"
     " state TEXT NOT NULL DEFAULT '{}');"
     "INSERT OR IGNORE INTO meta VALUES ('revision', 0);"
-    /* slice 3: what this cluster applied (see store.h); a new table, so
+    /* what this cluster applied (see store.h); a new table, so
      * databases of schema 1 without it just gain it */
     "CREATE TABLE IF NOT EXISTS applied (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
     " digest TEXT NOT NULL, phase TEXT NOT NULL, spec TEXT NOT NULL,"
     " pgid INTEGER NOT NULL DEFAULT 0, pstart INTEGER NOT NULL DEFAULT 0,"
     " fails INTEGER NOT NULL DEFAULT 0);"
-    /* slice 2, the tree (tree.h, tree_store.c): the attach record, credentials this hub
+    /* the tree (tree_store.h, tree_store.c): the attach record, credentials this hub
      * issued, missions received from the parent, state owed to it */
     "CREATE TABLE IF NOT EXISTS attach (id INTEGER PRIMARY KEY CHECK (id = 1),"
     " phase TEXT NOT NULL, parent TEXT NOT NULL, token TEXT NOT NULL, credential TEXT NOT NULL,"
@@ -612,7 +612,7 @@ int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint6
 	return rc;
 }
 
-/* ---- slice 3 (mission.c): state keys and applied records ---- */
+/* ---- the missions module: state keys and applied records ---- */
 
 int ec_store_mission_exists(struct ec_store *s, const char *name)
 {

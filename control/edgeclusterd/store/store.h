@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * edgeclusterd's state in SQLite (WAL, synchronous=FULL): missions, clusters
- * (this one in slice 1; its children later) and the revision counter that
+ * (this one and its descendants) and the revision counter that
  * every write bumps and that becomes the written object's resourceVersion.
  *
  * Every write below is one transaction (BEGIN IMMEDIATE .. COMMIT) and the
@@ -135,7 +135,7 @@ int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint
 int ec_store_delete(struct ec_store *s, enum ec_table t, const char *name, uint64_t expect_rv,
 		    struct ec_row *old);
 
-/* ---- slice 3 (mission.c): this cluster's state key, and what it applied ---- */
+/* ---- the missions module: this cluster's state key, and what it applied ---- */
 
 /* Set (value NULL: remove) one key of a mission's state map, in one
  * transaction (or as one statement of a group). It does NOT bump the revision or the mission's

@@ -427,7 +427,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	return 0;
 }
 
-/* ---- leave, fetch (state and heartbeats: hub_up.c) ---- */
+/* ---- leave, fetch (state and heartbeats: hub_reports.c) ---- */
 
 static int on_fetch(struct hub_conn *c, json_t *m)
 {

@@ -55,7 +55,7 @@ void hub_send_list(struct hub_conn *c);
 /* A credential for cr's child (a new one, or the rotation of the current). */
 void hub_issue(struct hub *h, struct ec_cred *cr, json_t **out, bool rotate);
 
-/* hub_up.c */
+/* hub_reports.c */
 int hub_on_state(struct hub_conn *c, json_t *m);
 int hub_on_heartbeat(struct hub_conn *c, json_t *m);
 

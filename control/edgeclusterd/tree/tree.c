@@ -3,7 +3,7 @@
  * The tree's API side, without lws (so the unit tests drive it): this
  * cluster and its descendants as EdgeCluster objects, the Attach resource
  * (GET/PUT/DELETE /apis/edge.xgate.io/v1/attach) that starts and stops the
- * attach state machine, and the attach record's first seeding from the
+ * attach state machine, and the attach record's first filling from the
  * config. The state machine itself runs in uplink.c.
  */
 #include <inttypes.h>
@@ -56,7 +56,7 @@ int tree_prepare(struct ecd *d)
 	int rc = ec_store_attach_get(&d->store, &a);
 
 	if (rc == EC_ST_NOTFOUND) {
-		/* first start: the config's Parent/JoinToken seed the record; from then
+		/* first start: the config's Parent/JoinToken fill the record; from then
 		 * on the record (driven by the API) is what counts */
 		memset(&a, 0, sizeof(a));
 		snprintf(a.parent, sizeof(a.parent), "%s", d->conf.parent);
@@ -241,7 +241,7 @@ json_t *tree_self_json(struct ecd *d)
 		json_object_set_new(st, "attach", json_string(tree_phase_name(a.phase)));
 		json_object_set_new(st, "parentLink",
 				    json_string(d->link && d->link->link_up ? "up" : "down"));
-		/* the parent's clock, as the seed asks; never ours */
+		/* the parent's clock, as the design asks; never ours */
 		if (d->link && d->link->parent_time[0])
 			json_object_set_new(st, "lastHeartbeat", json_string(d->link->parent_time));
 	} else {

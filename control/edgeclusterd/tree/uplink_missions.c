@@ -4,7 +4,7 @@
  * protocol"): a "missions" batch is checked as the API checks a mission and
  * stored in one transaction (tree_sync.c); a full "list" drops what the
  * parent no longer has and fetches what differs. Whatever was written goes
- * to mission.c through d->on_mission. Kept apart from uplink.c, which owns
+ * to the missions through d->on_mission. Kept apart from uplink.c, which owns
  * the link and the attach state machine.
  */
 #include <stdio.h>
