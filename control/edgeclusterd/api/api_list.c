@@ -3,20 +3,17 @@
  * The parts of the API whose size grows with the number of missions: the
  * list GET, written as it is read, and the MissionList POST, a bulk create.
  *
- * A list is read in one read transaction of a connection of its own, opened
- * for that list: in WAL mode that is a snapshot (the revision and every row
- * as of one commit) that the daemon's writes, on the store's connection, go
- * on past meanwhile; the same connection could not give one, as it sees its
- * own writes. The answer is produced a chunk at a time as the transport can
- * send it (api_stream_next), so the daemon holds one row and one chunk, not
- * the whole list; a slow client keeps its snapshot (and the WAL from being
- * checkpointed past it) until the transport's stall timeout cuts it.
+ * A list is read from a snapshot of the store (ec_store_snapshot_missions:
+ * the revision and every row as of one commit, while writes go on). The
+ * answer is produced a chunk at a time as the transport can send it
+ * (api_stream_next), so the daemon holds one row and one chunk, not the
+ * whole list; a slow client keeps its snapshot until the transport's stall
+ * timeout cuts it.
  *
  * A MissionList is validated whole first (every item, the names unique),
  * then created in one store transaction: one fsync for all, or nothing.
  */
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +21,10 @@
 
 #include "api.h"
 
-/* The snapshot connection's page cache: rows stream through it once, so a
- * large cache would only add to the RSS (SQLite's default is 2 MB). */
-#define SNAPSHOT_CACHE "PRAGMA cache_size=-128"
-
 /* ---- lists ---- */
 
 struct api_stream {
-	sqlite3 *db; /* the snapshot's own connection; NULL once read to the end */
-	sqlite3_stmt *st;
+	struct ec_snapshot *sn;
 	const char *kind;
 	char *head; /* the List envelope up to and with "items":[ */
 	struct ec_selector sel;
@@ -40,61 +32,18 @@ struct api_stream {
 	bool started, done;
 };
 
-static void snapshot_close(struct api_stream *s)
-{
-	sqlite3_finalize(s->st);
-	s->st = NULL;
-	if (s->db)
-		sqlite3_close(s->db); /* ends the read transaction: the snapshot */
-	s->db = NULL;
-}
-
 void api_stream_free(struct api_stream *s)
 {
 	if (!s)
 		return;
-	snapshot_close(s);
+	ec_snapshot_close(s->sn);
 	free(s->head);
 	free(s);
 }
 
-/* Open the read transaction and read the revision in it; prepare the rows. */
-static int snapshot_open(struct ecd *d, struct api_stream *s, uint64_t *rev)
-{
-	const char *file = sqlite3_db_filename(d->store.db, "main");
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (!file || !*file) {
-		ctl_log("list missions: the store has no file to read a snapshot from");
-		return -1;
-	}
-	if (sqlite3_open_v2(file, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_busy_timeout(s->db, 2000);
-	if (sqlite3_exec(s->db, SNAPSHOT_CACHE ";BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k='revision'", -1, &st, NULL) !=
-		SQLITE_OK)
-		goto fail;
-	/* the first read fixes the snapshot: the revision and the rows below are of one commit */
-	rc = sqlite3_step(st);
-	*rev = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		goto fail;
-	if (sqlite3_prepare_v2(s->db, "SELECT " EC_MISSION_COLS " FROM missions ORDER BY name", -1,
-			       &s->st, NULL) != SQLITE_OK)
-		goto fail;
-	return 0;
-fail:
-	ctl_log("store: list missions: %s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
-	snapshot_close(s);
-	return -1;
-}
-
 int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {
-	char buf[4096], why[256];
+	char buf[4096], why[256], err[300];
 	const char *sel = api_query(rq->query, "labelSelector", buf, sizeof(buf));
 	struct api_stream *s = calloc(1, sizeof(*s));
 	json_t *env;
@@ -108,7 +57,8 @@ int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *r
 		api_stream_free(s);
 		return api_errorf(rs, 400, NULL, "labelSelector", "labelSelector: %s", why);
 	}
-	if (snapshot_open(d, s, &rev)) {
+	if (!(s->sn = ec_store_snapshot_missions(&d->store, &rev, err, sizeof(err)))) {
+		ctl_log("store: list missions: %s", err);
 		api_stream_free(s);
 		return api_errorf(rs, 500, NULL, NULL,
 				  "the store failed (list missions); nothing was written");
@@ -129,43 +79,26 @@ int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *r
 	return 0;
 }
 
-static const char *text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? (const char *)t : "";
-}
-
 static int dump_cb(const char *buf, size_t size, void *data)
 {
 	return xg_buf_put(data, buf, size, 0);
 }
 
-/* The row the statement is on, if the selector takes it. */
-static int put_row(struct api_stream *s, struct xg_buf *b)
+/* The snapshot's row r, if the selector takes it. */
+static int put_row(struct api_stream *s, const struct ec_row *r, struct xg_buf *b)
 {
-	sqlite3_stmt *st = s->st;
-	struct ec_row r = {0};
 	json_t *o;
 	int rc;
 
 	if (s->sel.n) {
-		json_t *labels = json_loads(text(st, 4), 0, NULL);
+		json_t *labels = json_loads(r->labels, 0, NULL);
 		bool take = ec_selector_match(&s->sel, labels);
 
 		json_decref(labels);
 		if (!take)
 			return 0;
 	}
-	snprintf(r.name, sizeof(r.name), "%s", text(st, 0));
-	snprintf(r.uid, sizeof(r.uid), "%s", text(st, 1));
-	r.rv = (uint64_t)sqlite3_column_int64(st, 2);
-	snprintf(r.created, sizeof(r.created), "%s", text(st, 3));
-	/* borrowed from the statement: ec_object_json only reads them */
-	r.labels = (char *)text(st, 4);
-	r.spec = (char *)text(st, 5);
-	r.state = (char *)text(st, 6);
-	o = ec_object_json(s->kind, &r);
+	o = ec_object_json(s->kind, r);
 	if (!o)
 		return -1;
 	rc = (s->items && xg_buf_put(b, ",", 1, 0)) ||
@@ -188,16 +121,18 @@ int api_stream_next(struct api_stream *s, struct xg_buf *b, size_t min)
 		s->started = true;
 	}
 	while (b->len - start < min) {
-		rc = sqlite3_step(s->st);
-		if (rc == SQLITE_DONE) {
-			snapshot_close(s);
+		struct ec_row r = {0};
+
+		rc = ec_snapshot_next(s->sn, &r);
+		if (rc == 0) {
+			ec_snapshot_close(s->sn); /* ends the read transaction */
+			s->sn = NULL;
 			s->done = true;
 			return xg_buf_put(b, "]}", 2, 0) ? -1 : 0;
 		}
-		if (rc != SQLITE_ROW || put_row(s, b)) {
+		if (rc < 0 || put_row(s, &r, b)) {
 			ctl_log("list %ss: %s after %zu items; the answer is cut short", s->kind,
-				rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(s->db),
-				s->items);
+				rc > 0 ? "out of memory" : ec_snapshot_errmsg(s->sn), s->items);
 			return -1;
 		}
 	}

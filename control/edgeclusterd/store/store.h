@@ -18,6 +18,7 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "resource.h"
@@ -125,6 +126,18 @@ int ec_store_mission_bare(struct ec_store *s, const char *name, struct ec_row *r
 /* Every row in name order; cb returns nonzero to stop (then that is the result). */
 typedef int (*ec_row_cb)(void *arg, struct ec_row *r);
 int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg);
+
+/* A snapshot of every mission in name order, for a list written as it is
+ * read (store_snapshot.c): the revision and the rows as of one commit,
+ * while the store's writes go on. NULL with err on failure. */
+struct ec_snapshot;
+struct ec_snapshot *ec_store_snapshot_missions(struct ec_store *s, uint64_t *rev, char *err,
+					       size_t errlen);
+/* 1 and the next row in r (its texts borrowed until the next call: not
+ * for ec_row_free), 0 at the end, -1 on an error (ec_snapshot_errmsg). */
+int ec_snapshot_next(struct ec_snapshot *sn, struct ec_row *r);
+const char *ec_snapshot_errmsg(const struct ec_snapshot *sn);
+void ec_snapshot_close(struct ec_snapshot *sn); /* NULL: nothing */
 
 /* Insert r (name, uid, created, labels, spec, state); sets r->rv. */
 int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r);
