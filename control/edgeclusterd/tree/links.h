@@ -2,14 +2,14 @@
 /*
  * The lws side of the tree: hub.c (the WebSocket protocol children attach
  * to, on the API's vhost) and uplink.c (the client link to the parent and
- * the attach state machine), with wslink.c's message queue under both.
+ * the attach state machine), with the base's WebSocket link (ctl_wslink.h) under both.
  */
 #ifndef ECD_LINKS_H
 #define ECD_LINKS_H
 
 #include <libwebsockets.h>
 
-#include "buf.h"
+#include "ctl_wslink.h"
 #include "tree.h"
 
 /* The hub's entry in http.c's protocol list (per-session data: a pointer). */
@@ -78,32 +78,5 @@ bool script_running(const struct attach_script *s);
 /* The daemon stops: no callback; the runner stops the script's process
  * group (SIGTERM, SIGKILL after its grace) at the latest when it is freed. */
 void script_stop(struct attach_script *s);
-
-/* ---- wslink.c: one WebSocket's outgoing queue and incoming reassembly ---- */
-struct ws_out {
-	struct ws_out *next;
-	size_t len;
-	unsigned char buf[]; /* LWS_PRE + len */
-};
-struct wslink {
-	struct lws *wsi;
-	struct ws_out *head, *tail;
-	size_t queued;	  /* bytes */
-	struct xg_buf in; /* the message being reassembled */
-	bool close_after; /* the queue ends with an error: close once it is written */
-	int close_code;
-};
-/* Queue a JSON message (takes the reference) and ask for a writable callback. */
-int ws_send(struct wslink *l, json_t *msg);
-/* Queue {"type":"error",...} and close with code after writing it. */
-void ws_fail(struct wslink *l, int close_code, const char *code, const char *message);
-/* On writable: write the next message. -1: close now. */
-int ws_writable(struct wslink *l);
-/* Add a received fragment; 1 and *msg when a whole message is in, 0 for
- * more, -1 with why (and a close code) when the input is refused. */
-int ws_receive(struct wslink *l, const void *in, size_t len, size_t max, json_t **msg,
-	       const char **why, int *close_code);
-void ws_reset(struct wslink *l);
-const char *ws_type(json_t *msg);
 
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctl_backoff.h"
 #include "links.h"
 
 enum link_st { L_DOWN, L_CONNECTING, L_OPEN, L_READY };
@@ -97,13 +98,9 @@ static void on_retry(lws_sorted_usec_list_t *sul)
 
 static void schedule_retry(struct uplink *u)
 {
-	uint64_t max_ms = (uint64_t)u->d->conf.reconnect_max_s * 1000, ms;
-
-	ms = 500ull << (u->attempts < 16 ? u->attempts : 16);
-	if (ms > max_ms)
-		ms = max_ms;
 	/* jitter: a parent that comes back is not hit by all its children at once */
-	ms = ms / 2 + randombytes_uniform((uint32_t)(ms / 2 + 1));
+	uint64_t ms = ctl_backoff_ms(u->attempts, 500, (uint64_t)u->d->conf.reconnect_max_s * 1000);
+
 	u->attempts++;
 	u->retry_pending = true;
 	lws_sul_schedule(u->lws, 0, &u->retry, on_retry, (lws_usec_t)ms * LWS_US_PER_MS);

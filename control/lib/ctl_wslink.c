@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/*
- * One WebSocket of the tree, either end: an outgoing queue of whole JSON
- * messages (one per writable callback: lws buffers what the socket does not
- * take and holds the next writable back until it is out, so a large mission
- * batch never blocks the loop), and reassembly of incoming fragments with a
- * hard size limit (the hub sets a small one until the peer authenticated).
- */
+/* A WebSocket carrying JSON messages: its queue and reassembly; see
+ * ctl_wslink.h. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "links.h"
+#include "ctl_wslink.h"
 
 int ws_send(struct wslink *l, json_t *msg)
 {
