@@ -6,8 +6,8 @@
  * the uplink to its parent (docs/edgecluster.md).
  *   edgeclusterd -c FILE
  *
- * main owns the lws context (through the HTTP server), the command runner
- * and the modules' handles, and wires the context's events to them: the
+ * main owns the lws context (through the HTTP server), the signalfd, the
+ * command runner and the modules' handles, and wires the context's events to them: the
  * layers call down, and the one event that goes up (a mission's state,
  * reported to the parent) is a callback set here. See docs/architecture.md
  * "Control-plane layout".
@@ -25,6 +25,7 @@
 #include "api.h"
 #include "ctl_exec.h"
 #include "ctl_fs.h"
+#include "ctl_signal.h"
 #include "dargs.h"
 #include "ecd.h"
 #include "links.h"
@@ -38,6 +39,8 @@
 /* The daemon: the context the modules share and the handles main wires. */
 struct daemon {
 	struct ecd ctx;
+	volatile sig_atomic_t stop; /* set from the loop (ctl_signal), read by it */
+	struct ctl_signals *signals;
 	struct http_server *http;
 	struct ec_exec *exec;
 	struct ec_run *run;
@@ -84,6 +87,16 @@ static void on_owed(struct ecd *d)
 		uplink_owe(dm->up);
 }
 
+static void on_signal(void *arg, int signo)
+{
+	struct daemon *dm = arg;
+
+	if (signo == SIGTERM || signo == SIGINT) {
+		ctl_log("signal %d: stopping", signo);
+		dm->stop = 1;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: edgeclusterd -c FILE\n"
@@ -95,6 +108,7 @@ static void usage(FILE *f)
 
 static int start(struct daemon *dm)
 {
+	static const int stop_signals[] = {SIGTERM, SIGINT};
 	struct ecd *d = &dm->ctx;
 	struct lws_context *lws;
 	uint64_t rev = 0;
@@ -124,6 +138,10 @@ static int start(struct daemon *dm)
 	if (!(dm->http = http_start(d)))
 		return -1;
 	lws = http_context(dm->http);
+	if (!(dm->signals = ctl_signals_new(lws, stop_signals, 2, on_signal, dm))) {
+		ctl_log("signalfd: %s", strerror(errno));
+		return -1;
+	}
 	/* after http_start, which made the lws context the commands run in */
 	dm->exec = ec_exec_new(lws, COMMANDS_RUNNING, KILL_GRACE_MS);
 	if (!dm->exec) {
@@ -159,6 +177,7 @@ static void stop(struct daemon *dm)
 	mission_stop(dm->run);
 	dm->run = NULL;
 	ec_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
+	ctl_signals_free(dm->signals);
 	http_stop(dm->http);
 	ec_store_close(&d->store);
 	json_decref(d->self_labels);
@@ -186,7 +205,7 @@ int main(int argc, char **argv)
 	dm.ctx.started_ms = ctl_now_ms();
 	if (start(&dm))
 		rc = 1;
-	while (!rc && !http_stopping(dm.http) && lws_service(http_context(dm.http), 0) >= 0)
+	while (!rc && !dm.stop && lws_service(http_context(dm.http), 0) >= 0)
 		;
 	if (!rc)
 		ctl_log("stopped");

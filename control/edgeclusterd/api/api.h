@@ -82,14 +82,12 @@ void api_stream_free(struct api_stream *st);
 struct http_server;
 struct lws_context;
 struct lws_vhost;
-/* Serve the API on [API] Listen; the lws context the daemon's loop runs,
- * with SIGTERM and SIGINT read from a signalfd in it. NULL on failure (logged). */
+/* Serve the API on [API] Listen, in a new lws context (the daemon's loop).
+ * NULL on failure (logged). */
 struct http_server *http_start(struct ecd *d);
 struct lws_context *http_context(const struct http_server *hs);
 /* The API's vhost (the hub's protocol is on it). */
 struct lws_vhost *http_vhost(const struct http_server *hs);
-/* A SIGTERM or SIGINT arrived: the loop ends. */
-bool http_stopping(const struct http_server *hs);
 /* Last: destroys the context (what lives in it must be stopped first). */
 void http_stop(struct http_server *hs);
 

@@ -16,10 +16,6 @@
  * still sending a body we then half-close and read and discard it (at most
  * DRAIN_MAX bytes, and lws's idle timeout), so the client reads our answer
  * instead of a reset; everything else keeps the connection alive.
- *
- * Signals come in through a signalfd adopted into the same loop: the stop
- * flag is then set from the loop thread, and the command runner's SIGCHLD uses the
- * same path.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -408,7 +404,6 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 struct http_server {
 	struct ecd *d;
 	struct lws_context *ctx;
-	volatile sig_atomic_t stop;
 	char iface[INET_ADDRSTRLEN];
 };
 
@@ -448,28 +443,8 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
-/* The signalfd, adopted as a raw file: SIGTERM/SIGINT stop the loop. */
-static int cb_signal(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-		     size_t len)
-{
-	struct http_server *hs = lws_context_user(lws_get_context(wsi));
-	struct signalfd_siginfo si;
-
-	if (reason == LWS_CALLBACK_RAW_RX_FILE) {
-		while (read(lws_get_socket_fd(wsi), &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-				ctl_log("signal %u: stopping", si.ssi_signo);
-				hs->stop = 1;
-			}
-		}
-		return 0;
-	}
-	return lws_callback_http_dummy(wsi, reason, user, in, len);
-}
-
 static const struct lws_protocols protocols[] = {
     {"http", cb_http, sizeof(struct conn), 0, 0, NULL, 0},
-    {"ecd-signal", cb_signal, 0, 0, 0, NULL, 0},
     HUB_PROTOCOL_ENTRY, /* the WebSocket children attach to (hub.c) */
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
@@ -490,18 +465,10 @@ struct lws_vhost *http_vhost(const struct http_server *hs)
 	return lws_get_vhost_by_name(hs->ctx, VHOST);
 }
 
-bool http_stopping(const struct http_server *hs)
-{
-	return hs->stop;
-}
-
 struct http_server *http_start(struct ecd *d)
 {
 	struct http_server *hs = calloc(1, sizeof(*hs));
-	int sigfd;
 	struct lws_context_creation_info info;
-	lws_sock_file_fd_type fd;
-	sigset_t set;
 
 	if (!hs)
 		return NULL;
@@ -531,21 +498,6 @@ struct http_server *http_start(struct ecd *d)
 		free(hs);
 		return NULL;
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	fd.filefd = sigfd;
-	if (sigfd < 0 ||
-	    !lws_adopt_descriptor_vhost(lws_get_vhost_by_name(hs->ctx, VHOST),
-					LWS_ADOPT_RAW_FILE_DESC, fd, "ecd-signal", NULL)) {
-		ctl_log("signalfd: %s", strerror(errno));
-		if (sigfd >= 0)
-			close(sigfd);
-		http_stop(hs);
-		return NULL;
-	}
 	ctl_log("serving %s://%s:%u", d->conf.tls_cert[0] ? "https" : "http", hs->iface, info.port);
 	return hs;
 }
@@ -554,6 +506,6 @@ void http_stop(struct http_server *hs)
 {
 	if (!hs)
 		return;
-	lws_context_destroy(hs->ctx); /* closes the adopted signalfd too */
+	lws_context_destroy(hs->ctx);
 	free(hs);
 }
