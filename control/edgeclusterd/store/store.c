@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* SQLite persistence for edgeclusterd; see store.h. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,36 +68,43 @@ static const char migrate_1[] =
 
 static const char *const tables[] = {"missions", "clusters"};
 
+static int before_end(struct ctl_db *db, int rc);
+
+_Static_assert(offsetof(struct ec_store, tx_depth) == offsetof(struct ec_store, sql.tx_depth) &&
+		   offsetof(struct ec_store, tx_normal) == offsetof(struct ec_store, sql.tx_normal),
+	       "ec_store's names of ctl_db's first members");
+
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	int ver = -1;
 
 	memset(s, 0, sizeof(*s));
-	if (db_open(&s->db, path, err, errlen))
+	s->sql.before_end = before_end;
+	if (db_open(&s->sql.db, path, err, errlen))
 		return -1;
 	/* Refuse a database written by a newer schema rather than corrupt it. */
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->sql.db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
 		if (sqlite3_step(st) == SQLITE_ROW)
 			ver = sqlite3_column_int(st, 0);
 		sqlite3_finalize(st);
 	}
 	if (ver < 0 || ver > 2) {
 		snprintf(err, errlen, "%s: %s", path,
-			 ver < 0 ? sqlite3_errmsg(s->db)
+			 ver < 0 ? sqlite3_errmsg(s->sql.db)
 				 : "written by a newer edgeclusterd (schema > 2)");
 		ec_store_close(s);
 		return -1;
 	}
-	if (db_exec(s->db, path, schema, err, errlen)) {
+	if (db_exec(s->sql.db, path, schema, err, errlen)) {
 		ec_store_close(s);
 		return -1;
 	}
 	/* the version moves with the migration: interrupted, it runs again */
-	if (ver < 2 && (db_exec(s->db, path, "BEGIN IMMEDIATE", err, errlen) ||
-			(ver == 1 && db_exec(s->db, path, migrate_1, err, errlen)) ||
-			db_exec(s->db, path, "PRAGMA user_version=2; COMMIT", err, errlen))) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	if (ver < 2 && (db_exec(s->sql.db, path, "BEGIN IMMEDIATE", err, errlen) ||
+			(ver == 1 && db_exec(s->sql.db, path, migrate_1, err, errlen)) ||
+			db_exec(s->sql.db, path, "PRAGMA user_version=2; COMMIT", err, errlen))) {
+		sqlite3_exec(s->sql.db, "ROLLBACK", NULL, NULL, NULL);
 		ec_store_close(s);
 		return -1;
 	}
@@ -105,85 +113,27 @@ int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen
 
 void ec_store_close(struct ec_store *s)
 {
-	for (int i = 0; i < EC_STMT_SLOTS; i++)
-		sqlite3_finalize(s->stmts[i].st);
-	for (int i = 0; i < EC_STMT_LOOSE; i++)
-		sqlite3_finalize(s->loose[i]);
-	memset(s->stmts, 0, sizeof(s->stmts));
-	memset(s->loose, 0, sizeof(s->loose));
-	if (s->db)
-		sqlite3_close(s->db);
-	s->db = NULL;
+	ctl_db_forget(&s->sql);
+	if (s->sql.db)
+		sqlite3_close(s->sql.db);
+	s->sql.db = NULL;
 }
 
 const char *ec_store_errmsg(struct ec_store *s)
 {
-	return s->db ? sqlite3_errmsg(s->db) : "no database";
+	return s->sql.db ? sqlite3_errmsg(s->sql.db) : "no database";
 }
 
-/* ---- kept statements ----
- *
- * Parsing SQL was half of the store's CPU time: every statement is prepared
- * once (SQLITE_PREPARE_PERSISTENT) into a slot found by the address of its
- * text (open addressing; slots are never freed before ec_store_close), then
- * reset and reused. A statement whose kept copy is still stepping (the
- * same text used inside an ec_store_each of it) gets a loose copy for one use.
- */
-static sqlite3_stmt *prepare(struct ec_store *s, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
-		return NULL;
-	return st;
-}
-
-static sqlite3_stmt *loose(struct ec_store *s, const char *sql)
-{
-	for (int i = 0; i < EC_STMT_LOOSE; i++)
-		if (!s->loose[i])
-			return s->loose[i] = prepare(s, sql);
-	return NULL; /* EC_STMT_LOOSE statements of the same texts nested: a bug */
-}
-
-/* key and variant find the slot; sql is what is prepared there. */
-static sqlite3_stmt *kept(struct ec_store *s, const char *key, unsigned variant, const char *sql)
-{
-	uintptr_t h = ((uintptr_t)key >> 3) * 0x9e3779b97f4a7c15ull + variant;
-	struct ec_stmt_slot *sl;
-
-	for (unsigned i = 0; i < EC_STMT_SLOTS; i++) {
-		sl = &s->stmts[(h + i) % EC_STMT_SLOTS];
-		if (sl->key == key && sl->variant == variant)
-			return sqlite3_stmt_busy(sl->st) ? loose(s, sql) : sl->st;
-		if (!sl->key) {
-			if (!(sl->st = prepare(s, sql)))
-				return NULL;
-			sl->key = key;
-			sl->variant = variant;
-			return sl->st;
-		}
-	}
-	return loose(s, sql);
-}
+/* ---- statements (kept: ctl_db.h) ---- */
 
 sqlite3_stmt *ec_store_stmt(struct ec_store *s, const char *sql)
 {
-	return kept(s, sql, 0, sql);
+	return ctl_db_stmt(&s->sql, sql);
 }
 
 void ec_store_release(struct ec_store *s, sqlite3_stmt *st)
 {
-	if (!st)
-		return;
-	for (int i = 0; i < EC_STMT_LOOSE; i++)
-		if (s->loose[i] == st) {
-			sqlite3_finalize(st);
-			s->loose[i] = NULL;
-			return;
-		}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	ctl_db_release(&s->sql, st);
 }
 
 /* A statement of fmt filled with table t's name. */
@@ -192,7 +142,7 @@ static sqlite3_stmt *prep(struct ec_store *s, const char *fmt, enum ec_table t)
 	char sql[256];
 
 	snprintf(sql, sizeof(sql), fmt, tables[t]);
-	return kept(s, fmt, (unsigned)t + 1, sql);
+	return ctl_db_stmt_variant(&s->sql, fmt, (unsigned)t + 1, sql);
 }
 
 int ec_store_one(struct ec_store *s, sqlite3_stmt *st, const char *name, ec_from_fn from, void *out)
@@ -243,7 +193,7 @@ static sqlite3_stmt *prep_read(struct ec_store *s, const char *fmt, enum ec_tabl
 	char sql[512];
 
 	snprintf(sql, sizeof(sql), fmt, read_cols[t], tables[t]);
-	return kept(s, fmt, (unsigned)t + 1, sql);
+	return ctl_db_stmt_variant(&s->sql, fmt, (unsigned)t + 1, sql);
 }
 
 /* An ec_from_fn: *out is a struct ec_row. */
@@ -280,7 +230,7 @@ void ec_store_on_revision(struct ec_store *s, void (*fn)(void *arg), void *arg)
 {
 	s->on_revision = fn;
 	s->on_revision_arg = arg;
-	sqlite3_update_hook(s->db, fn ? on_update : NULL, fn ? s : NULL);
+	sqlite3_update_hook(s->sql.db, fn ? on_update : NULL, fn ? s : NULL);
 }
 
 int ec_store_revision(struct ec_store *s, uint64_t *rev)
@@ -351,54 +301,12 @@ int ec_store_list(struct ec_store *s, enum ec_table t, ec_row_cb cb, void *arg)
 /* One kept statement without bindings or rows, run once: 0 or -1. */
 static int run1(struct ec_store *s, const char *sql)
 {
-	sqlite3_stmt *st = ec_store_stmt(s, sql);
-	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-
-	ec_store_release(s, st);
-	return rc;
-}
-
-/* The savepoints of a group, kept too: a reconcile opens a few per mission. */
-#define SP_KEPT 6
-static const char *const sp_open[SP_KEPT] = {"SAVEPOINT s1", "SAVEPOINT s2", "SAVEPOINT s3",
-					     "SAVEPOINT s4", "SAVEPOINT s5", "SAVEPOINT s6"};
-static const char *const sp_release[SP_KEPT] = {"RELEASE s1", "RELEASE s2", "RELEASE s3",
-						"RELEASE s4", "RELEASE s5", "RELEASE s6"};
-static const char *const sp_undo[SP_KEPT] = {"ROLLBACK TO s1", "ROLLBACK TO s2", "ROLLBACK TO s3",
-					     "ROLLBACK TO s4", "ROLLBACK TO s5", "ROLLBACK TO s6"};
-
-/* "SAVEPOINT sD" and the like: kept up to SP_KEPT deep, else parsed each time. */
-static int sp(struct ec_store *s, const char *const kept_sql[SP_KEPT], const char *verb, int d)
-{
-	char sql[48];
-
-	if (d >= 1 && d <= SP_KEPT)
-		return run1(s, kept_sql[d - 1]);
-	snprintf(sql, sizeof(sql), "%s s%d", verb, d);
-	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-}
-
-/* Back to synchronous=FULL after a repairable group. */
-static void tx_sync_restore(struct ec_store *s)
-{
-	if (s->tx_normal && !run1(s, "PRAGMA synchronous=FULL"))
-		s->tx_normal = false;
+	return ctl_db_run(&s->sql, sql);
 }
 
 int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 {
-	if (s->tx_depth == 0) {
-		if ((flags & EC_TX_REPAIRABLE) && !run1(s, "PRAGMA synchronous=NORMAL"))
-			s->tx_normal = true;
-		if (run1(s, "BEGIN IMMEDIATE")) {
-			tx_sync_restore(s);
-			return -1;
-		}
-	} else if (sp(s, sp_open, "SAVEPOINT", s->tx_depth)) {
-		return -1;
-	}
-	s->tx_depth++;
-	return 0;
+	return ctl_db_tx_begin(&s->sql, flags & EC_TX_REPAIRABLE);
 }
 
 /* Step a write once and release it: 0 or -1 (also when st is NULL). */
@@ -422,7 +330,7 @@ static int outbox_save(struct ec_store *s)
 
 int64_t ec_store_outbox_next(struct ec_store *s)
 {
-	if (!s->tx_depth)
+	if (!s->sql.tx_depth)
 		return -1;
 	if (!s->outbox_loaded) {
 		sqlite3_stmt *st = ec_store_stmt(s, "SELECT v FROM meta WHERE k='outbox_seq'");
@@ -439,39 +347,31 @@ int64_t ec_store_outbox_next(struct ec_store *s)
 	return ++s->outbox_seq;
 }
 
-int ec_store_tx_end(struct ec_store *s, int rc)
+/* The outermost group ends (ctl_db's before_end): the outbox counter goes
+ * into the commit that used it. */
+static int before_end(struct ctl_db *db, int rc)
 {
-	int d = --s->tx_depth;
+	struct ec_store *s = (struct ec_store *)((char *)db - offsetof(struct ec_store, sql));
 
-	if (d > 0) {
-		if (rc == 0 && !sp(s, sp_release, "RELEASE", d))
-			return 0;
-		sp(s, sp_undo, "ROLLBACK TO", d);
-		sp(s, sp_release, "RELEASE", d);
-		return rc ? rc : -1;
-	}
 	if (rc == 0 && s->outbox_dirty && outbox_save(s))
 		rc = -1;
 	s->outbox_dirty = false;
-	if (rc == 0 && !run1(s, "COMMIT")) {
-		tx_sync_restore(s);
-		return 0;
-	}
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	tx_sync_restore(s);
-	return rc ? rc : -1;
+	return rc;
+}
+
+int ec_store_tx_end(struct ec_store *s, int rc)
+{
+	return ctl_db_tx_end(&s->sql, rc);
 }
 
 int ec_store_one_begin(struct ec_store *s, unsigned flags)
 {
-	if (s->tx_depth)
-		return 0;
-	return ec_store_tx_begin(s, flags) ? -1 : 1;
+	return ctl_db_one_begin(&s->sql, flags & EC_TX_REPAIRABLE);
 }
 
 int ec_store_one_end(struct ec_store *s, int opened, int rc)
 {
-	return opened ? ec_store_tx_end(s, rc) : rc;
+	return ctl_db_one_end(&s->sql, opened, rc);
 }
 
 /* ---- writes: the revision bumped inside each ---- */

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctl_db.h"
 #include "resource.h"
 
 enum { EC_ST_NOTFOUND = 1, EC_ST_EXISTS = 2, EC_ST_CONFLICT = 3 };
@@ -34,30 +35,23 @@ enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
 /* A mission row's columns as every read returns them (ROW_COLS' order). */
 #define EC_MISSION_COLS "name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL
 
-/* Prepared statements are kept (store.c): a slot per SQL text, keyed by the
- * address of the text (string literals in the code: each is prepared once). */
-#define EC_STMT_SLOTS 128
-#define EC_STMT_LOOSE 8
-struct ec_stmt_slot {
-	const char *key;  /* the SQL text or format it was prepared from */
-	unsigned variant; /* the table a format was filled with */
-	sqlite3_stmt *st;
-};
-
 /* Moved, not copied: two copies in use would each keep statements of the
  * same connection, and ec_store_close finalizes only its own. */
 struct ec_store {
-	sqlite3 *db;
-	int tx_depth;	/* open ec_store_tx_begin()s */
-	bool tx_normal; /* the open group commits with synchronous=NORMAL */
+	union {
+		struct ctl_db sql; /* the connection, its kept statements, the open group */
+		/* ctl_db's first members by their own names (its common initial
+		 * sequence): what the store's unit test reads of the open group */
+		struct {
+			sqlite3 *db;
+			int tx_depth;
+			bool tx_normal;
+		};
+	};
 	/* the outbox's counter (tree_store.c): handed out from memory, written
 	 * to table meta once per commit rather than once per entry */
 	int64_t outbox_seq;
 	bool outbox_loaded, outbox_dirty;
-	struct ec_stmt_slot stmts[EC_STMT_SLOTS];
-	/* prepared for one use: the kept one was busy (a statement of the same
-	 * text stepping further up the stack) or every slot was taken */
-	sqlite3_stmt *loose[EC_STMT_LOOSE];
 	void (*on_revision)(void *arg); /* ec_store_on_revision */
 	void *on_revision_arg;
 };

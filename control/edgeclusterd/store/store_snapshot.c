@@ -49,7 +49,7 @@ const char *ec_snapshot_errmsg(const struct ec_snapshot *sn)
 struct ec_snapshot *ec_store_snapshot_missions(struct ec_store *s, uint64_t *rev, char *err,
 					       size_t errlen)
 {
-	const char *file = sqlite3_db_filename(s->db, "main");
+	const char *file = sqlite3_db_filename(s->sql.db, "main");
 	struct ec_snapshot *sn = calloc(1, sizeof(*sn));
 	sqlite3_stmt *st = NULL;
 	int rc;

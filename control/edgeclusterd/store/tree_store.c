@@ -160,7 +160,8 @@ int ec_store_outbox_ack(struct ec_store *s, int64_t upto)
 
 int ec_store_outbox_clear(struct ec_store *s)
 {
-	return sqlite3_exec(s->db, "DELETE FROM outbox", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	return sqlite3_exec(s->sql.db, "DELETE FROM outbox", NULL, NULL, NULL) == SQLITE_OK ? 0
+											    : -1;
 }
 
 /* ---- mission state maps ---- */
