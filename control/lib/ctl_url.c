@@ -28,19 +28,26 @@ const char *ctl_scheme_name(enum ctl_scheme s)
 	return "?";
 }
 
-/* "wss://HOST[:PORT][/PATH] or ws://..." for the accepted schemes */
+/* What was expected, per family of the accepted schemes: "wss://HOST[:PORT][/PATH]
+ * (ws:// without TLS)", families joined by " or ". */
 static void expected(char *out, size_t len, unsigned accepted)
 {
+	static const struct {
+		unsigned secure, plain;
+		const char *sname, *pname;
+	} fam[] = {{CTL_HTTPS, CTL_HTTP, "https", "http"}, {CTL_WSS, CTL_WS, "wss", "ws"}};
 	size_t n = 0;
-	bool first = true;
 
 	out[0] = 0;
-	for (size_t i = 0; i < N_SCHEMES && n < len; i++) {
-		if (!(accepted & schemes[i].scheme))
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]) && n < len; i++) {
+		bool sec = accepted & fam[i].secure, pl = accepted & fam[i].plain;
+
+		if (!sec && !pl)
 			continue;
-		n += (size_t)snprintf(out + n, len - n, "%s%s://%s", first ? "" : " or ",
-				      schemes[i].name, first ? "HOST[:PORT][/PATH]" : "...");
-		first = false;
+		n += (size_t)snprintf(out + n, len - n, "%s%s://HOST[:PORT][/PATH]%s%s%s",
+				      n ? " or " : "", sec ? fam[i].sname : fam[i].pname,
+				      sec && pl ? " (" : "", sec && pl ? fam[i].pname : "",
+				      sec && pl ? ":// without TLS)" : "");
 	}
 }
 

@@ -42,11 +42,15 @@ int main(void)
 	CHECK(!strcmp(ctl_scheme_name(CTL_WSS), "wss"), "scheme names");
 
 	/* the accepted schemes decide, and the message offers only those */
-	refused("http://hub:1", CTL_SCHEMES_WS, "expected wss://HOST[:PORT][/PATH] or ws://");
-	refused("wss://api:1", CTL_SCHEMES_HTTP, "expected https://HOST[:PORT][/PATH] or http://");
+	refused("http://hub:1", CTL_SCHEMES_WS,
+		"expected wss://HOST[:PORT][/PATH] (ws:// without TLS)");
+	refused("wss://api:1", CTL_SCHEMES_HTTP,
+		"expected https://HOST[:PORT][/PATH] (http:// without TLS)");
 	refused("ws://x", CTL_WSS, "expected wss://HOST[:PORT][/PATH]");
 	CHECK(parse("ws://x", CTL_WSS, &u) && !strstr(err, " or "), "one scheme, no 'or': %s", err);
-	refused("ftp://x", CTL_SCHEMES_ANY, "expected");
+	refused("ftp://x", CTL_SCHEMES_ANY,
+		"expected https://HOST[:PORT][/PATH] (http:// without TLS) or wss://");
+	refused("ftp://x", CTL_HTTP | CTL_WSS, "expected http://HOST[:PORT][/PATH] or wss://");
 	refused("hub:80", CTL_SCHEMES_ANY, "expected");
 	refused("wss:/hub", CTL_SCHEMES_ANY, "expected");
 
