@@ -52,10 +52,12 @@ int ec_url_parse(const char *s, struct ec_url *u, char *err, size_t errlen)
 	char *pe;
 
 	memset(u, 0, sizeof(*u));
-	if (!strncmp(s, "wss://", 6) || !strncmp(s, "https://", 8))
+	/* a hub is a WebSocket endpoint (proto/edgecluster.md): no http(s):// alias */
+	if (!strncmp(s, "wss://", 6))
 		u->tls = true;
-	else if (strncmp(s, "ws://", 5) && strncmp(s, "http://", 7)) {
-		snprintf(err, errlen, "'%s': expected wss://HOST[:PORT][/PATH]", s);
+	else if (strncmp(s, "ws://", 5)) {
+		snprintf(err, errlen, "'%s': expected wss://HOST[:PORT][/PATH] (ws:// without TLS)",
+			 s);
 		return -1;
 	}
 	h = strstr(s, "://") + 3;

@@ -73,7 +73,7 @@ int ec_conf_load(const char *path, struct ec_conf *c, char *err, size_t errlen);
 int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *err, size_t errlen);
 /* The digest the daemon compares presented tokens by. */
 void ec_token_digest(const char *token, size_t len, unsigned char out[EC_HASH_LEN]);
-/* "wss://host:port/path" (or ws, https, http); 0 or -1 with a reason in err. */
+/* "wss://host:port/path" (or ws://); 0 or -1 with a reason in err. */
 int ec_url_parse(const char *s, struct ec_url *u, char *err, size_t errlen);
 const char *ec_driver_name(enum ec_driver d);
 const char *ec_distro_name(enum ec_distro d);

@@ -142,6 +142,10 @@ int main(void)
 		   "t.conf:4: Kubeconfig /nonexistent/kc: No such file");
 	expect_err("[Cluster]\nName = a\nParent = ftp://x\n",
 		   "t.conf:3: Parent 'ftp://x': expected wss://");
+	expect_err("[Cluster]\nName = a\nParent = http://h:7443\n",
+		   "t.conf:3: Parent 'http://h:7443': expected wss://HOST[:PORT][/PATH] (ws://");
+	expect_err("[Cluster]\nName = a\nParent = https://h:7443\n",
+		   "t.conf:3: Parent 'https://h:7443': expected wss://");
 	expect_err("[Cluster]\nName = a\nParent = wss://h:99999\n",
 		   "t.conf:3: Parent 'wss://h:99999': port");
 	expect_err("[Cluster]\nName = a\nJoinToken = join-0123456789abcdef\n[API]\nToken = " TOK
