@@ -313,6 +313,10 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 
 static int on_body(struct lws *wsi, struct conn *c, const void *in, size_t len)
 {
+	/* lws calls a POST with "Content-Length: 0" an empty body (and then its
+	 * completion) after on_request answered it: nothing to add */
+	if (!len)
+		return 0;
 	if (c->drain) {
 		c->drained += len;
 		/* a client that ignores our answer gets a reset, not our memory */
@@ -422,7 +426,7 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 			c->body_done = true;
 			return c->out ? 0 : -1; /* answered already: close */
 		}
-		if (c->out) /* early() answered from on_body */
+		if (c->out || c->stream || !c->body) /* answered already (early, or no body) */
 			return 0;
 		c->body[c->body_len] = 0;
 		return process(d, wsi, c);
