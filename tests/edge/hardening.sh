@@ -11,8 +11,9 @@ source "$HERE/../lib.sh"
 source "$HERE/lib.sh"
 T=$(mktemp -d /tmp/xgt-hard-XXXXXX)
 PID=
+HOLD=
 cleanup() {
-	[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
+	for p in $PID $HOLD; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	[ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
 }
@@ -59,7 +60,32 @@ raw 'POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n' --idle 2
 one_answer 405 "POST /healthz with Content-Length: 0, no token"
 raw "POST /apis/edge.xgate.io/v1/missions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $TOK\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n" --idle 2
 one_answer 400 "POST of an empty mission body"
-case "$(body | jq -r .message)" in *"needs a JSON body"*) ok "it says the body is missing";; *) not_ok "message: $(body)";; esac
+case "$(body | jq -r .message 2>/dev/null)" in *"needs a JSON body"*) ok "it says the body is missing";; *) not_ok "message: $(body)";; esac
+
+# ---- CONNECT and unknown methods: a JSON answer, then closed ----
+raw 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n' --idle 30
+one_answer 405 "CONNECT, no token"
+[ "${OUT##*$'\n'}" = "<EOF>" ] && ok "the CONNECT is closed after the answer" || not_ok "CONNECT left open"
+raw 'BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n' --idle 30
+one_answer 501 "an unknown method"
+case "$(body | jq -r .message 2>/dev/null)" in *BREW*) ok "the message names the method";; *) not_ok "message: $(body)";; esac
+[ "${OUT##*$'\n'}" = "<EOF>" ] && ok "closed after the answer" || not_ok "unknown method left open"
+
+# ---- more requests that never end than lws has connection slots (1024) ----
+# Each is answered (CONNECT 405, unknown method 501, a body too slow 408) or
+# closed (headers never finished); /healthz answers meanwhile.
+python3 "$HERE/holders.py" "$PORT" connect:900 method:50 header:100 body:150 --max 120 > "$T/holders" & HOLD=$!
+wait_for 60 grep -q '^held' "$T/holders" && ok "1200 connections opened" || not_ok "holders: $(cat "$T/holders")"
+curl -sf -m 30 -o /dev/null "http://127.0.0.1:$PORT/healthz" && ok "/healthz answers while they are held" ||
+	not_ok "/healthz did not answer while 1200 requests were held"
+wait $HOLD
+while read -r kind n _ closed _ codes; do
+	case $kind in connect) want=405;; method) want=501;; body) want=408;; *) want=;; esac
+	[ "$closed" = "$n" ] && ok "all $n '$kind' connections were closed by the daemon" ||
+		not_ok "$kind: $closed of $n closed"
+	[ -z "$want" ] || [ -z "$(printf '%s' "$codes" | tr ',' '\n' | grep -vx "$want")" ] &&
+		ok "'$kind': each answered ${want:-or closed}" || not_ok "$kind answers: $(printf '%s' "$codes" | tr ',' '\n' | sort | uniq -c | tr '\n' ' ')"
+done < <(grep -v '^held' "$T/holders")
 
 alive && ok "the daemon still answers" || not_ok "the daemon died: $(tail -5 "$T/ecd.log")"
 summary
