@@ -87,5 +87,13 @@ while read -r kind n _ closed _ codes; do
 		ok "'$kind': each answered ${want:-or closed}" || not_ok "$kind answers: $(printf '%s' "$codes" | tr ',' '\n' | sort | uniq -c | tr '\n' ' ')"
 done < <(grep -v '^held' "$T/holders")
 
+# ---- text that is not UTF-8 in a path or a query (jansson refuses it in a Status) ----
+# code PATH: the status code of an authenticated GET of API/PATH; the body in OUT
+code() { OUT=$(curl -s -o - -w '\n%{http_code}' -H "Authorization: Bearer $TOK" "$API/$1"); CODE=${OUT##*$'\n'}; OUT=${OUT%$'\n'*}; }
+code 'missions/%ff'
+[ "$CODE" = 404 ] && [ "$(printf '%s' "$OUT" | jq -r .kind)" = Status ] && ok "GET missions/%ff: 404 Status" || not_ok "missions/%ff: $CODE $OUT"
+code 'missions?labelSelector=%ff%fe'
+[ "$CODE" = 400 ] && [ "$(printf '%s' "$OUT" | jq -r .details.field)" = labelSelector ] && ok "labelSelector=%ff%fe: 400 on labelSelector" || not_ok "labelSelector %ff: $CODE $OUT"
+
 alive && ok "the daemon still answers" || not_ok "the daemon died: $(tail -5 "$T/ecd.log")"
 summary

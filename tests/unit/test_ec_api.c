@@ -368,6 +368,25 @@ int main(void)
 		  !strcmp(s_at("message", NULL), "missions \"nope\" not found"),
 	      "get missing: 404");
 	CHECK(call(EC_GET, M "/Not_A_Name", NULL, NULL, NULL) == 404, "get an invalid name: 404");
+	CHECK(call(EC_GET, M "/\xff", NULL, NULL, NULL) == 404 &&
+		  strstr(s_at("message", NULL), "\\xff"),
+	      "get a name that is not UTF-8 (missions/%%ff): 404 quoting it: %s",
+	      s_at("message", NULL));
+	{
+		char name[700] = "";
+
+		for (int i = 0; i < 300; i++)
+			strcat(name, "\xc3\xa9");
+		CHECK(call(EC_GET, M, "labelSelector=\xff", NULL, NULL) == 400 &&
+			  !strcmp(field(), "labelSelector"),
+		      "a labelSelector that is not UTF-8: 400 on labelSelector: %s",
+		      s_at("message", NULL));
+		char path[800];
+
+		snprintf(path, sizeof(path), M "/%s", name);
+		CHECK(call(EC_GET, path, NULL, NULL, NULL) == 404 && res,
+		      "a 600-byte name of two-byte characters, cut in a message: 404");
+	}
 	CHECK(call(EC_GET, M, NULL, NULL, NULL) == 200 &&
 		  json_array_size(json_object_get(res, "items")) == 2 &&
 		  !strcmp(s_at("kind", NULL), "MissionList"),

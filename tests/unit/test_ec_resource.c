@@ -403,5 +403,22 @@ int main(void)
 			"spec.x"),
 	    "Status object in the Kubernetes shape");
 	json_decref(st);
+	/* jansson refuses invalid UTF-8: the Status must still be built */
+	st = ec_status(404, NULL, "missions \"\xff\xc0\xaf\xed\xa0\x80x\" not found", "a\xfe");
+	CHECK(
+	    st &&
+		!strcmp(json_string_value(json_object_get(st, "message")),
+			"missions \"\\xff\\xc0\\xaf\\xed\\xa0\\x80x\" not found") &&
+		!strcmp(json_string_value(json_object_get(json_object_get(st, "details"), "field")),
+			"a\\xfe"),
+	    "invalid UTF-8 (and overlong, surrogate) in a Status: quoted as \\xNN: %s",
+	    st ? json_string_value(json_object_get(st, "message")) : "NULL");
+	json_decref(st);
+	st = ec_status(404, NULL, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xe2\x82", NULL);
+	CHECK(st && !strcmp(json_string_value(json_object_get(st, "message")),
+			    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 "),
+	      "valid UTF-8 kept, a character cut at the end dropped: %s",
+	      st ? json_string_value(json_object_get(st, "message")) : "NULL");
+	json_decref(st);
 	return unit_summary();
 }
