@@ -376,13 +376,14 @@ static int check_spec(struct ec_verr *e, json_t *spec)
 	return 0;
 }
 
-/* resourceVersion: a decimal string as we hand them out ("0" never is one). */
+/* resourceVersion: a decimal string as we hand them out ("0" never is one,
+ * nor "07": a version is one string, not any number that parses to it). */
 static int parse_rv(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long n;
 
-	if (!*s || !isdigit((unsigned char)*s) || strlen(s) > 19)
+	if (!*s || !isdigit((unsigned char)*s) || *s == '0' || strlen(s) > 20)
 		return -1;
 	errno = 0;
 	n = strtoull(s, &end, 10);

@@ -436,6 +436,13 @@ int main(void)
 	      "delete with a stale resourceVersion: 409");
 	CHECK(call(EC_DELETE, M "/m1", "resourceVersion=x", NULL, NULL) == 400,
 	      "delete with a bad resourceVersion: 400");
+	CHECK(call(EC_DELETE, M "/m1", "resourceVersion=18446744073709551616", NULL, NULL) == 400 &&
+		  !strcmp(field(), "resourceVersion"),
+	      "delete with resourceVersion 2^64 (overflow): 400 on resourceVersion, not a 409");
+	snprintf(cmd, sizeof(cmd), "resourceVersion=0%s", rv2);
+	CHECK(call(EC_DELETE, M "/m1", cmd, NULL, NULL) == 400 &&
+		  !strcmp(field(), "resourceVersion"),
+	      "delete with the current resourceVersion after a 0 (%s): 400, not taken as it", cmd);
 	snprintf(cmd, sizeof(cmd), "resourceVersion=%s", rv2);
 	CHECK(call(EC_DELETE, M "/m1", cmd, NULL, NULL) == 200 &&
 		  !strcmp(s_at("metadata", "uid"), uid),

@@ -94,6 +94,12 @@ static const struct {
      EC_OP_CREATE, 422, "metadata.resourceVersion", "must not be set on create"},
     {HEAD MD "\"spec\":{" CMD "}}", EC_OP_REPLACE, 422, "metadata.resourceVersion",
      "required to replace"},
+    {HEAD "\"metadata\":{\"name\":\"m\",\"resourceVersion\":\"07\"},"
+	  "\"spec\":{" CMD "}}",
+     EC_OP_REPLACE, 422, "metadata.resourceVersion", "decimal string"},
+    {HEAD "\"metadata\":{\"name\":\"m\",\"resourceVersion\":\"18446744073709551616\"},"
+	  "\"spec\":{" CMD "}}",
+     EC_OP_REPLACE, 422, "metadata.resourceVersion", "decimal string"},
     {HEAD "\"metadata\":{\"name\":\"m\",\"resourceVersion\":\"x1\"},"
 	  "\"spec\":{" CMD "}}",
      EC_OP_REPLACE, 422, "metadata.resourceVersion", "decimal string"},
