@@ -16,6 +16,15 @@ int ws_send(struct wslink *l, json_t *msg)
 	if (!text)
 		return -1;
 	n = strlen(text);
+	if (l->overflowed || (l->max_queued && l->head && l->queued + n > l->max_queued)) {
+		/* a peer that does not read would grow our memory without end: it
+		 * goes, and catches up when it comes back (hub: by digest) */
+		free(text);
+		if (!l->overflowed && l->wsi)
+			lws_set_timeout(l->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		l->overflowed = true;
+		return -1;
+	}
 	o = malloc(sizeof(*o) + LWS_PRE + n);
 	if (!o) {
 		free(text);

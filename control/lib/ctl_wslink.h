@@ -30,6 +30,10 @@ struct wslink {
 	struct xg_buf in; /* the message being reassembled */
 	bool close_after; /* the queue ends with an error: close once it is written */
 	int close_code;
+	/* 0, or the bytes the queue may hold: a message that does not fit (unless
+	 * the queue is empty) closes the link instead, and sets overflowed */
+	size_t max_queued;
+	bool overflowed;
 };
 /* Queue a JSON message (takes the reference) and ask for a writable callback. */
 int ws_send(struct wslink *l, json_t *msg);

@@ -6,6 +6,7 @@
  * unit tests drive it directly. URLs and codes: docs/edgecluster.md. The
  * mission list (streamed) and MissionList creates are in api_list.c.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,10 +109,15 @@ static int rv_param(const struct api_req *rq, struct api_resp *rs, uint64_t *rv)
 	*rv = 0;
 	if (!v)
 		return 0;
+	errno = 0;
 	*rv = strtoull(v, &end, 10);
-	if (!*v || *end || *v == '-' || !*rv) {
-		api_errorf(rs, 400, NULL, "resourceVersion",
-			   "resourceVersion: '%s' is not a resourceVersion", v);
+	/* strtoull takes " +7", "07" and saturates past 2^64-1: none is a version */
+	if (*v < '1' || *v > '9' || *end || errno) {
+		api_errorf(
+		    rs, 400, NULL, "resourceVersion",
+		    "resourceVersion: '%s' is not a resourceVersion (a decimal number from 1 "
+		    "to 18446744073709551615 without leading zeros)",
+		    v);
 		return -1;
 	}
 	return 0;

@@ -16,6 +16,15 @@
  * still sending a body we then half-close and read and discard it (at most
  * DRAIN_MAX bytes, and lws's idle timeout), so the client reads our answer
  * instead of a reset; everything else keeps the connection alive.
+ *
+ * Every request has a deadline. lws gives the request line and headers
+ * HDR_S (from the first byte) and keep-alive idle connections a few
+ * seconds; the body must be in within BODY_S plus a second per 64 KiB (lws
+ * alone restarts its timeout at every byte, so a client dripping a body
+ * held a connection for ever), and an early answer's body is discarded for
+ * at most HDR_S. A CONNECT, and a request line with a method lws does not
+ * know, come to us as raw sockets: one JSON answer (405, 501), a
+ * half-close, then closed after HDR_S at the latest.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,6 +51,8 @@
 /* room before a streamed chunk: lws's LWS_PRE and the chunk's size line */
 #define CHUNK_HEAD (LWS_PRE + 20)
 #define MISSIONS   "/apis/" EC_API_VERSION "/missions"
+#define HDR_S	   10 /* lws's header timeout (timeout_secs_ah_idle), and ours */
+#define BODY_S	   10
 
 struct conn {
 	enum ec_method method;
@@ -55,6 +66,8 @@ struct conn {
 	bool drain, body_done; /* answered early; discarding the body */
 	size_t drained;
 	bool close_after;
+	/* a body deadline is armed (lws 4.1 cannot cancel one: a cancel fires it) */
+	bool timed;
 	unsigned char *out; /* LWS_PRE + response body */
 	size_t out_len, out_off;
 	struct api_stream *stream; /* or a streamed answer, and its next chunk */
@@ -203,6 +216,10 @@ static int early(struct lws *wsi, struct conn *c, int code, const char *msg)
 	c->close_after = true;
 	c->drain = c->expect > 0;
 	c->expect = 0;
+	if (c->drain) {
+		lws_set_timer_usecs(wsi, (lws_usec_t)HDR_S * LWS_US_PER_SEC);
+		c->timed = true;
+	}
 	return send_response(wsi, c, &rs);
 }
 
@@ -289,6 +306,8 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 	}
 	if (!c->expect)
 		return process(d, wsi, c);
+	lws_set_timer_usecs(wsi, (lws_usec_t)(BODY_S + (c->expect >> 16)) * LWS_US_PER_SEC);
+	c->timed = true;
 	c->body = malloc(c->expect + 1);
 	if (!c->body)
 		return -1;
@@ -308,6 +327,10 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 
 static int on_body(struct lws *wsi, struct conn *c, const void *in, size_t len)
 {
+	/* lws calls a POST with "Content-Length: 0" an empty body (and then its
+	 * completion) after on_request answered it: nothing to add */
+	if (!len)
+		return 0;
 	if (c->drain) {
 		c->drained += len;
 		/* a client that ignores our answer gets a reset, not our memory */
@@ -406,6 +429,82 @@ struct http_server {
 	struct lws_context *ctx;
 	char iface[INET_ADDRSTRLEN];
 };
+/* The body did not arrive in time: 408 and close, or close a drain. */
+static int on_deadline(struct lws *wsi, struct conn *c)
+{
+	struct api_resp rs = {0};
+
+	if (!c->timed) /* armed for a request that completed in time */
+		return 0;
+	c->timed = false;
+	if (c->drain || c->out || c->stream || !c->body)
+		return -1;
+	api_errorf(&rs, 408, "Timeout", NULL, "%zu of %zu body bytes arrived in %llu s",
+		   c->body_len, c->expect, (unsigned long long)(BODY_S + (c->expect >> 16)));
+	log_refusal(c, &rs);
+	c->close_after = true;
+	/* lws's own body timeout (restarted at every byte) would cut the answer */
+	lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
+	free(c->body);
+	c->body = NULL;
+	return send_response(wsi, c, &rs);
+}
+
+/* A CONNECT (after its headers) or a request line with a method lws does
+ * not know, handed over as a raw socket with the bytes read so far. */
+static int on_raw_rx(struct lws *wsi, struct conn *c, const char *in, size_t len)
+{
+	static const char *const known[] = {"GET",  "POST",    "PUT",  "DELETE",
+					    "HEAD", "OPTIONS", "PATCH"};
+	char peer[64] = "?", msg[96], out[LWS_PRE + 768];
+	struct api_resp rs = {0};
+	const char *phrase = "Bad Request";
+	size_t m = 0, n;
+	int code = 400;
+
+	if (c->close_after || !len) { /* answered: discard until the client closes */
+		c->drained += len;
+		return c->drained > DRAIN_MAX ? -1 : 0;
+	}
+	while (m < len && m < 16 && in[m] >= 'A' && in[m] <= 'Z')
+		m++;
+	snprintf(msg, sizeof(msg), "a request line that is not HTTP/1.1");
+	if (m && m < len && in[m] == ' ') {
+		code = 501;
+		phrase = "Not Implemented";
+		snprintf(msg, sizeof(msg), "method %.*s is not implemented", (int)m, in);
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strlen(known[i]) == m && !memcmp(in, known[i], m)) {
+				code = 400;
+				phrase = "Bad Request";
+				snprintf(msg, sizeof(msg),
+					 "plain HTTP on a TLS port: use https://");
+			}
+		if (m == 7 && !memcmp(in, "CONNECT", 7)) {
+			code = 405;
+			phrase = "Method Not Allowed";
+			snprintf(msg, sizeof(msg), "CONNECT is not served: this is not a proxy");
+		}
+	}
+	api_error(&rs, code, NULL, msg, NULL);
+	lws_get_peer_simple(wsi, peer, sizeof(peer));
+	ctl_log("%.*s -> %d from %s: %s", (int)(m ? m : 1), m ? in : "?", code, peer, msg);
+	n = (size_t)snprintf(out + LWS_PRE, sizeof(out) - LWS_PRE,
+			     "HTTP/1.1 %d %s\r\nServer: edgeclusterd\r\n"
+			     "Content-Type: application/json\r\nContent-Length: %zu\r\n%s"
+			     "Connection: close\r\n\r\n%s",
+			     code, phrase, rs.body ? strlen(rs.body) : 0,
+			     code == 405 ? "Allow: GET, POST, PUT, DELETE, HEAD\r\n" : "",
+			     rs.body ? rs.body : "");
+	free(rs.body);
+	c->close_after = true;
+	if (n >= sizeof(out) - LWS_PRE ||
+	    lws_write(wsi, (unsigned char *)out + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+		return -1;
+	shutdown(lws_get_socket_fd(wsi), SHUT_WR);
+	lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
+	return 0;
+}
 
 static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		   size_t len)
@@ -423,12 +522,20 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 			c->body_done = true;
 			return c->out ? 0 : -1; /* answered already: close */
 		}
-		if (c->out) /* early() answered from on_body */
+		if (c->out || c->stream || !c->body) /* answered already (early, or no body) */
 			return 0;
+		c->timed = false;
 		c->body[c->body_len] = 0;
 		return process(d, wsi, c);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return on_writeable(wsi, c);
+	case LWS_CALLBACK_TIMER:
+		return on_deadline(wsi, c);
+	case LWS_CALLBACK_RAW_ADOPT: /* no bytes yet (plain text on the TLS port) */
+		lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
+		return 0;
+	case LWS_CALLBACK_RAW_RX:
+		return on_raw_rx(wsi, c, in, len);
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		/* a WebSocket upgrade without our subprotocol lands here: refused */
 		return 1;
@@ -483,9 +590,12 @@ struct http_server *http_start(struct ecd *d)
 	info.server_string = "edgeclusterd";
 	info.user = hs;
 	info.alpn = "http/1.1";
-	info.timeout_secs = 10;
+	info.timeout_secs = HDR_S;
+	info.timeout_secs_ah_idle = HDR_S;
 	info.fd_limit_per_thread = 1024; /* lws sizes its fd tables by this: RSS */
-	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	/* an unknown method becomes a raw socket (on_raw_rx), not lws's 403 page */
+	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND |
+		       LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG;
 	if (d->conf.tls_cert[0]) {
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 		info.ssl_cert_filepath = d->conf.tls_cert;

@@ -214,6 +214,7 @@ static const struct {
     {SEC_INTERVALS, "ConnectTimeout", 0},
     {SEC_CLUSTER, "InstallScript", 0},
     {SEC_CLUSTER, "UninstallScript", 0},
+    {SEC_HUB, "SendQueueMax", 0},
 };
 enum {
 	K_NAME,
@@ -244,6 +245,7 @@ enum {
 	K_CONNECT_TO,
 	K_INSTALL,
 	K_UNINSTALL,
+	K_SENDQ,
 	K_COUNT
 };
 
@@ -354,6 +356,8 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	case K_UNINSTALL:
 		return readable_file(s, "UninstallScript", v, c->uninstall_script,
 				     sizeof(c->uninstall_script));
+	case K_SENDQ:
+		return parse_size(s, "SendQueueMax", v, &c->hub_queue_max);
 	}
 	return ini_err(&s->in, "unknown key '%s'", k);
 }
@@ -428,6 +432,7 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->credential_s = 30 * 86400; /* rotated at half-life while connected */
 	c->reconnect_max_s = 30;
 	c->connect_timeout_s = 10;
+	c->hub_queue_max = 64 << 20;
 
 	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
 	while (!rc && (item = ini_next(&s.in, &k, &v)) != INI_END) {

@@ -57,6 +57,7 @@ struct ec_conf {
 	unsigned char join_tokens[EC_MAX_TOKENS][EC_HASH_LEN];
 	int n_join_tokens;
 	unsigned credential_s;	  /* [Hub] CredentialLifetime */
+	size_t hub_queue_max;	  /* [Hub] SendQueueMax: bytes queued to one child at most */
 	unsigned reconnect_max_s; /* [Intervals] ReconnectMax: the backoff's ceiling */
 	/* [Intervals] ConnectTimeout: a link not up (welcome received) by then is dropped */
 	unsigned connect_timeout_s;

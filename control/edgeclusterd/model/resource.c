@@ -376,13 +376,14 @@ static int check_spec(struct ec_verr *e, json_t *spec)
 	return 0;
 }
 
-/* resourceVersion: a decimal string as we hand them out ("0" never is one). */
+/* resourceVersion: a decimal string as we hand them out ("0" never is one,
+ * nor "07": a version is one string, not any number that parses to it). */
 static int parse_rv(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long n;
 
-	if (!*s || !isdigit((unsigned char)*s) || strlen(s) > 19)
+	if (!*s || !isdigit((unsigned char)*s) || *s == '0' || strlen(s) > 20)
 		return -1;
 	errno = 0;
 	n = strtoull(s, &end, 10);
@@ -665,14 +666,80 @@ const char *ec_reason(int code)
 	return "InternalError";
 }
 
+/* The length of the UTF-8 character at s (n bytes left): 1-4, 0 if the
+ * bytes are not one (overlong, surrogate, past U+10FFFF, cut short). */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80   ? 1
+		     : s[0] < 0xc2 ? 0
+		     : s[0] < 0xe0 ? 2
+		     : s[0] < 0xf0 ? 3
+		     : s[0] < 0xf5 ? 4
+				   : 0;
+	uint32_t cp;
+
+	if (len < 2)
+		return len;
+	if (len > n)
+		return 0;
+	cp = s[0] & (0x3fu >> (len - 1));
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A copy of s that jansson takes (it refuses invalid UTF-8): a bad byte
+ * becomes the text \xNN, so the message still quotes what was sent; a
+ * character cut short at the very end (a "%.200s" of a longer text) goes. */
+static char *utf8_clean(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), o = 0;
+	char *out = malloc(4 * n + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_char(p + i, n - i), j = i + 1;
+
+		if (k) {
+			memcpy(out + o, p + i, k);
+			o += k;
+			i += k;
+			continue;
+		}
+		while (j < n && (p[j] & 0xc0) == 0x80)
+			j++;
+		if (j == n && p[i] >= 0xc2 && p[i] < 0xf5 &&
+		    n - i < (p[i] < 0xe0   ? 2u
+			     : p[i] < 0xf0 ? 3u
+					   : 4u))
+			break;
+		o += (size_t)sprintf(out + o, "\\x%02x", p[i]);
+		i++;
+	}
+	out[o] = 0;
+	return out;
+}
+
 json_t *ec_status(int code, const char *reason, const char *message, const char *field)
 {
-	json_t *st = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1",
-			       "status", "Failure", "message", message, "reason",
-			       reason ? reason : ec_reason(code), "code", code);
+	char *m = utf8_clean(message), *f = field && *field ? utf8_clean(field) : NULL;
+	json_t *st = m ? json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion",
+				   "v1", "status", "Failure", "message", m, "reason",
+				   reason ? reason : ec_reason(code), "code", code)
+		       : NULL;
 
-	if (st && field && *field)
-		json_object_set_new(st, "details", json_pack("{s:s}", "field", field));
+	if (st && f)
+		json_object_set_new(st, "details", json_pack("{s:s}", "field", f));
+	free(m);
+	free(f);
 	return st;
 }
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* SQLite persistence for edgeclusterd; see store.h. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "store.h"
@@ -74,6 +78,32 @@ _Static_assert(offsetof(struct ec_store, tx_depth) == offsetof(struct ec_store, 
 		   offsetof(struct ec_store, tx_normal) == offsetof(struct ec_store, sql.tx_normal),
 	       "ec_store's names of ctl_db's first members");
 
+/* The database holds this cluster's credential: owner-only, also when an
+ * older version made it 0644. SQLite gives -wal and -shm the mode of the
+ * database file, so creating that one 0600 is enough for new files. */
+static int private_files(const char *path, char *err, size_t errlen)
+{
+	static const char *const sfx[] = {"-wal", "-shm"};
+	char side[1024];
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0 || fchmod(fd, 0600)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
+		if (chmod(side, 0600) && errno != ENOENT) {
+			snprintf(err, errlen, "%s: %s", side, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
@@ -81,7 +111,7 @@ int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen
 
 	memset(s, 0, sizeof(*s));
 	s->sql.before_end = before_end;
-	if (db_open(&s->sql.db, path, err, errlen))
+	if (private_files(path, err, errlen) || db_open(&s->sql.db, path, err, errlen))
 		return -1;
 	/* Refuse a database written by a newer schema rather than corrupt it. */
 	if (sqlite3_prepare_v2(s->sql.db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {

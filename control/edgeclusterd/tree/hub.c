@@ -116,14 +116,15 @@ static json_t *mission_msg(struct ecd *d, const char *name, size_t *bytes)
 	return o;
 }
 
-/* Send upserts (names) and deletes ([{name, uid}]) to one child or all,
- * cut into batches of about TREE_BATCH_BYTES. */
-static void send_missions(struct hub *h, struct hub_conn *only, json_t *names, json_t *deletes)
+/* Send upserts (names from *from) and deletes ([{name, uid}]) to one child
+ * or all, cut into batches of about TREE_BATCH_BYTES; at most max batches. */
+static void send_from(struct hub *h, struct hub_conn *only, json_t *names, size_t *from,
+		      json_t *deletes, size_t max)
 {
-	size_t i = 0, n = json_array_size(names);
+	size_t i = *from, n = json_array_size(names);
 	bool first = true;
 
-	while (first || i < n) {
+	while ((first || i < n) && max--) {
 		json_t *msg = json_pack("{s:s,s:[],s:o}", "type", "missions", "upsert", "delete",
 					first && deletes ? json_copy(deletes) : json_array());
 		size_t bytes = 0;
@@ -151,6 +152,27 @@ static void send_missions(struct hub *h, struct hub_conn *only, json_t *names, j
 			ws_send(&c->l, json_incref(msg));
 		}
 		json_decref(msg);
+	}
+	*from = i;
+}
+
+static void send_missions(struct hub *h, struct hub_conn *only, json_t *names, json_t *deletes)
+{
+	size_t i = 0;
+
+	send_from(h, only, names, &i, deletes, SIZE_MAX);
+}
+
+/* The next batch of what c fetched, once its queue is empty. */
+static void fetch_more(struct hub_conn *c)
+{
+	if (!c->h || !c->fetch || c->l.head || c->dead || c->l.overflowed)
+		return;
+	send_from(c->h, c, c->fetch, &c->fetch_i, NULL, 1);
+	if (c->fetch_i >= json_array_size(c->fetch)) {
+		json_decref(c->fetch);
+		c->fetch = NULL;
+		c->fetch_i = 0;
 	}
 }
 
@@ -444,7 +466,12 @@ static int on_fetch(struct hub_conn *c, json_t *m)
 				 v))) return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR,
 							"protocol", "fetch.names[]: mission names");
 	hub_scan_now(h);
-	send_missions(h, c, names, NULL);
+	if (!json_array_size(names))
+		return 0;
+	if (!c->fetch)
+		c->fetch = json_array();
+	json_array_extend(c->fetch, names);
+	fetch_more(c);
 	return 0;
 }
 
@@ -523,13 +550,19 @@ static void conn_gone(struct hub_conn *c)
 
 	if (!h) { /* the hub stopped before the context closed this link */
 		ws_reset(&c->l);
+		json_decref(c->fetch);
 		free(c);
 		return;
 	}
 	if (k && k->conn == c) {
 		k->conn = NULL;
 		ec_store_subtree_health(&h->d->store, c->name, "disconnected", NULL);
-		if (!c->dead) /* else the reason was logged already */
+		if (c->l.overflowed)
+			hub_log(c,
+				"not reading: over SendQueueMax (%zu bytes queued); link closed, "
+				"it catches up by digest when it comes back",
+				c->l.queued);
+		else if (!c->dead) /* else the reason was logged already */
 			hub_log(c, "link closed");
 	}
 	for (struct hub_conn **p = &h->conns; *p; p = &(*p)->next)
@@ -538,6 +571,7 @@ static void conn_gone(struct hub_conn *c)
 			break;
 		}
 	ws_reset(&c->l);
+	json_decref(c->fetch);
 	free(c);
 }
 
@@ -572,6 +606,7 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		s->c = c;
 		c->h = h;
 		c->l.wsi = wsi;
+		c->l.max_queued = h->d->conf.hub_queue_max;
 		if (!lws_get_peer_simple(wsi, c->peer, sizeof(c->peer)))
 			snprintf(c->peer, sizeof(c->peer), "?");
 		c->next = h->conns;
@@ -595,7 +630,12 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		}
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return c ? ws_writable(&c->l) : 0;
+		if (!c)
+			return 0;
+		r = ws_writable(&c->l);
+		if (!r)
+			fetch_more(c);
+		return r;
 	case LWS_CALLBACK_CLOSED:
 		if (c)
 			conn_gone(c);

@@ -25,6 +25,10 @@ struct hub_conn {
 	char name[EC_NAME_MAX + 1]; /* once authenticated */
 	bool authed, registering, dead;
 	int64_t sent_seq; /* of the last list/missions message */
+	/* fetched names not sent yet (from fetch_i): one batch goes each time the
+	 * queue is empty, so that a whole sync never sits in SendQueueMax */
+	json_t *fetch;
+	size_t fetch_i;
 };
 
 struct hub {

@@ -142,7 +142,7 @@ int hub_on_heartbeat(struct hub_conn *c, json_t *m)
 	ws_send(&c->l, ack);
 	/* anti-entropy: once it applied all we sent, its digest must be ours */
 	hub_scan_now(h);
-	if (json_integer_value(json_object_get(m, "ack")) == c->sent_seq &&
+	if (json_integer_value(json_object_get(m, "ack")) == c->sent_seq && !c->fetch &&
 	    (!digest || strcmp(digest, h->digest))) {
 		hub_log(c, "mission digest differs: sending the full list");
 		hub_send_list(c);
