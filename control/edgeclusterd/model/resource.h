@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The edge.xgate.io/v1 resources: names and labels by the Kubernetes rules,
- * Mission validation with the path of the first bad field, serialisation of
- * stored rows into objects, Status errors, label selectors, placement.
+ * The edge.xgate.io/v1 resources: Mission validation with the path of the
+ * first bad field, serialisation of stored rows into objects, label
+ * selectors, placement; names, labels and Status errors by the Kubernetes
+ * rules are the base's (ctl_k8s.h).
  * Nothing here does I/O, so all of it is unit-tested directly.
  */
 #ifndef ECD_RESOURCE_H
@@ -13,17 +14,32 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "ctl_k8s.h"
+
 #define EC_GROUP	    "edge.xgate.io"
 #define EC_API_VERSION	    "edge.xgate.io/v1"
 #define EC_MISSION_NAME_MAX 253
-#define EC_UID_LEN	    36
-#define EC_TS_LEN	    20 /* 2025-01-31T12:00:00Z */
+#define EC_UID_LEN	    CTL_K8S_UID_LEN
+#define EC_TS_LEN	    CTL_K8S_TS_LEN /* 2025-01-31T12:00:00Z */
 
-/* Validators: NULL if valid, else what is wrong ("must be ..."). */
-const char *ec_check_dns_label(const char *s);
-const char *ec_check_dns_subdomain(const char *s);
-const char *ec_check_label_key(const char *s);
-const char *ec_check_label_value(const char *s);
+/* Validators: NULL if valid, else what is wrong ("must be ..."): the
+ * base's (ctl_k8s.h), under the names this daemon's code and tests use. */
+static inline const char *ec_check_dns_label(const char *s)
+{
+	return ctl_k8s_dns_label(s);
+}
+static inline const char *ec_check_dns_subdomain(const char *s)
+{
+	return ctl_k8s_dns_subdomain(s);
+}
+static inline const char *ec_check_label_key(const char *s)
+{
+	return ctl_k8s_label_key(s);
+}
+static inline const char *ec_check_label_value(const char *s)
+{
+	return ctl_k8s_label_value(s);
+}
 
 /* A validation failure: HTTP code (400 or 422; a MissionList also 409 and
  * 413), the field path ("" for the whole body) and the message "PATH: what
@@ -75,8 +91,15 @@ json_t *ec_list_json(const char *kind, uint64_t revision, json_t *items);
 /* A Kubernetes Status object; reason NULL: the usual one for the code
  * (409 is "Conflict"; a create of an existing name passes "AlreadyExists");
  * field may be NULL or "". */
-json_t *ec_status(int code, const char *reason, const char *message, const char *field);
-const char *ec_reason(int code);
+static inline json_t *ec_status(int code, const char *reason, const char *message,
+				const char *field)
+{
+	return ctl_k8s_status(code, reason, message, field);
+}
+static inline const char *ec_reason(int code)
+{
+	return ctl_k8s_reason(code);
+}
 
 /* labelSelector: "k=v,k==v,k!=v,k,!k", all must hold. */
 #define EC_SEL_MAX 32
@@ -94,8 +117,14 @@ bool ec_selector_match(const struct ec_selector *sel, json_t *labels);
 /* Does a mission spec place itself on cluster NAME carrying LABELS? */
 bool ec_placement_match(json_t *spec, const char *name, json_t *labels);
 
-void ec_uuid4(char out[EC_UID_LEN + 1]);
-void ec_timestamp(time_t t, char out[EC_TS_LEN + 1]);
+static inline void ec_uuid4(char out[EC_UID_LEN + 1])
+{
+	ctl_k8s_uuid4(out);
+}
+static inline void ec_timestamp(time_t t, char out[EC_TS_LEN + 1])
+{
+	ctl_k8s_timestamp(t, out);
+}
 
 /* Is the stored JSON text the same value as v (key order and spacing aside)? */
 bool ec_json_same_text(const char *stored, json_t *v);
