@@ -30,13 +30,35 @@ uint64_t ecd_now_ms(void)
 	return dlog_now_ms();
 }
 
-void ecd_log(const char *fmt, ...)
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	dlog_v("edgeclusterd", log_name, 1024, fmt, ap);
 	va_end(ap);
+}
+
+/* Log lines quote what clients sent (paths, names, messages), also before
+ * any token was checked: a control byte is written as \xNN, so that no
+ * request can end a line and forge the next one, or drive a terminal. */
+void ecd_log(const char *fmt, ...)
+{
+	char raw[1024], out[1024];
+	size_t o = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	for (const unsigned char *p = (const unsigned char *)raw; *p && o + 5 < sizeof(out); p++)
+		if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", *p);
+		else
+			out[o++] = (char)*p;
+	out[o] = 0;
+	log_line("%s", out);
 }
 
 /* mkdir -p of the database's directory (the default is /var/lib/xgate). */
