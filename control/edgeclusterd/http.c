@@ -254,16 +254,26 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 {
 	char cl[32] = "", frag[1024];
 	size_t qlen = 0, limit;
+	bool uri_long;
 	int n;
 
 	conn_free(c);
 	c->method = method_of(wsi, &c->method_name);
-	snprintf(c->path, sizeof(c->path), "%s", path ? path : "/");
-	for (int i = 0;
-	     (n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i)) > 0;
-	     i++) {
-		if (qlen + (size_t)n + 2 >= sizeof(c->query))
+	/* a path or query we would cut is refused: cut, it names something else */
+	uri_long =
+	    snprintf(c->path, sizeof(c->path), "%s", path ? path : "/") >= (int)sizeof(c->path);
+	for (int i = 0; !uri_long; i++) {
+		n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i);
+		if (n < 0) { /* no such argument, or one over frag */
+			uri_long = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i) > 0;
 			break;
+		}
+		if (!n) /* "?&a=1": an empty argument, not the end */
+			continue;
+		if (qlen + (size_t)n + 2 >= sizeof(c->query)) {
+			uri_long = true;
+			break;
+		}
 		qlen += (size_t)snprintf(c->query + qlen, sizeof(c->query) - qlen, "%s%s",
 					 qlen ? "&" : "", frag);
 	}
@@ -287,6 +297,15 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 		c->expect = 1;
 		return early(wsi, c, 411,
 			     "chunked request bodies are not supported: send Content-Length");
+	}
+	if (uri_long) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "request URI too long: at most %zu bytes of path, %zu of query (an "
+			 "argument at most %zu)",
+			 sizeof(c->path) - 1, sizeof(c->query) - 1, sizeof(frag) - 1);
+		return early(wsi, c, 414, msg);
 	}
 	if (!api_is_public(c->path)) {
 		int t = check_token(d, wsi);
