@@ -473,8 +473,6 @@ static int on_deadline(struct lws *wsi, struct conn *c)
  * not know, handed over as a raw socket with the bytes read so far. */
 static int on_raw_rx(struct lws *wsi, struct conn *c, const char *in, size_t len)
 {
-	static const char *const known[] = {"GET",  "POST",    "PUT",  "DELETE",
-					    "HEAD", "OPTIONS", "PATCH"};
 	char peer[64] = "?", msg[96], out[LWS_PRE + 768];
 	struct api_resp rs = {0};
 	const char *phrase = "Bad Request";
@@ -492,13 +490,6 @@ static int on_raw_rx(struct lws *wsi, struct conn *c, const char *in, size_t len
 		code = 501;
 		phrase = "Not Implemented";
 		snprintf(msg, sizeof(msg), "method %.*s is not implemented", (int)m, in);
-		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			if (strlen(known[i]) == m && !memcmp(in, known[i], m)) {
-				code = 400;
-				phrase = "Bad Request";
-				snprintf(msg, sizeof(msg),
-					 "plain HTTP on a TLS port: use https://");
-			}
 		if (m == 7 && !memcmp(in, "CONNECT", 7)) {
 			code = 405;
 			phrase = "Method Not Allowed";
@@ -550,7 +541,7 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		return on_writeable(wsi, c);
 	case LWS_CALLBACK_TIMER:
 		return on_deadline(wsi, c);
-	case LWS_CALLBACK_RAW_ADOPT: /* no bytes yet (plain text on the TLS port) */
+	case LWS_CALLBACK_RAW_ADOPT: /* a deadline even if nothing more comes */
 		lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
 		return 0;
 	case LWS_CALLBACK_RAW_RX:
