@@ -106,15 +106,12 @@ const char *ctl_k8s_reason(int code)
 	static const struct {
 		int code;
 		const char *reason;
-	} reasons[] = {{400, "BadRequest"},
-		       {401, "Unauthorized"},
-		       {404, "NotFound"},
-		       {405, "MethodNotAllowed"},
-		       {409, "Conflict"},
-		       {411, "LengthRequired"},
-		       {413, "RequestEntityTooLarge"},
-		       {415, "UnsupportedMediaType"},
-		       {422, "Invalid"}};
+	} reasons[] = {{400, "BadRequest"},	   {401, "Unauthorized"},
+		       {404, "NotFound"},	   {405, "MethodNotAllowed"},
+		       {408, "Timeout"},	   {409, "Conflict"},
+		       {411, "LengthRequired"},	   {413, "RequestEntityTooLarge"},
+		       {414, "RequestURITooLong"}, {415, "UnsupportedMediaType"},
+		       {422, "Invalid"},	   {501, "NotImplemented"}};
 
 	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
 		if (reasons[i].code == code)

@@ -13,6 +13,9 @@
 
 #define CTL_LOG_LINE_MAX 1024 /* a message is cut to this many bytes - 1 */
 
+/* Control bytes in a message (what clients sent, quoted) are written as
+ * \xNN: no line can end early or drive the terminal that shows the log. */
+
 /* Where finished lines go (the message only, without "PROG[NAME]: "). */
 typedef void (*ctl_log_sink_fn)(void *arg, const char *msg);
 

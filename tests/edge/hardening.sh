@@ -95,5 +95,28 @@ code 'missions/%ff'
 code 'missions?labelSelector=%ff%fe'
 [ "$CODE" = 400 ] && [ "$(printf '%s' "$OUT" | jq -r .details.field)" = labelSelector ] && ok "labelSelector=%ff%fe: 400 on labelSelector" || not_ok "labelSelector %ff: $CODE $OUT"
 
+# ---- URIs the daemon would have to cut: 414, not a cut path or a dropped argument ----
+LONG=$(head -c 1500 /dev/zero | tr '\0' a)
+code "missions/$LONG"
+[ "$CODE" = 414 ] && [ "$(printf '%s' "$OUT" | jq -r .reason)" = RequestURITooLong ] &&
+	ok "a 1.5 KB path: 414 RequestURITooLong" || not_ok "long path: $CODE $OUT"
+code "missions?x=$LONG&labelSelector=app=web"
+[ "$CODE" = 414 ] && ok "a 1.5 KB query argument: 414, not dropped" || not_ok "long argument: $CODE $OUT"
+code 'missions?&labelSelector=Not%20a%20selector!'
+[ "$CODE" = 400 ] && ok "an argument after an empty one is read (bad labelSelector: 400)" || not_ok "?&labelSelector=bad: $CODE $OUT"
+
+# ---- control bytes from a client do not reach the log raw ----
+# (lws ends the request line at a decoded %0a itself; ESC, BEL and DEL it passes on)
+raw 'GET /nope%%1b[2Jforged%%07%%7f HTTP/1.1\r\nHost: x\r\n\r\n' --idle 2
+[ "$(status)" = 401 ] && ok "a path with %1b %07 %7f, no token: 401" || not_ok "control-byte path: $OUT"
+raw 'GET /nope\033[2Jraw\007 HTTP/1.1\r\nHost: x\r\n\r\n' --idle 2
+[ "$(status)" = 401 ] && ok "a path with raw ESC and BEL, no token: 401" || not_ok "raw control bytes: $OUT"
+wait_for 5 grep -q 'nope.*raw' "$T/ecd.log" && ok "the refusals are logged" || not_ok "no log line for them"
+if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/ecd.log"; then
+	not_ok "a control byte from a request reached the log: $(grep -a nope "$T/ecd.log" | cat -v)"
+else
+	ok "written escaped: $(grep -a -o 'nope[^ ]*' "$T/ecd.log" | paste -sd' ')"
+fi
+
 alive && ok "the daemon still answers" || not_ok "the daemon died: $(tail -5 "$T/ecd.log")"
 summary

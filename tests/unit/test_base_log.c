@@ -27,16 +27,20 @@ int main(void)
 	ctl_log("hello %s %d", "world", 7);
 	CHECK(lines == 1 && !strcmp(got, "hello world 7"), "a line reaches the sink: '%s'", got);
 
+	ctl_log("GET /a%sb%sc%sd", "\n", "\x1b[2J", "\x7f");
+	CHECK(lines == 2 && !strcmp(got, "GET /a\\x0ab\\x1b[2Jc\\x7fd"),
+	      "control bytes are escaped: '%s'", got);
+
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
 	ctl_log("%s", big);
-	CHECK(lines == 2 && strlen(got) == CTL_LOG_LINE_MAX - 1, "a long line is cut to %d: %zu",
+	CHECK(lines == 3 && strlen(got) == CTL_LOG_LINE_MAX - 1, "a long line is cut to %d: %zu",
 	      CTL_LOG_LINE_MAX - 1, strlen(got));
 
 	ctl_log_set_sink(NULL, NULL);
 	ctl_log_to_stderr("test_base_log", "unit");
 	ctl_log("to stderr, not the sink");
-	CHECK(lines == 2, "back on stderr, the sink is not called");
+	CHECK(lines == 3, "back on stderr, the sink is not called");
 
 	t0 = ctl_now_ms();
 	nanosleep(&ts, NULL);

@@ -249,16 +249,26 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 {
 	char cl[32] = "", frag[1024];
 	size_t qlen = 0, limit;
+	bool uri_long;
 	int n;
 
 	conn_free(c);
 	c->method = method_of(wsi, &c->method_name);
-	snprintf(c->path, sizeof(c->path), "%s", path ? path : "/");
-	for (int i = 0;
-	     (n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i)) > 0;
-	     i++) {
-		if (qlen + (size_t)n + 2 >= sizeof(c->query))
+	/* a path or query we would cut is refused: cut, it names something else */
+	uri_long =
+	    snprintf(c->path, sizeof(c->path), "%s", path ? path : "/") >= (int)sizeof(c->path);
+	for (int i = 0; !uri_long; i++) {
+		n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i);
+		if (n < 0) { /* no such argument, or one over frag */
+			uri_long = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i) > 0;
 			break;
+		}
+		if (!n) /* "?&a=1": an empty argument, not the end */
+			continue;
+		if (qlen + (size_t)n + 2 >= sizeof(c->query)) {
+			uri_long = true;
+			break;
+		}
 		qlen += (size_t)snprintf(c->query + qlen, sizeof(c->query) - qlen, "%s%s",
 					 qlen ? "&" : "", frag);
 	}
@@ -282,6 +292,15 @@ static int on_request(struct ecd *d, struct lws *wsi, struct conn *c, const char
 		c->expect = 1;
 		return early(wsi, c, 411,
 			     "chunked request bodies are not supported: send Content-Length");
+	}
+	if (uri_long) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "request URI too long: at most %zu bytes of path, %zu of query (an "
+			 "argument at most %zu)",
+			 sizeof(c->path) - 1, sizeof(c->query) - 1, sizeof(frag) - 1);
+		return early(wsi, c, 414, msg);
 	}
 	if (!api_is_public(c->path)) {
 		int t = check_token(d, wsi);
@@ -454,8 +473,6 @@ static int on_deadline(struct lws *wsi, struct conn *c)
  * not know, handed over as a raw socket with the bytes read so far. */
 static int on_raw_rx(struct lws *wsi, struct conn *c, const char *in, size_t len)
 {
-	static const char *const known[] = {"GET",  "POST",    "PUT",  "DELETE",
-					    "HEAD", "OPTIONS", "PATCH"};
 	char peer[64] = "?", msg[96], out[LWS_PRE + 768];
 	struct api_resp rs = {0};
 	const char *phrase = "Bad Request";
@@ -473,13 +490,6 @@ static int on_raw_rx(struct lws *wsi, struct conn *c, const char *in, size_t len
 		code = 501;
 		phrase = "Not Implemented";
 		snprintf(msg, sizeof(msg), "method %.*s is not implemented", (int)m, in);
-		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			if (strlen(known[i]) == m && !memcmp(in, known[i], m)) {
-				code = 400;
-				phrase = "Bad Request";
-				snprintf(msg, sizeof(msg),
-					 "plain HTTP on a TLS port: use https://");
-			}
 		if (m == 7 && !memcmp(in, "CONNECT", 7)) {
 			code = 405;
 			phrase = "Method Not Allowed";
@@ -531,7 +541,7 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		return on_writeable(wsi, c);
 	case LWS_CALLBACK_TIMER:
 		return on_deadline(wsi, c);
-	case LWS_CALLBACK_RAW_ADOPT: /* no bytes yet (plain text on the TLS port) */
+	case LWS_CALLBACK_RAW_ADOPT: /* a deadline even if nothing more comes */
 		lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
 		return 0;
 	case LWS_CALLBACK_RAW_RX:
