@@ -6,10 +6,10 @@
 
 #include "ctl_wslink.h"
 
-int ws_send(struct wslink *l, json_t *msg)
+int ctl_ws_send(struct ctl_wslink *l, json_t *msg)
 {
 	char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
-	struct ws_out *o;
+	struct ctl_ws_out *o;
 	size_t n;
 
 	json_decref(msg);
@@ -45,18 +45,19 @@ int ws_send(struct wslink *l, json_t *msg)
 	return 0;
 }
 
-void ws_fail(struct wslink *l, int close_code, const char *code, const char *message)
+void ctl_ws_fail(struct ctl_wslink *l, int close_code, const char *code, const char *message)
 {
 	if (l->close_after)
 		return;
-	ws_send(l, json_pack("{s:s,s:s,s:s}", "type", "error", "code", code, "message", message));
+	ctl_ws_send(l,
+		    json_pack("{s:s,s:s,s:s}", "type", "error", "code", code, "message", message));
 	l->close_after = true;
 	l->close_code = close_code;
 }
 
-int ws_writable(struct wslink *l)
+int ctl_ws_writable(struct ctl_wslink *l)
 {
-	struct ws_out *o = l->head;
+	struct ctl_ws_out *o = l->head;
 
 	if (!o) {
 		if (l->close_after) {
@@ -80,8 +81,8 @@ int ws_writable(struct wslink *l)
 	return 0;
 }
 
-int ws_receive(struct wslink *l, const void *in, size_t len, size_t max, json_t **msg,
-	       const char **why, int *close_code)
+int ctl_ws_receive(struct ctl_wslink *l, const void *in, size_t len, size_t max, json_t **msg,
+		   const char **why, int *close_code)
 {
 	json_error_t je;
 
@@ -107,7 +108,7 @@ int ws_receive(struct wslink *l, const void *in, size_t len, size_t max, json_t 
 	l->in.len = 0;
 	if (l->in.cap > (1u << 20)) /* do not keep a big buffer per link */
 		xg_buf_free(&l->in);
-	if (!json_is_object(*msg) || !ws_type(*msg)) {
+	if (!json_is_object(*msg) || !ctl_ws_type(*msg)) {
 		json_decref(*msg);
 		*msg = NULL;
 		*why = "not a JSON object with a \"type\"";
@@ -117,10 +118,10 @@ int ws_receive(struct wslink *l, const void *in, size_t len, size_t max, json_t 
 	return 1;
 }
 
-void ws_reset(struct wslink *l)
+void ctl_ws_reset(struct ctl_wslink *l)
 {
 	while (l->head) {
-		struct ws_out *o = l->head;
+		struct ctl_ws_out *o = l->head;
 
 		l->head = o->next;
 		free(o);
@@ -129,7 +130,7 @@ void ws_reset(struct wslink *l)
 	memset(l, 0, sizeof(*l));
 }
 
-const char *ws_type(json_t *msg)
+const char *ctl_ws_type(json_t *msg)
 {
 	return json_string_value(json_object_get(msg, "type"));
 }

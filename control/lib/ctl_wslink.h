@@ -18,14 +18,14 @@
 
 #include "buf.h"
 
-struct ws_out {
-	struct ws_out *next;
+struct ctl_ws_out {
+	struct ctl_ws_out *next;
 	size_t len;
 	unsigned char buf[]; /* LWS_PRE + len */
 };
-struct wslink {
+struct ctl_wslink {
 	struct lws *wsi;
-	struct ws_out *head, *tail;
+	struct ctl_ws_out *head, *tail;
 	size_t queued;	  /* bytes */
 	struct xg_buf in; /* the message being reassembled */
 	bool close_after; /* the queue ends with an error: close once it is written */
@@ -36,16 +36,16 @@ struct wslink {
 	bool overflowed;
 };
 /* Queue a JSON message (takes the reference) and ask for a writable callback. */
-int ws_send(struct wslink *l, json_t *msg);
+int ctl_ws_send(struct ctl_wslink *l, json_t *msg);
 /* Queue {"type":"error",...} and close with code after writing it. */
-void ws_fail(struct wslink *l, int close_code, const char *code, const char *message);
+void ctl_ws_fail(struct ctl_wslink *l, int close_code, const char *code, const char *message);
 /* On writable: write the next message. -1: close now. */
-int ws_writable(struct wslink *l);
+int ctl_ws_writable(struct ctl_wslink *l);
 /* Add a received fragment; 1 and *msg when a whole message is in, 0 for
  * more, -1 with why (and a close code) when the input is refused. */
-int ws_receive(struct wslink *l, const void *in, size_t len, size_t max, json_t **msg,
-	       const char **why, int *close_code);
-void ws_reset(struct wslink *l);
-const char *ws_type(json_t *msg);
+int ctl_ws_receive(struct ctl_wslink *l, const void *in, size_t len, size_t max, json_t **msg,
+		   const char **why, int *close_code);
+void ctl_ws_reset(struct ctl_wslink *l);
+const char *ctl_ws_type(json_t *msg);
 
 #endif

@@ -48,7 +48,7 @@ void hub_log(struct hub_conn *c, const char *fmt, ...)
 int hub_refuse(struct hub_conn *c, int close_code, const char *code, const char *why)
 {
 	hub_log(c, "%s; link closed", why);
-	ws_fail(&c->l, close_code, code, why);
+	ctl_ws_fail(&c->l, close_code, code, why);
 	c->dead = true;
 	return 0;
 }
@@ -149,7 +149,7 @@ static void send_from(struct hub *h, struct hub_conn *only, json_t *names, size_
 			if ((only && c != only) || !c->authed || c->registering || c->dead)
 				continue;
 			json_object_set_new(msg, "seq", json_integer(++c->sent_seq));
-			ws_send(&c->l, json_incref(msg));
+			ctl_ws_send(&c->l, json_incref(msg));
 		}
 		json_decref(msg);
 	}
@@ -281,8 +281,9 @@ void hub_send_list(struct hub_conn *c)
 		json_array_append_new(items, json_pack("{s:s,s:O,s:s}", "name", name, "uid",
 						       json_array_get(v, 0), "rv", rv));
 	}
-	ws_send(&c->l, json_pack("{s:s,s:I,s:s,s:o}", "type", "list", "seq",
-				 (json_int_t)++c->sent_seq, "digest", h->digest, "items", items));
+	ctl_ws_send(&c->l,
+		    json_pack("{s:s,s:I,s:s,s:o}", "type", "list", "seq", (json_int_t)++c->sent_seq,
+			      "digest", h->digest, "items", items));
 }
 
 /* ---- authentication ---- */
@@ -369,7 +370,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	struct kid *k;
 	bool joined;
 
-	if (strcmp(ws_type(m), "hello"))
+	if (strcmp(ctl_ws_type(m), "hello"))
 		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
 				  "the first message must be a hello");
 	if (json_integer_value(json_object_get(m, "v")) != 1)
@@ -417,7 +418,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 		      !c->registering && (cr.resync || k->marked || !k->synced));
 	if (credential)
 		json_object_set_new(welcome, "credential", credential);
-	ws_send(&c->l, welcome);
+	ctl_ws_send(&c->l, welcome);
 	if (c->registering) {
 		/* registration only: the child installs, then comes back with the credential */
 		hub_log(c, "registered (credential issued, expires in %us)",
@@ -483,7 +484,7 @@ static int on_leave(struct hub_conn *c)
 				  "the store failed");
 	hub_log(c, "left the tree (credential, rows and state keys removed)");
 	kid_del(h, c->name);
-	ws_send(&c->l, json_pack("{s:s}", "type", "left"));
+	ctl_ws_send(&c->l, json_pack("{s:s}", "type", "left"));
 	c->authed = false;
 	c->dead = true;
 	c->l.close_after = true;
@@ -496,7 +497,7 @@ static int on_leave(struct hub_conn *c)
 static int on_message(struct hub_conn *c, json_t *m)
 {
 	struct hub *h = c->h;
-	const char *t = ws_type(m);
+	const char *t = ctl_ws_type(m);
 	struct kid *k;
 
 	if (!c->authed)
@@ -549,7 +550,7 @@ static void conn_gone(struct hub_conn *c)
 	struct kid *k = h && c->name[0] ? hub_kid_find(h, c->name) : NULL;
 
 	if (!h) { /* the hub stopped before the context closed this link */
-		ws_reset(&c->l);
+		ctl_ws_reset(&c->l);
 		json_decref(c->fetch);
 		free(c);
 		return;
@@ -570,7 +571,7 @@ static void conn_gone(struct hub_conn *c)
 			*p = c->next;
 			break;
 		}
-	ws_reset(&c->l);
+	ctl_ws_reset(&c->l);
 	json_decref(c->fetch);
 	free(c);
 }
@@ -617,8 +618,8 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 	case LWS_CALLBACK_RECEIVE:
 		if (!c || c->dead || !c->h)
 			return 0; /* refused (or the hub stopped): the rest is not read */
-		r = ws_receive(&c->l, in, len, c->authed ? TREE_MSG_MAX : TREE_HELLO_MAX, &m, &why,
-			       &code);
+		r = ctl_ws_receive(&c->l, in, len, c->authed ? TREE_MSG_MAX : TREE_HELLO_MAX, &m,
+				   &why, &code);
 		if (r < 0)
 			return hub_refuse(c, code,
 					  code == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE ? "too-big"
@@ -632,7 +633,7 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		if (!c)
 			return 0;
-		r = ws_writable(&c->l);
+		r = ctl_ws_writable(&c->l);
 		if (!r)
 			fetch_more(c);
 		return r;

@@ -19,7 +19,7 @@ struct kid { /* a child that holds a credential from us */
 
 struct hub_conn {
 	struct hub *h; /* NULL once the hub stopped */
-	struct wslink l;
+	struct ctl_wslink l;
 	struct hub_conn *next;
 	char peer[64];
 	char name[EC_NAME_MAX + 1]; /* once authenticated */

@@ -66,7 +66,7 @@ int hub_on_state(struct hub_conn *c, json_t *m)
 	if (rc)
 		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
 				  "the store failed");
-	ws_send(&c->l, json_pack("{s:s,s:O}", "type", "state-ack", "seq", seq));
+	ctl_ws_send(&c->l, json_pack("{s:s,s:O}", "type", "state-ack", "seq", seq));
 	if (hub_owes_up(h))
 		hub_owe_kick(h);
 	return 0;
@@ -139,7 +139,7 @@ int hub_on_heartbeat(struct hub_conn *c, json_t *m)
 	ack = json_pack("{s:s,s:s}", "type", "heartbeat-ack", "time", now);
 	if (cred_json)
 		json_object_set_new(ack, "credential", cred_json);
-	ws_send(&c->l, ack);
+	ctl_ws_send(&c->l, ack);
 	/* anti-entropy: once it applied all we sent, its digest must be ours */
 	hub_scan_now(h);
 	if (json_integer_value(json_object_get(m, "ack")) == c->sent_seq && !c->fetch &&

@@ -48,14 +48,15 @@ void uplink_state_changed(struct uplink *u, const char *mission);
 const struct ec_link_state *uplink_link_state(const struct uplink *u);
 
 /* ---- uplink_missions.c: missions from the parent (uplink.c's messages) ---- */
-struct wslink;
+struct ctl_wslink;
 /* "missions": store the batch, tell the missions (on_mission); *ack = its seq. 0, or -1 if
  * the store failed (not acknowledged: the digest brings them again). */
 int uplink_on_missions(struct ecd *d, const char *parent, json_t *m, int64_t *ack);
 /* Tell the missions (on_mission) what a sync wrote or deleted (o->changed is released). */
 void uplink_notify(struct ecd *d, const char *parent, struct ec_sync_out *o);
 /* "list": drop what the parent no longer has, ask (on l) for what differs. */
-int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *m, int64_t *ack);
+int uplink_on_list(struct ecd *d, const char *parent, struct ctl_wslink *l, json_t *m,
+		   int64_t *ack);
 
 /* ---- script.c: the attach install/uninstall script (one at a time) ---- */
 /* status: the exit code (128 + the signal, 1 when it did not run or timed

@@ -39,7 +39,7 @@ struct uplink {
 	struct ec_attach a;
 	struct lws_vhost *vh;
 	struct uplink **slot; /* the vhost's pointer to us (uplink_of) */
-	struct wslink l;
+	struct ctl_wslink l;
 	struct attach_script script;
 	enum link_st st;
 	bool reg;	    /* the link registers (join token), nothing else */
@@ -114,7 +114,7 @@ static void link_down(struct uplink *u, const char *why)
 		return;
 	u->st = L_DOWN;
 	u->tree.link_up = false;
-	ws_reset(&u->l);
+	ctl_ws_reset(&u->l);
 	lws_sul_cancel(&u->hb);
 	lws_sul_cancel(&u->flush);
 	lws_sul_cancel(&u->conn_to);
@@ -244,7 +244,7 @@ static void send_hello(struct uplink *u)
 		      "driver", ec_driver_name(u->d->conf.driver), "auth", auth, "register", u->reg,
 		      "digest", digest);
 	ec_row_free(&r);
-	ws_send(&u->l, h);
+	ctl_ws_send(&u->l, h);
 }
 
 /* ---- up: state owed, heartbeats ---- */
@@ -282,8 +282,8 @@ static void flush(struct uplink *u)
 			return;
 		}
 		u->sent_upto = f.max;
-		ws_send(&u->l, json_pack("{s:s,s:I,s:o}", "type", "state", "seq", (json_int_t)f.max,
-					 "items", f.items));
+		ctl_ws_send(&u->l, json_pack("{s:s,s:I,s:o}", "type", "state", "seq",
+					     (json_int_t)f.max, "items", f.items));
 		if (rc == 0)
 			return;
 	}
@@ -357,9 +357,9 @@ static void send_heartbeat(struct uplink *u)
 			 json_string_value(json_object_get(st, "path")) ?: "");
 		json_object_set_new(st, "path", json_string(path));
 	}
-	ws_send(&u->l,
-		json_pack("{s:s,s:I,s:s,s:o,s:o}", "type", "heartbeat", "ack", (json_int_t)u->ack,
-			  "digest", digest, "cluster", self, "descendants", kids));
+	ctl_ws_send(&u->l, json_pack("{s:s,s:I,s:s,s:o,s:o}", "type", "heartbeat", "ack",
+				     (json_int_t)u->ack, "digest", digest, "cluster", self,
+				     "descendants", kids));
 }
 
 static void on_hb(lws_sorted_usec_list_t *sul)
@@ -423,7 +423,7 @@ static int on_welcome(struct uplink *u, json_t *m)
 	ctl_log("uplink: linked to %s at %s%s", pn, u->a.parent,
 		json_is_true(json_object_get(m, "resync")) ? " (it asks for all our state)" : "");
 	if (u->a.phase == PH_DEREGISTERING) {
-		ws_send(&u->l, json_pack("{s:s}", "type", "leave"));
+		ctl_ws_send(&u->l, json_pack("{s:s}", "type", "leave"));
 		return 0;
 	}
 	u->ack = 0;
@@ -471,7 +471,7 @@ static int on_error_msg(struct uplink *u, json_t *m)
 
 static int on_message(struct uplink *u, json_t *m)
 {
-	const char *t = ws_type(m);
+	const char *t = ctl_ws_type(m);
 
 	u->last_rx_ms = ctl_now_ms();
 	if (!strcmp(t, "error"))
@@ -542,7 +542,7 @@ static int cb_uplink(struct lws *wsi, enum lws_callback_reasons reason, void *us
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		if (wsi != u->l.wsi || u->l.close_after)
 			return 0;
-		r = ws_receive(&u->l, in, len, TREE_MSG_MAX, &m, &why, &code);
+		r = ctl_ws_receive(&u->l, in, len, TREE_MSG_MAX, &m, &why, &code);
 		if (r < 0) {
 			ctl_log("uplink: from the parent: %s; closing", why);
 			return -1;
@@ -555,7 +555,7 @@ static int cb_uplink(struct lws *wsi, enum lws_callback_reasons reason, void *us
 		}
 		return 0;
 	case LWS_CALLBACK_CLIENT_WRITEABLE:
-		return wsi == u->l.wsi ? ws_writable(&u->l) : 0;
+		return wsi == u->l.wsi ? ctl_ws_writable(&u->l) : 0;
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		if (wsi == u->l.wsi) {
 			u->l.wsi = NULL;
@@ -661,7 +661,7 @@ static void sm_run(struct uplink *u)
 			break;
 		}
 		if (u->st == L_READY && u->a.phase == PH_DEREGISTERING)
-			ws_send(&u->l, json_pack("{s:s}", "type", "leave"));
+			ctl_ws_send(&u->l, json_pack("{s:s}", "type", "leave"));
 		if (u->st == L_DOWN && !u->retry_pending)
 			connect_parent(u);
 		break;
@@ -754,7 +754,7 @@ void uplink_stop(struct uplink *u)
 	lws_sul_cancel(&u->sm);
 	lws_sul_cancel(&u->conn_to);
 	script_stop(&u->script); /* the phase stays: the next start runs the script again */
-	ws_reset(&u->l);
+	ctl_ws_reset(&u->l);
 	sodium_memzero(&u->a, sizeof(u->a));
 	free(u);
 }

@@ -98,7 +98,7 @@ int uplink_on_missions(struct ecd *d, const char *parent, json_t *m, int64_t *ac
 }
 
 /* The full list: drop what the parent no longer has, fetch what differs. */
-int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *m, int64_t *ack)
+int uplink_on_list(struct ecd *d, const char *parent, struct ctl_wslink *l, json_t *m, int64_t *ack)
 {
 	json_t *items = json_object_get(m, "items"), *inh, *want = json_object(),
 	       *fetch = json_array();
@@ -136,7 +136,7 @@ int uplink_on_list(struct ecd *d, const char *parent, struct wslink *l, json_t *
 		ctl_log("uplink: mission list from %s: %zu to fetch, %zu to remove", parent,
 			json_array_size(fetch), json_array_size(dels));
 		if (json_array_size(fetch))
-			ws_send(l, json_pack("{s:s,s:O}", "type", "fetch", "names", fetch));
+			ctl_ws_send(l, json_pack("{s:s,s:O}", "type", "fetch", "names", fetch));
 		*ack = json_integer_value(json_object_get(m, "seq"));
 	}
 	json_decref(inh);
