@@ -48,7 +48,7 @@ int hc_init(struct hc *c, const char *url)
 			fprintf(stderr, "tree_probe: %s\n", err);
 		return -1;
 	}
-	snprintf(c->host, sizeof(c->host), "%s", u.host);
+	memcpy(c->host, u.host, strlen(u.host) + 1); /* fits: checked above */
 	c->tls = u.tls;
 	c->port = u.port;
 	if (c->tls && !ssl_ctx) {
