@@ -37,14 +37,14 @@
 
 /* ---- small helpers ---- */
 
-static const char *mrt_key(const void *e)
+static const char *mission_rt_key(const void *e)
 {
-	return ((const struct mrt *)e)->name;
+	return ((const struct mission_rt *)e)->name;
 }
 
-static struct mrt *get(struct ec_run *rn, const char *name)
+static struct mission_rt *get(struct ec_run *rn, const char *name)
 {
-	struct mrt *m = htab_find(&rn->byname, name);
+	struct mission_rt *m = htab_find(&rn->byname, name);
 
 	if (m || strlen(name) > EC_MISSION_NAME_MAX || !(m = calloc(1, sizeof(*m))))
 		return m;
@@ -57,7 +57,7 @@ static struct mrt *get(struct ec_run *rn, const char *name)
 	return m;
 }
 
-static void mrt_free(struct mrt *m)
+static void mission_rt_free(struct mission_rt *m)
 {
 	lws_sul_cancel(&m->sul);
 	lws_dll2_remove(&m->q);
@@ -67,30 +67,30 @@ static void mrt_free(struct mrt *m)
 	free(m);
 }
 
-static void forget(struct mrt *m)
+static void forget(struct mission_rt *m)
 {
 	htab_del(&m->run->byname, m);
-	mrt_free(m);
+	mission_rt_free(m);
 }
 
 static void on_timer(lws_sorted_usec_list_t *sul);
 
 /* A check its timer queued is moot once the timer is re-armed or disarmed. */
-static void unqueue_check(struct mrt *m)
+static void unqueue_check(struct mission_rt *m)
 {
 	m->qflags &= ~(unsigned)Q_CHECK;
 	if (!m->qflags)
 		lws_dll2_remove(&m->q);
 }
 
-void mission_arm(struct mrt *m, enum tmr t, unsigned seconds)
+void mission_arm(struct mission_rt *m, enum mission_timer t, unsigned seconds)
 {
 	unqueue_check(m);
 	m->timer = t;
 	lws_sul_schedule(m->run->lws, 0, &m->sul, on_timer, (lws_usec_t)seconds * LWS_US_PER_SEC);
 }
 
-void mission_disarm(struct mrt *m)
+void mission_disarm(struct mission_rt *m)
 {
 	unqueue_check(m);
 	m->timer = T_NONE;
@@ -145,7 +145,7 @@ static void digest_of(const char *uid, json_t *spec, char out[33])
 
 /* This cluster's own key of the mission's state: written only when it
  * changes, and then the tree is told (on_state: the uplink reports it). */
-void mission_set_state(struct mrt *m, const char *value)
+void mission_set_state(struct mission_rt *m, const char *value)
 {
 	struct ecd *d = m->run->d;
 	char v[STATE_MAX + 8];
@@ -167,7 +167,7 @@ void mission_set_state(struct mrt *m, const char *value)
 		d->on_state(d, m->name);
 }
 
-void mission_set_statef(struct mrt *m, const char *fmt, ...)
+void mission_set_statef(struct mission_rt *m, const char *fmt, ...)
 {
 	char v[STATE_MAX + 256];
 	va_list ap;
@@ -179,7 +179,7 @@ void mission_set_statef(struct mrt *m, const char *fmt, ...)
 }
 
 /* Remember the stored value of our key, so restarts do not rewrite it. */
-static void cache_state(struct mrt *m)
+static void cache_state(struct mission_rt *m)
 {
 	char *v;
 	int rc;
@@ -196,7 +196,7 @@ static void cache_state(struct mrt *m)
 
 /* ---- the record, the end of an operation ---- */
 
-void mission_put_record(struct mrt *m, const char *phase)
+void mission_put_record(struct mission_rt *m, const char *phase)
 {
 	struct ec_store *s = &m->run->d->store;
 	struct ec_applied a = {0};
@@ -211,7 +211,7 @@ void mission_put_record(struct mrt *m, const char *phase)
 		ctl_log("mission %s: store: record %s: %s", m->name, phase, ec_store_errmsg(s));
 }
 
-void mission_finish_op(struct mrt *m)
+void mission_finish_op(struct mission_rt *m)
 {
 	m->op = OP_NONE;
 	json_decref(m->spec);
@@ -249,7 +249,7 @@ void mission_group_begin(struct ec_run *rn)
 void mission_group_end(struct ec_run *rn)
 {
 	struct ec_store *s = &rn->d->store;
-	struct mrt *m;
+	struct mission_rt *m;
 
 	if (!rn->grouped)
 		return;
@@ -274,7 +274,7 @@ static uint64_t mono_us(void)
 static void on_work(lws_sorted_usec_list_t *sul);
 
 /* Owe m a reconcile or a check: it runs from the queue, in arrival order. */
-static void enqueue(struct mrt *m, unsigned what)
+static void enqueue(struct mission_rt *m, unsigned what)
 {
 	struct ec_run *rn = m->run;
 
@@ -296,7 +296,7 @@ static void on_work(lws_sorted_usec_list_t *sul)
 	rn->work_armed = false;
 	mission_group_begin(rn);
 	while (rn->queue.head && n < CHUNK_MAX && (!n || mono_us() - t0 < CHUNK_US)) {
-		struct mrt *m = lws_container_of(rn->queue.head, struct mrt, q);
+		struct mission_rt *m = lws_container_of(rn->queue.head, struct mission_rt, q);
 		unsigned what = m->qflags;
 
 		lws_dll2_remove(&m->q);
@@ -316,8 +316,8 @@ static void on_work(lws_sorted_usec_list_t *sul)
 
 static void on_timer(lws_sorted_usec_list_t *sul)
 {
-	struct mrt *m = lws_container_of(sul, struct mrt, sul);
-	enum tmr t = m->timer;
+	struct mission_rt *m = lws_container_of(sul, struct mission_rt, sul);
+	enum mission_timer t = m->timer;
 
 	m->timer = T_NONE;
 	enqueue(m, t == T_CHECK ? Q_CHECK : Q_RECONCILE | Q_RETRY);
@@ -330,7 +330,7 @@ struct want {
 	char digest[33];
 };
 
-static int load_want(struct mrt *m, struct want *w)
+static int load_want(struct mission_rt *m, struct want *w)
 {
 	struct ecd *d = m->run->d;
 	int rc;
@@ -357,7 +357,7 @@ static void want_free(struct want *w)
 	json_decref(w->spec);
 }
 
-void mission_reconcile(struct mrt *m, bool retry)
+void mission_reconcile(struct mission_rt *m, bool retry)
 {
 	struct ec_store *s = &m->run->d->store;
 	struct ec_applied a;
@@ -433,7 +433,7 @@ void mission_reconcile(struct mrt *m, bool retry)
 
 void mission_changed(struct ec_run *rn, const char *name, bool deleted)
 {
-	struct mrt *m;
+	struct mission_rt *m;
 
 	(void)deleted; /* the store says what is there; a delete is a missing row */
 	if ((m = get(rn, name)))
@@ -485,7 +485,7 @@ struct ec_run *mission_start(struct ecd *d, struct lws_context *lws, struct ec_e
 	rn->d = d;
 	rn->lws = lws;
 	rn->x = x;
-	rn->byname.key = mrt_key;
+	rn->byname.key = mission_rt_key;
 	ec_drv_init(&rn->dv, &d->conf);
 	/* names first, then reconcile: no store write while a read is open */
 	if (ec_store_applied_list(&d->store, kill_orphan, NULL) ||
@@ -508,7 +508,7 @@ struct ec_run *mission_start(struct ecd *d, struct lws_context *lws, struct ec_e
 
 void mission_stop(struct ec_run *rn)
 {
-	struct mrt *m;
+	struct mission_rt *m;
 
 	if (!rn)
 		return;
@@ -516,7 +516,7 @@ void mission_stop(struct ec_run *rn)
 	nodes_stop(rn);
 	ec_drv_close(&rn->dv);
 	for (size_t i = 0; (m = htab_next(&rn->byname, &i));)
-		mrt_free(m);
+		mission_rt_free(m);
 	htab_free(&rn->byname);
 	free(rn);
 }

@@ -25,7 +25,7 @@ static void job_done(void *arg, const struct ec_job_result *r);
 
 static void job_started(void *arg, pid_t pid, unsigned long long starttime)
 {
-	struct mrt *m = arg;
+	struct mission_rt *m = arg;
 	struct ec_store *s = &m->run->d->store;
 
 	/* so that a restart after kill -9 can stop what this run left behind;
@@ -46,7 +46,7 @@ static int envf(char **env, int *n, const char *k, const char *v)
 }
 
 /* Queue argv (consumed); 0, or -1 out of memory or no work directory. */
-static int run(struct mrt *m, const char *what, char **argv, bool stdin_content, bool in_dir,
+static int run(struct mission_rt *m, const char *what, char **argv, bool stdin_content, bool in_dir,
 	       unsigned timeout_s, size_t out_max)
 {
 	static const char *const ops[] = {"", "trigger", "apply", "reverse", "check"};
@@ -95,7 +95,7 @@ out:
 
 /* ---- apply ---- */
 
-static void apply_failed(struct mrt *m, const char *why)
+static void apply_failed(struct mission_rt *m, const char *why)
 {
 	unsigned wait = RETRY_BASE_S;
 
@@ -114,7 +114,7 @@ static void apply_failed(struct mrt *m, const char *why)
  * group, which commits before the runner spawns anything (from a timer of its
  * own), so a crash from here on applies again. What is done without a
  * command (the content file) commits with "applied" as a whole, or not. */
-static int run_apply(struct mrt *m, const char *what, char **argv, unsigned timeout_s)
+static int run_apply(struct mission_rt *m, const char *what, char **argv, unsigned timeout_s)
 {
 	if (!m->recorded) {
 		m->recorded = true;
@@ -124,7 +124,7 @@ static int run_apply(struct mrt *m, const char *what, char **argv, unsigned time
 	return run(m, what, argv, true, true, timeout_s, 0);
 }
 
-static void apply_step(struct mrt *m)
+static void apply_step(struct mission_rt *m)
 {
 	struct ec_run *rn = m->run;
 	const char *content = mission_content_of(m->spec);
@@ -173,7 +173,7 @@ static void apply_step(struct mrt *m)
 	}
 }
 
-static void begin_apply(struct mrt *m, unsigned fails)
+static void begin_apply(struct mission_rt *m, unsigned fails)
 {
 	m->fails = fails; /* a retry of the same spec keeps counting (backoff) */
 	m->op = OP_APPLY;
@@ -184,7 +184,7 @@ static void begin_apply(struct mrt *m, unsigned fails)
 
 /* ---- trigger ---- */
 
-void mission_op_start(struct mrt *m, const char *uid, json_t *spec, const char *spec_text,
+void mission_op_start(struct mission_rt *m, const char *uid, json_t *spec, const char *spec_text,
 		      const char *digest, unsigned fails)
 {
 	struct ecd *d = m->run->d;
@@ -216,7 +216,7 @@ void mission_op_start(struct mrt *m, const char *uid, json_t *spec, const char *
 	}
 }
 
-static void trigger_done(struct mrt *m, const struct ec_job_result *r, const char *desc)
+static void trigger_done(struct mission_rt *m, const struct ec_job_result *r, const char *desc)
 {
 	json_t *want =
 	    json_object_get(json_object_get(m->spec, "command"), "runWhenTriggerSucceeds");
@@ -238,7 +238,7 @@ static void trigger_done(struct mrt *m, const struct ec_job_result *r, const cha
 
 /* ---- reverse ---- */
 
-static void reverse_step(struct mrt *m)
+static void reverse_step(struct mission_rt *m)
 {
 	struct ec_run *rn = m->run;
 	unsigned to =
@@ -281,7 +281,7 @@ static void reverse_step(struct mrt *m)
 	}
 }
 
-void mission_op_reverse(struct mrt *m, struct ec_applied *a)
+void mission_op_reverse(struct mission_rt *m, struct ec_applied *a)
 {
 	mission_disarm(m);
 	m->op = OP_REVERSE;
@@ -298,7 +298,7 @@ void mission_op_reverse(struct mrt *m, struct ec_applied *a)
 
 /* ---- stateCheck ---- */
 
-void mission_op_check(struct mrt *m)
+void mission_op_check(struct mission_rt *m)
 {
 	struct ecd *d = m->run->d;
 	struct ec_row row;
@@ -325,7 +325,7 @@ void mission_op_check(struct mrt *m)
 	}
 }
 
-static void check_done(struct mrt *m, const struct ec_job_result *r, const char *desc)
+static void check_done(struct mission_rt *m, const struct ec_job_result *r, const char *desc)
 {
 	char v[STATE_MAX + 8];
 
@@ -343,7 +343,7 @@ static void check_done(struct mrt *m, const struct ec_job_result *r, const char 
 
 /* ---- a command ended ---- */
 
-static void job_done_in(struct mrt *m, const struct ec_job_result *r)
+static void job_done_in(struct mission_rt *m, const struct ec_job_result *r)
 {
 	char desc[600], why[700];
 
@@ -384,7 +384,7 @@ static void job_done_in(struct mrt *m, const struct ec_job_result *r)
 /* The records and states a command's end writes commit together. */
 static void job_done(void *arg, const struct ec_job_result *r)
 {
-	struct mrt *m = arg;
+	struct mission_rt *m = arg;
 	struct ec_run *rn = m->run;
 
 	mission_group_begin(rn);

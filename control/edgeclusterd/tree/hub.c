@@ -53,7 +53,7 @@ int hub_refuse(struct hub_conn *c, int close_code, const char *code, const char 
 	return 0;
 }
 
-struct kid *hub_kid_find(struct hub *h, const char *name)
+struct hub_child *hub_child_find(struct hub *h, const char *name)
 {
 	for (size_t i = 0; i < h->n_kids; i++)
 		if (!strcmp(h->kids[i].name, name))
@@ -61,9 +61,9 @@ struct kid *hub_kid_find(struct hub *h, const char *name)
 	return NULL;
 }
 
-static struct kid *kid_add(struct hub *h, const char *name)
+static struct hub_child *child_add(struct hub *h, const char *name)
 {
-	struct kid *k = hub_kid_find(h, name), *n;
+	struct hub_child *k = hub_child_find(h, name), *n;
 
 	if (k)
 		return k;
@@ -78,9 +78,9 @@ static struct kid *kid_add(struct hub *h, const char *name)
 	return k;
 }
 
-static void kid_del(struct hub *h, const char *name)
+static void child_del(struct hub *h, const char *name)
 {
-	struct kid *k = hub_kid_find(h, name);
+	struct hub_child *k = hub_child_find(h, name);
 
 	if (!k)
 		return;
@@ -367,7 +367,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	char why[200], path[512], now[EC_TS_LEN + 1];
 	struct ec_cred cr;
 	const char *code;
-	struct kid *k;
+	struct hub_child *k;
 	bool joined;
 
 	if (strcmp(ctl_ws_type(m), "hello"))
@@ -400,7 +400,7 @@ static int on_hello(struct hub_conn *c, json_t *m)
 	c->registering = joined && json_is_true(json_object_get(m, "register"));
 	if (joined)
 		hub_issue(h, &cr, &credential, false);
-	k = kid_add(h, name);
+	k = child_add(h, name);
 	if (joined)
 		cr.resync = true; /* a new member: all of its state is news */
 	if (!k || (joined && ec_store_cred_put(&h->d->store, &cr))) {
@@ -483,7 +483,7 @@ static int on_leave(struct hub_conn *c)
 		return hub_refuse(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal",
 				  "the store failed");
 	hub_log(c, "left the tree (credential, rows and state keys removed)");
-	kid_del(h, c->name);
+	child_del(h, c->name);
 	ctl_ws_send(&c->l, json_pack("{s:s}", "type", "left"));
 	c->authed = false;
 	c->dead = true;
@@ -498,11 +498,11 @@ static int on_message(struct hub_conn *c, json_t *m)
 {
 	struct hub *h = c->h;
 	const char *t = ctl_ws_type(m);
-	struct kid *k;
+	struct hub_child *k;
 
 	if (!c->authed)
 		return on_hello(c, m);
-	if ((k = hub_kid_find(h, c->name)) && k->conn == c)
+	if ((k = hub_child_find(h, c->name)) && k->conn == c)
 		k->last_rx_ms = ctl_now_ms();
 	if (c->registering)
 		return hub_refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
@@ -547,7 +547,7 @@ static bool path_is_hub(struct lws *wsi)
 static void conn_gone(struct hub_conn *c)
 {
 	struct hub *h = c->h;
-	struct kid *k = h && c->name[0] ? hub_kid_find(h, c->name) : NULL;
+	struct hub_child *k = h && c->name[0] ? hub_child_find(h, c->name) : NULL;
 
 	if (!h) { /* the hub stopped before the context closed this link */
 		ctl_ws_reset(&c->l);
@@ -655,7 +655,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	uint64_t now = ctl_now_ms(), to = (uint64_t)h->d->conf.heartbeat_timeout_s * 1000;
 
 	for (size_t i = 0; i < h->n_kids; i++) {
-		struct kid *k = &h->kids[i];
+		struct hub_child *k = &h->kids[i];
 		struct ec_cred cr;
 
 		if (now - k->last_rx_ms <= to)
@@ -688,10 +688,10 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(h->lws, 0, sul, on_tick, LWS_US_PER_SEC);
 }
 
-static int load_kid(void *arg, const struct ec_cred *c)
+static int load_child(void *arg, const struct ec_cred *c)
 {
 	struct hub *h = arg;
-	struct kid *k = kid_add(h, c->name);
+	struct hub_child *k = child_add(h, c->name);
 
 	if (!k)
 		return -1;
@@ -713,7 +713,7 @@ struct hub *hub_start(struct ecd *d, struct lws_context *lws, struct lws_vhost *
 	h->lws = lws;
 	h->index = json_object();
 	h->slot = prot ? lws_protocol_vh_priv_zalloc(vh, prot, sizeof(*h->slot)) : NULL;
-	if (!h->slot || ec_store_cred_list(&d->store, load_kid, h)) {
+	if (!h->slot || ec_store_cred_list(&d->store, load_child, h)) {
 		ctl_log("hub: reading the children: %s", ec_store_errmsg(&d->store));
 		json_decref(h->index);
 		free(h->kids);

@@ -6,7 +6,7 @@
 
 #include "links.h"
 
-struct kid { /* a child that holds a credential from us */
+struct hub_child { /* a child that holds a credential from us */
 	char name[EC_NAME_MAX + 1];
 	uint64_t last_rx_ms;
 	bool marked; /* its subtree's state says unreachable */
@@ -36,7 +36,7 @@ struct hub {
 	struct lws_context *lws;
 	struct hub **slot; /* the API vhost's pointer to us (hub_of) */
 	struct hub_conn *conns;
-	struct kid *kids;
+	struct hub_child *kids;
 	size_t n_kids;
 	json_t *index; /* name -> [uid, rv]: what the children were last told */
 	uint64_t rev;
@@ -48,7 +48,7 @@ struct hub {
 void hub_log(struct hub_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Refuse this link: one log line, an error message, the close. */
 int hub_refuse(struct hub_conn *c, int close_code, const char *code, const char *why);
-struct kid *hub_kid_find(struct hub *h, const char *name);
+struct hub_child *hub_child_find(struct hub *h, const char *name);
 /* This cluster reports up (attached), and asking it to flush what it owes. */
 bool hub_owes_up(const struct hub *h);
 void hub_owe_kick(struct hub *h);

@@ -80,7 +80,7 @@ int hub_on_heartbeat(struct hub_conn *c, json_t *m)
 	const char *digest = json_string_value(json_object_get(m, "digest"));
 	char now[EC_TS_LEN + 1];
 	struct ec_cred cr;
-	struct kid *k = hub_kid_find(h, c->name);
+	struct hub_child *k = hub_child_find(h, c->name);
 	int bad = 0, clashes = 0;
 	size_t i;
 
