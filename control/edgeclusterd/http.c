@@ -19,7 +19,9 @@
  *
  * Every request has a deadline. lws gives the request line and headers
  * HDR_S (from the first byte) and keep-alive idle connections a few
- * seconds; the body must be in within BODY_S plus a second per 64 KiB (lws
+ * seconds, and closes them without a word: a connection's first request
+ * gets a 408 from us a second before that (a timer armed at the accept);
+ * the body must be in within BODY_S plus a second per 64 KiB (lws
  * alone restarts its timeout at every byte, so a client dripping a body
  * held a connection for ever), and an early answer's body is discarded for
  * at most HDR_S. A CONNECT, and a request line with a method lws does not
@@ -448,11 +450,48 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 	return answered(wsi, c);
 }
 
-/* The body did not arrive in time: 408 and close, or close a drain. */
+/* A Status answer written as raw bytes (no request to answer through lws:
+ * a raw socket, or headers that never ended), then "Connection: close". */
+static int raw_answer(struct lws *wsi, int code, const char *phrase, const char *msg,
+		      const char *extra)
+{
+	char out[LWS_PRE + 768];
+	struct api_resp rs = {0};
+	size_t n;
+
+	api_error(&rs, code, NULL, msg, NULL);
+	n = (size_t)snprintf(out + LWS_PRE, sizeof(out) - LWS_PRE,
+			     "HTTP/1.1 %d %s\r\nServer: edgeclusterd\r\n"
+			     "Content-Type: application/json\r\nContent-Length: %zu\r\n%s"
+			     "Connection: close\r\n\r\n%s",
+			     code, phrase, rs.body ? strlen(rs.body) : 0, extra,
+			     rs.body ? rs.body : "");
+	free(rs.body);
+	if (n >= sizeof(out) - LWS_PRE ||
+	    lws_write(wsi, (unsigned char *)out + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+		return -1;
+	shutdown(lws_get_socket_fd(wsi), SHUT_WR);
+	return 0;
+}
+
+/* The body did not arrive in time: 408 and close, or close a drain. The
+ * first one also comes before lws's header timeout (armed at accept): a
+ * connection with no request yet (no conn) gets a 408 instead of a silent
+ * close, e.g. one whose header line has no colon (lws waits for one). */
 static int on_deadline(struct lws *wsi, struct conn *c)
 {
 	struct api_resp rs = {0};
+	char peer[64] = "?";
 
+	if (!c) {
+		lws_get_peer_simple(wsi, peer, sizeof(peer));
+		ecd_log("request headers from %s not complete in %d s: 408", peer, HDR_S - 1);
+		raw_answer(wsi, 408, "Request Timeout",
+			   "the request line and headers did not end within 9 s (every header "
+			   "line is NAME: VALUE, then an empty line)",
+			   "");
+		return -1;
+	}
 	if (!c->timed) /* armed for a request that completed in time */
 		return 0;
 	c->timed = false;
@@ -473,10 +512,9 @@ static int on_deadline(struct lws *wsi, struct conn *c)
  * not know, handed over as a raw socket with the bytes read so far. */
 static int on_raw_rx(struct lws *wsi, struct conn *c, const char *in, size_t len)
 {
-	char peer[64] = "?", msg[96], out[LWS_PRE + 768];
-	struct api_resp rs = {0};
+	char peer[64] = "?", msg[96];
 	const char *phrase = "Bad Request";
-	size_t m = 0, n;
+	size_t m = 0;
 	int code = 400;
 
 	if (c->close_after || !len) { /* answered: discard until the client closes */
@@ -496,22 +534,12 @@ static int on_raw_rx(struct lws *wsi, struct conn *c, const char *in, size_t len
 			snprintf(msg, sizeof(msg), "CONNECT is not served: this is not a proxy");
 		}
 	}
-	api_error(&rs, code, NULL, msg, NULL);
 	lws_get_peer_simple(wsi, peer, sizeof(peer));
 	ecd_log("%.*s -> %d from %s: %s", (int)(m ? m : 1), m ? in : "?", code, peer, msg);
-	n = (size_t)snprintf(out + LWS_PRE, sizeof(out) - LWS_PRE,
-			     "HTTP/1.1 %d %s\r\nServer: edgeclusterd\r\n"
-			     "Content-Type: application/json\r\nContent-Length: %zu\r\n%s"
-			     "Connection: close\r\n\r\n%s",
-			     code, phrase, rs.body ? strlen(rs.body) : 0,
-			     code == 405 ? "Allow: GET, POST, PUT, DELETE, HEAD\r\n" : "",
-			     rs.body ? rs.body : "");
-	free(rs.body);
 	c->close_after = true;
-	if (n >= sizeof(out) - LWS_PRE ||
-	    lws_write(wsi, (unsigned char *)out + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+	if (raw_answer(wsi, code, phrase, msg,
+		       code == 405 ? "Allow: GET, POST, PUT, DELETE, HEAD\r\n" : ""))
 		return -1;
-	shutdown(lws_get_socket_fd(wsi), SHUT_WR);
 	lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
 	return 0;
 }
@@ -539,6 +567,10 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		return process(d, wsi, c);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return on_writeable(wsi, c);
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		/* before lws's header timeout (HDR_S from the first byte) */
+		lws_set_timer_usecs(wsi, (lws_usec_t)(HDR_S - 1) * LWS_US_PER_SEC);
+		break;
 	case LWS_CALLBACK_TIMER:
 		return on_deadline(wsi, c);
 	case LWS_CALLBACK_RAW_ADOPT: /* a deadline even if nothing more comes */
