@@ -20,7 +20,9 @@
  *
  * Every request has a deadline. lws gives the request line and headers
  * HDR_S (from the first byte) and keep-alive idle connections a few
- * seconds; the body must be in within BODY_S plus a second per 64 KiB (lws
+ * seconds, and closes them without a word: a connection's first request
+ * gets a 408 from us a second before that (a timer armed at the accept);
+ * the body must be in within BODY_S plus a second per 64 KiB (lws
  * alone restarts its timeout at every byte, so a client dripping a body
  * held a connection for ever), and an early answer's body is discarded for
  * at most HDR_S. A CONNECT, and a request line with a method lws does not
@@ -454,11 +456,48 @@ static int on_writeable(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 	return answered(wsi, c);
 }
 
-/* The body did not arrive in time: 408 and close, or close a drain. */
+/* A Status answer written as raw bytes (no request to answer through lws:
+ * a raw socket, or headers that never ended), then "Connection: close". */
+static int raw_answer(struct ctl_http *hs, struct lws *wsi, int code, const char *phrase,
+		      const char *msg, const char *extra)
+{
+	char out[LWS_PRE + 768];
+	struct ctl_http_resp rs = {0};
+	size_t n;
+
+	ctl_http_error(&rs, code, NULL, msg, NULL);
+	n = (size_t)snprintf(out + LWS_PRE, sizeof(out) - LWS_PRE,
+			     "HTTP/1.1 %d %s\r\nServer: %s\r\n"
+			     "Content-Type: application/json\r\nContent-Length: %zu\r\n%s"
+			     "Connection: close\r\n\r\n%s",
+			     code, phrase, hs->conf.name, rs.body ? strlen(rs.body) : 0, extra,
+			     rs.body ? rs.body : "");
+	free(rs.body);
+	if (n >= sizeof(out) - LWS_PRE ||
+	    lws_write(wsi, (unsigned char *)out + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+		return -1;
+	shutdown(lws_get_socket_fd(wsi), SHUT_WR);
+	return 0;
+}
+
+/* The body did not arrive in time: 408 and close, or close a drain. The
+ * first one also comes before lws's header timeout (armed at accept): a
+ * connection with no request yet (no conn) gets a 408 instead of a silent
+ * close, e.g. one whose header line has no colon (lws waits for one). */
 static int on_deadline(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 {
 	struct ctl_http_resp rs = {0};
+	char peer[64] = "?";
 
+	if (!c) {
+		lws_get_peer_simple(wsi, peer, sizeof(peer));
+		ctl_log("request headers from %s not complete in %d s: 408", peer, HDR_S - 1);
+		raw_answer(hs, wsi, 408, "Request Timeout",
+			   "the request line and headers did not end within 9 s (every header "
+			   "line is NAME: VALUE, then an empty line)",
+			   "");
+		return -1;
+	}
 	if (!c->timed) /* armed for a request that completed in time */
 		return 0;
 	c->timed = false;
@@ -485,10 +524,9 @@ static int on_deadline(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 static int on_raw_rx(struct ctl_http *hs, struct lws *wsi, struct conn *c, const char *in,
 		     size_t len)
 {
-	char peer[64] = "?", msg[96], out[LWS_PRE + 768];
-	struct ctl_http_resp rs = {0};
+	char peer[64] = "?", msg[96];
 	const char *phrase = "Bad Request";
-	size_t m = 0, n;
+	size_t m = 0;
 	int code = 400;
 
 	if (c->close_after || !len) { /* answered: discard until the client closes */
@@ -508,22 +546,12 @@ static int on_raw_rx(struct ctl_http *hs, struct lws *wsi, struct conn *c, const
 			snprintf(msg, sizeof(msg), "CONNECT is not served: this is not a proxy");
 		}
 	}
-	ctl_http_error(&rs, code, NULL, msg, NULL);
 	lws_get_peer_simple(wsi, peer, sizeof(peer));
 	ctl_log("%.*s -> %d from %s: %s", (int)(m ? m : 1), m ? in : "?", code, peer, msg);
-	n = (size_t)snprintf(out + LWS_PRE, sizeof(out) - LWS_PRE,
-			     "HTTP/1.1 %d %s\r\nServer: %s\r\n"
-			     "Content-Type: application/json\r\nContent-Length: %zu\r\n%s"
-			     "Connection: close\r\n\r\n%s",
-			     code, phrase, hs->conf.name, rs.body ? strlen(rs.body) : 0,
-			     code == 405 ? "Allow: GET, POST, PUT, DELETE, HEAD\r\n" : "",
-			     rs.body ? rs.body : "");
-	free(rs.body);
 	c->close_after = true;
-	if (n >= sizeof(out) - LWS_PRE ||
-	    lws_write(wsi, (unsigned char *)out + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+	if (raw_answer(hs, wsi, code, phrase, msg,
+		       code == 405 ? "Allow: GET, POST, PUT, DELETE, HEAD\r\n" : ""))
 		return -1;
-	shutdown(lws_get_socket_fd(wsi), SHUT_WR);
 	lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
 	return 0;
 }
@@ -551,6 +579,10 @@ static int cb_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		return process(hs, wsi, c);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return on_writeable(hs, wsi, c);
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		/* before lws's header timeout (HDR_S from the first byte) */
+		lws_set_timer_usecs(wsi, (lws_usec_t)(HDR_S - 1) * LWS_US_PER_SEC);
+		break;
 	case LWS_CALLBACK_TIMER:
 		return on_deadline(hs, wsi, c);
 	case LWS_CALLBACK_RAW_ADOPT: /* a deadline even if nothing more comes */

@@ -22,7 +22,11 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 130" INT TERM
 
-N=120 # missions of 48 KiB: ~6 MiB to send, over 1 MiB of queue and the sockets' buffers
+# missions of 48 KiB: more than the socket's send buffer can take (tcp_wmem's
+# ceiling, 4 MiB here) plus 1 MiB of queue: at least 120 (~6 MiB)
+WMEM=$(awk '{print $3}' /proc/sys/net/ipv4/tcp_wmem 2>/dev/null || echo 4194304)
+N=$(((WMEM + (2 << 20)) / 49152))
+[ "$N" -ge 120 ] || N=120
 PORT=$(free_port)
 TOK=$(secret tok)
 JOIN=$(secret join)
@@ -33,7 +37,7 @@ Name = p
 Listen = 127.0.0.1:$PORT
 Token = $TOK
 MaxBody = 64K
-MaxListBody = 8M
+MaxListBody = 64M
 [Hub]
 JoinToken = $JOIN
 SendQueueMax = 1M
