@@ -1,4 +1,4 @@
-# ---- mission_tree: edgeclusterd trees on loopback (issue 4, section 6) ----
+# ---- mission_tree: edgeclusterd trees on loopback ----
 # Included from bench/CMakeLists.txt. tree_probe creates missions at the
 # root and watches every cluster's HTTP API (http, or https with OpenSSL)
 # for bench/mission_tree.sh; see docs/bench.md "mission_tree". No root
