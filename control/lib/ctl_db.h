@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * SQLite helpers for the daemons' stores: kept prepared statements and
+ * SQLite for the daemons' stores: kept prepared statements and
  * grouped commits. The schema and the statements stay with each store.
  *
  * Statements: parsing SQL was half of a store's CPU time, so every

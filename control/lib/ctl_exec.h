@@ -87,7 +87,7 @@ unsigned ec_exec_queued(const struct ec_exec *x);
 /* /proc/PID/stat field 22; 0 if the process is gone. */
 unsigned long long ec_proc_starttime(pid_t pid);
 
-/* argv helpers: a NULL-terminated malloc'd copy; free with ec_argv_free. */
+/* argv: a NULL-terminated malloc'd copy; free with ec_argv_free. */
 char **ec_argv_dup(char *const *argv);
 void ec_argv_free(char **argv);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The control base's SQLite helpers on a real file: a statement is kept
+/* The control base's SQLite statements and groups on a real file: a statement is kept
  * (the same one for the same text, a loose copy while it steps), groups
  * nest with savepoints (an inner failure undoes only itself, an outer one
  * everything), the store's last word before the commit can veto it, and a

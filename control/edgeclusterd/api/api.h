@@ -56,7 +56,7 @@ static inline int api_self_sync(struct ecd *d)
 /* /attach: GET, PUT (body), DELETE (attach.c). */
 void api_attach(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
 
-/* api.c's helpers for api_list.c */
+/* api.c's building blocks for api_list.c and attach.c */
 int api_respond(struct api_resp *rs, int code, json_t *v);
 int api_errorf(struct api_resp *rs, int code, const char *reason, const char *field,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));

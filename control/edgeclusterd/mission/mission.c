@@ -35,7 +35,7 @@
 #define CHUNK_MAX 128
 #define CHUNK_US  4000
 
-/* ---- small helpers ---- */
+/* ---- runtimes, timers, spec fields ---- */
 
 static const char *mission_rt_key(const void *e)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Small SQLite helpers shared by tree_store.c and tree_sync.c (one
+/* Statement steps shared by tree_store.c and tree_sync.c (one
  * transaction per call; see tree_store.c). Statements are kept (store.c). */
 #ifndef ECD_STORE_STMT_H
 #define ECD_STORE_STMT_H
