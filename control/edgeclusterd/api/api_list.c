@@ -20,123 +20,103 @@
 #include <time.h>
 
 #include "api.h"
+#include "ctl_list.h"
 
 /* ---- lists ---- */
 
+/* A streamed answer: a List read from a snapshot (the base's ctl_list). */
 struct api_stream {
-	struct ec_snapshot *sn;
-	const char *kind;
-	char *head; /* the List envelope up to and with "items":[ */
-	struct ec_selector sel;
-	size_t items; /* written so far */
-	bool started, done;
+	struct ctl_list *list;
 };
 
-void api_stream_free(struct api_stream *s)
+/* The list's source: the snapshot's rows the selector takes, as objects. */
+struct mission_rows {
+	struct ec_snapshot *sn;
+	struct ec_selector sel;
+};
+
+static int rows_next(void *src, json_t **item)
 {
-	if (!s)
-		return;
-	ec_snapshot_close(s->sn);
-	free(s->head);
-	free(s);
+	struct mission_rows *m = src;
+	struct ec_row r = {0};
+	int rc = ec_snapshot_next(m->sn, &r);
+
+	if (rc <= 0)
+		return rc;
+	if (m->sel.n) {
+		json_t *labels = json_loads(r.labels, 0, NULL);
+		bool take = ec_selector_match(&m->sel, labels);
+
+		json_decref(labels);
+		if (!take)
+			return 1; /* skipped */
+	}
+	*item = ec_object_json("Mission", &r);
+	return *item ? 1 : -1;
 }
+
+static const char *rows_errmsg(void *src)
+{
+	struct mission_rows *m = src;
+
+	return m->sn ? ec_snapshot_errmsg(m->sn) : "out of memory";
+}
+
+static void rows_close(void *src)
+{
+	struct mission_rows *m = src;
+
+	ec_snapshot_close(m->sn); /* ends the read transaction */
+	free(m);
+}
+
+static const struct ctl_list_source mission_rows = {rows_next, rows_errmsg, rows_close};
 
 int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {
 	char buf[4096], why[256], err[300];
 	const char *sel = api_query(rq->query, "labelSelector", buf, sizeof(buf));
-	struct api_stream *s = calloc(1, sizeof(*s));
-	json_t *env;
+	struct mission_rows *m = calloc(1, sizeof(*m));
 	uint64_t rev;
-	size_t n;
 
-	if (!s)
+	if (!m)
 		return api_errorf(rs, 500, NULL, NULL, "out of memory");
-	s->kind = "Mission";
-	if (sel && ec_selector_parse(sel, &s->sel, why, sizeof(why))) {
-		api_stream_free(s);
+	if (sel && ec_selector_parse(sel, &m->sel, why, sizeof(why))) {
+		free(m);
 		return api_errorf(rs, 400, NULL, "labelSelector", "labelSelector: %s", why);
 	}
-	if (!(s->sn = ec_store_snapshot_missions(&d->store, &rev, err, sizeof(err)))) {
+	if (!(m->sn = ec_store_snapshot_missions(&d->store, &rev, err, sizeof(err)))) {
 		ctl_log("store: list missions: %s", err);
-		api_stream_free(s);
+		free(m);
 		return api_errorf(rs, 500, NULL, NULL,
 				  "the store failed (list missions); nothing was written");
 	}
-	/* the envelope as ec_list_json writes it, cut before the items' "]}" */
-	env = ec_list_json(s->kind, rev, json_array());
-	s->head = env ? json_dumps(env, JSON_COMPACT) : NULL;
-	json_decref(env);
-	n = s->head ? strlen(s->head) : 0;
-	if (n < 2 || strcmp(s->head + n - 2, "]}")) {
-		api_stream_free(s);
+	rs->stream = calloc(1, sizeof(*rs->stream));
+	if (rs->stream)
+		rs->stream->list = ctl_list_new(EC_API_VERSION, "Mission", rev, &mission_rows, m);
+	else
+		rows_close(m);
+	if (!rs->stream || !rs->stream->list) {
+		free(rs->stream);
+		rs->stream = NULL;
 		return api_errorf(rs, 500, NULL, NULL, "out of memory");
 	}
-	s->head[n - 2] = 0;
 	rs->code = 200;
 	rs->content_type = "application/json";
-	rs->stream = s;
 	return 0;
 }
 
-static int dump_cb(const char *buf, size_t size, void *data)
+int api_stream_next(struct api_stream *st, struct xg_buf *b, size_t min)
 {
-	return xg_buf_put(data, buf, size, 0);
+	return ctl_list_next(st->list, b, min);
 }
 
-/* The snapshot's row r, if the selector takes it. */
-static int put_row(struct api_stream *s, const struct ec_row *r, struct xg_buf *b)
+void api_stream_free(struct api_stream *st)
 {
-	json_t *o;
-	int rc;
-
-	if (s->sel.n) {
-		json_t *labels = json_loads(r->labels, 0, NULL);
-		bool take = ec_selector_match(&s->sel, labels);
-
-		json_decref(labels);
-		if (!take)
-			return 0;
-	}
-	o = ec_object_json(s->kind, r);
-	if (!o)
-		return -1;
-	rc = (s->items && xg_buf_put(b, ",", 1, 0)) ||
-	     json_dump_callback(o, dump_cb, b, JSON_COMPACT);
-	json_decref(o);
-	s->items++;
-	return rc ? -1 : 0;
-}
-
-int api_stream_next(struct api_stream *s, struct xg_buf *b, size_t min)
-{
-	size_t start = b->len;
-	int rc;
-
-	if (s->done)
-		return 0;
-	if (!s->started) {
-		if (xg_buf_put(b, s->head, strlen(s->head), 0))
-			return -1;
-		s->started = true;
-	}
-	while (b->len - start < min) {
-		struct ec_row r = {0};
-
-		rc = ec_snapshot_next(s->sn, &r);
-		if (rc == 0) {
-			ec_snapshot_close(s->sn); /* ends the read transaction */
-			s->sn = NULL;
-			s->done = true;
-			return xg_buf_put(b, "]}", 2, 0) ? -1 : 0;
-		}
-		if (rc < 0 || put_row(s, &r, b)) {
-			ctl_log("list %ss: %s after %zu items; the answer is cut short", s->kind,
-				rc > 0 ? "out of memory" : ec_snapshot_errmsg(s->sn), s->items);
-			return -1;
-		}
-	}
-	return 1;
+	if (!st)
+		return;
+	ctl_list_free(st->list);
+	free(st);
 }
 
 /* ---- MissionList: a bulk create ---- */
