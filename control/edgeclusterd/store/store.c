@@ -461,7 +461,7 @@ static int begin_write(struct ec_store *s, enum ec_table t, const char *name,
 int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 {
 	sqlite3_stmt *st;
-	uint64_t rev;
+	uint64_t rev = 0;
 	int rc = begin_write(s, t, r->name, NULL, &rev);
 
 	if (rc)
@@ -487,7 +487,7 @@ int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint64_t expect_rv)
 {
 	sqlite3_stmt *st;
-	uint64_t rev;
+	uint64_t rev = 0;
 	int rc = begin_write(s, t, r->name, &expect_rv, &rev);
 
 	if (rc)
