@@ -1,4 +1,4 @@
-# ---- mission_tree: edgeclusterd trees on loopback (issue 4, section 6) ----
+# ---- mission_tree: edgeclusterd trees on loopback ----
 # Included from bench/CMakeLists.txt. tree_probe creates missions at the
 # root and watches every cluster's HTTP API (http, or https with OpenSSL)
 # for bench/mission_tree.sh; see docs/bench.md "mission_tree". No root
@@ -9,7 +9,7 @@ add_executable(tree_probe
   ${CMAKE_CURRENT_LIST_DIR}/tree/tree_probe.c ${CMAKE_CURRENT_LIST_DIR}/tree/http.c
   ${CMAKE_CURRENT_LIST_DIR}/tree/util.c ${CMAKE_CURRENT_LIST_DIR}/tree/latency.c
   ${CMAKE_CURRENT_LIST_DIR}/tree/scale.c)
-target_link_libraries(tree_probe PRIVATE PkgConfig::JANSSON PkgConfig::OPENSSL m Threads::Threads)
+target_link_libraries(tree_probe PRIVATE ctl_base PkgConfig::JANSSON PkgConfig::OPENSSL m Threads::Threads)
 
 # Options for the script: TREE_ARGS, e.g. cmake -DTREE_ARGS="--clusters 50 --wss".
 xgate_bench_script(mission_tree mission_tree.sh 1800 TREE_ARGS

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ctl_url.h"
 #include "tree_probe.h"
 
 static SSL_CTX *ssl_ctx;
@@ -35,28 +36,21 @@ static void hc_close(struct hc *c)
 
 int hc_init(struct hc *c, const char *url)
 {
-	const char *p;
-	char *end;
+	struct ctl_url u;
+	char err[300] = "host name too long";
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 	snprintf(c->url, sizeof(c->url), "%s", url);
-	if (!strncmp(url, "http://", 7)) {
-		p = url + 7;
-	} else if (!strncmp(url, "https://", 8)) {
-		p = url + 8;
-		c->tls = true;
-	} else {
+	if (ctl_url_parse(url, CTL_SCHEMES_HTTP, &u, err, sizeof(err)) ||
+	    strlen(u.host) >= sizeof(c->host)) {
+		if (verbose)
+			fprintf(stderr, "tree_probe: %s\n", err);
 		return -1;
 	}
-	snprintf(c->host, sizeof(c->host), "%.*s", (int)strcspn(p, ":/"), p);
-	p += strcspn(p, ":/");
-	c->port = c->tls ? 443 : 80;
-	if (*p == ':') {
-		c->port = (int)strtol(p + 1, &end, 10);
-		if (end == p + 1 || (*end && *end != '/') || c->port <= 0 || c->port > 65535)
-			return -1;
-	}
+	memcpy(c->host, u.host, strlen(u.host) + 1); /* fits: checked above */
+	c->tls = u.tls;
+	c->port = u.port;
 	if (c->tls && !ssl_ctx) {
 		ssl_ctx = SSL_CTX_new(TLS_client_method());
 		if (!ssl_ctx)

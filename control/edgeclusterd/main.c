@@ -1,64 +1,100 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * edgeclusterd: one per cluster. Serves the edge.xgate.io/v1 API (missions,
- * edge clusters) over HTTP(S) from SQLite; the tree links (hub downward,
- * uplink to the parent) come with slice 2 (docs/edgecluster.md).
+ * edge clusters) over HTTP(S) from SQLite, applies the missions placed
+ * here, and is a node of the edge tree: the hub its children attach to,
+ * the uplink to its parent (docs/edgecluster.md).
  *   edgeclusterd -c FILE
+ *
+ * main owns the lws context (through the HTTP server), the signalfd, the
+ * command runner and the modules' handles, and wires the context's events to them: the
+ * layers call down, and the one event that goes up (a mission's state,
+ * reported to the parent) is a callback set here. See docs/architecture.md
+ * "Control-plane layout".
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <libwebsockets.h>
 #include <signal.h>
 #include <sodium.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
+#include "api.h"
+#include "ctl_exec.h"
+#include "ctl_fs.h"
+#include "ctl_signal.h"
 #include "dargs.h"
-#include "dlog.h"
 #include "ecd.h"
 #include "links.h"
+#include "missions.h"
 
-static struct ecd D;
-static const char *log_name = "edgeclusterd";
+/* The one command runner (missions and attach scripts share its signalfd
+ * for SIGCHLD): at most this many children at once, the rest queue. */
+#define COMMANDS_RUNNING 4
+#define KILL_GRACE_MS	 5000 /* SIGTERM -> SIGKILL */
 
-uint64_t ecd_now_ms(void)
+/* The daemon: the context the modules share and the handles main wires. */
+struct daemon {
+	struct ecd ctx;
+	volatile sig_atomic_t stop; /* set from the loop (ctl_signal), read by it */
+	struct ctl_signals *signals;
+	struct http_server *http;
+	struct ec_exec *exec;
+	struct ec_run *run;
+	struct hub *hub;
+	struct uplink *up;
+};
+
+static struct daemon *daemon_of(struct ecd *d)
 {
-	return dlog_now_ms();
+	return (struct daemon *)((char *)d - offsetof(struct daemon, ctx));
 }
 
-void ecd_log(const char *fmt, ...)
-{
-	va_list ap;
+/* ---- the events, wired to the modules ---- */
 
-	va_start(ap, fmt);
-	dlog_v("edgeclusterd", log_name, 1024, fmt, ap);
-	va_end(ap);
+static void on_mission(struct ecd *d, const char *name, bool deleted)
+{
+	struct daemon *dm = daemon_of(d);
+
+	if (dm->run)
+		mission_changed(dm->run, name, deleted);
 }
 
-/* mkdir -p of the database's directory (the default is /var/lib/xgate). */
-static int mkdir_parent(const char *path)
+static void on_state(struct ecd *d, const char *mission)
 {
-	char dir[EC_PATH_MAX];
-	char *slash;
+	struct daemon *dm = daemon_of(d);
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = 0;
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			return -1;
-		*p = '/';
+	if (dm->up)
+		uplink_state_changed(dm->up, mission);
+}
+
+static void on_attach(struct ecd *d)
+{
+	struct daemon *dm = daemon_of(d);
+
+	if (dm->up)
+		uplink_kick(dm->up);
+}
+
+static void on_owed(struct ecd *d)
+{
+	struct daemon *dm = daemon_of(d);
+
+	if (dm->up)
+		uplink_owe(dm->up);
+}
+
+static void on_signal(void *arg, int signo)
+{
+	struct daemon *dm = arg;
+
+	if (signo == SIGTERM || signo == SIGINT) {
+		ctl_log("signal %d: stopping", signo);
+		dm->stop = 1;
 	}
-	return mkdir(dir, 0755) && errno != EEXIST ? -1 : 0;
 }
 
 static void usage(FILE *f)
@@ -70,15 +106,11 @@ static void usage(FILE *f)
 		   "SIGTERM or SIGINT stop it cleanly.\n");
 }
 
-/* Housekeeping tick; slice 2 hangs heartbeats and timeouts here. */
-static lws_sorted_usec_list_t tick;
-static void on_tick(lws_sorted_usec_list_t *sul)
+static int start(struct daemon *dm)
 {
-	lws_sul_schedule(D.lws, 0, sul, on_tick, LWS_US_PER_SEC);
-}
-
-static int start(struct ecd *d)
-{
+	static const int stop_signals[] = {SIGTERM, SIGINT};
+	struct ecd *d = &dm->ctx;
+	struct lws_context *lws;
 	uint64_t rev = 0;
 	char err[512];
 
@@ -86,65 +118,98 @@ static int start(struct ecd *d)
 	for (int i = 0; i < d->conf.n_labels; i++)
 		json_object_set_new(d->self_labels, d->conf.labels[i].key,
 				    json_string(d->conf.labels[i].value));
-	if (mkdir_parent(d->conf.database)) {
-		ecd_log("database directory for %s: %s", d->conf.database, strerror(errno));
+	if (ctl_mkdir_parent(d->conf.database, 0755)) {
+		ctl_log("database directory for %s: %s", d->conf.database, strerror(errno));
 		return -1;
 	}
 	if (ec_store_open(&d->store, d->conf.database, err, sizeof(err))) {
-		ecd_log("database: %s", err);
+		ctl_log("database: %s", err);
 		return -1;
 	}
-	/* slice 2: the attach record decides conf.parent before this cluster's row is synced */
-	if (tree_prepare(d) || api_self_sync(d) || ec_store_revision(&d->store, &rev)) {
-		ecd_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
+	/* the attach record decides conf.parent before this cluster's row is synced */
+	if (tree_prepare(d) || tree_self_sync(d) || ec_store_revision(&d->store, &rev)) {
+		ctl_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
 		return -1;
 	}
-	if (http_start(d))
+	d->on_mission = on_mission;
+	d->on_state = on_state;
+	d->on_attach = on_attach;
+	d->on_owed = on_owed;
+	if (!(dm->http = http_start(d)))
 		return -1;
-	/* slice 3: after http_start, which made the lws context the commands run in */
-	if (mission_start(d))
+	lws = http_context(dm->http);
+	if (!(dm->signals = ctl_signals_new(lws, stop_signals, 2, on_signal, dm))) {
+		ctl_log("signalfd: %s", strerror(errno));
 		return -1;
-	/* slice 2: the hub children attach to, the link to the parent */
-	if (links_start(d))
+	}
+	/* after http_start, which made the lws context the commands run in */
+	dm->exec = ec_exec_new(lws, COMMANDS_RUNNING, KILL_GRACE_MS);
+	if (!dm->exec) {
+		ctl_log("cannot set up the command runner: %s", strerror(errno));
 		return -1;
-	lws_sul_schedule(d->lws, 0, &tick, on_tick, LWS_US_PER_SEC);
-	ecd_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
+	}
+	if (!(dm->run = mission_start(d, lws, dm->exec)))
+		return -1;
+	d->nodes = mission_nodes(dm->run);
+	/* the hub children attach to, the link to the parent */
+	if (!(dm->hub = hub_start(d, lws, http_vhost(dm->http))) ||
+	    !(dm->up = uplink_start(d, lws, dm->exec)))
+		return -1;
+	d->link = uplink_link_state(dm->up);
+	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
 		d->conf.name, ec_distro_name(d->conf.distro), ec_driver_name(d->conf.driver),
 		d->conf.parent[0] ? "parent " : "root of its tree", d->conf.parent,
 		d->conf.database, rev);
 	return 0;
 }
 
+/* In the reverse order: each module before what it lives in. */
+static void stop(struct daemon *dm)
+{
+	struct ecd *d = &dm->ctx;
+
+	d->link = NULL;
+	uplink_stop(dm->up); /* before the runner its scripts run on */
+	dm->up = NULL;
+	hub_stop(dm->hub);
+	dm->hub = NULL;
+	d->nodes = NULL;
+	mission_stop(dm->run);
+	dm->run = NULL;
+	ec_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
+	ctl_signals_free(dm->signals);
+	http_stop(dm->http);
+	ec_store_close(&d->store);
+	json_decref(d->self_labels);
+}
+
 int main(int argc, char **argv)
 {
+	struct daemon dm = {0}; /* the modules see only dm.ctx and their own handles */
 	const char *cfg = NULL;
 	const struct darg opts[] = {{"config", 'c', &cfg}, {0}};
 	char err[512];
 	int o, rc = 0;
 
+	ctl_log_to_stderr("edgeclusterd", "edgeclusterd"); /* until the config names it */
 	if ((o = dargs_parse(argc, argv, opts, usage)) >= 0)
 		return o;
 	if (sodium_init() < 0)
 		return 1;
-	if (ec_conf_load(cfg, &D.conf, err, sizeof(err))) {
+	if (ec_conf_load(cfg, &dm.ctx.conf, err, sizeof(err))) {
 		fprintf(stderr, "edgeclusterd: %s\n", err);
 		return 2;
 	}
-	log_name = D.conf.name;
+	ctl_log_to_stderr("edgeclusterd", dm.ctx.conf.name);
 	signal(SIGPIPE, SIG_IGN);
-	D.started_ms = ecd_now_ms();
-	if (start(&D))
+	dm.ctx.started_ms = ctl_now_ms();
+	if (start(&dm))
 		rc = 1;
-	while (!rc && !D.stop && lws_service(D.lws, 0) >= 0)
+	while (!rc && !dm.stop && lws_service(http_context(dm.http), 0) >= 0)
 		;
 	if (!rc)
-		ecd_log("stopped");
-	lws_sul_cancel(&tick);
-	links_stop(&D);	  /* slice 2: before the context its links live in goes */
-	mission_stop(&D); /* slice 3: before the context its pipes live in goes */
-	http_stop(&D);
-	ec_store_close(&D.store);
-	json_decref(D.self_labels);
-	sodium_memzero(&D.conf, sizeof(D.conf));
+		ctl_log("stopped");
+	stop(&dm);
+	sodium_memzero(&dm.ctx.conf, sizeof(dm.ctx.conf));
 	return rc;
 }

@@ -11,7 +11,10 @@ authentication, and to throw garbage at the hub.
   hubclient.py child URL NAME TOKEN DIR          a long-running child: its missions go
                                                  to DIR/missions, "mission=value" lines
                                                  in DIR/state are reported, its log is
-                                                 DIR/log
+                                                 DIR/log; with --stall FILE it reads
+                                                 nothing after the welcome while FILE
+                                                 exists (heartbeats go on), through a
+                                                 small receive buffer
 Options: --ca FILE (wss).
 """
 import argparse
@@ -19,6 +22,7 @@ import asyncio
 import hashlib
 import json
 import os
+import socket
 import ssl
 import sys
 import time
@@ -34,12 +38,22 @@ def url_of(base):
     return base if base.count("/") > 2 else base + HUB_PATH
 
 
-async def connect(args):
+async def connect(args, small=False):
     ctx = None
     if args.url.startswith("wss://"):
         ctx = ssl.create_default_context(cafile=args.ca)
+    if not small:
+        return await websockets.connect(url_of(args.url), subprotocols=[SUBPROTOCOL], ssl=ctx,
+                                        max_size=None, open_timeout=5, ping_interval=None)
+    # a child that stops reading: little room for what the hub sends before it backs up
+    host, port = args.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
     return await websockets.connect(url_of(args.url), subprotocols=[SUBPROTOCOL], ssl=ctx,
-                                    max_size=None, open_timeout=5, ping_interval=None)
+                                    sock=sock, server_hostname=host if ctx else None,
+                                    max_size=None, max_queue=1, read_limit=4096,
+                                    open_timeout=5, ping_interval=None)
 
 
 def hello(name, auth, register=False, digest=""):
@@ -190,8 +204,11 @@ class Child:
                                                "active": 0}}},
             "descendants": []}))
 
+    def stalled(self):
+        return self.args.stall and os.path.exists(self.args.stall)
+
     async def session(self):
-        ws = await connect(self.args)
+        ws = await connect(self.args, small=bool(self.args.stall))
         auth = {"credential": self.cred} if self.cred else {"join": self.args.token}
         await ws.send(json.dumps(hello(self.args.name, auth, digest=digest_of(self.missions))))
         w = json.loads(await ws.recv())
@@ -207,6 +224,13 @@ class Child:
         await self.report(ws, force=bool(w.get("resync")))
         next_hb = time.monotonic() + 1
         while True:
+            if self.stalled():  # heartbeats only: nothing is read
+                self.say("stalled: not reading")
+                while self.stalled():
+                    await self.heartbeat(ws)
+                    await asyncio.sleep(1)
+                self.say("reading again")
+                next_hb = time.monotonic() + 1
             try:
                 raw = await asyncio.wait_for(ws.recv(), timeout=max(0.05, next_hb - time.monotonic()))
             except asyncio.TimeoutError:
@@ -282,6 +306,7 @@ def main():
     c.add_argument("name")
     c.add_argument("token")
     c.add_argument("dir")
+    c.add_argument("--stall")
     args = p.parse_args()
     if args.cmd == "child":
         asyncio.run(Child(args).run())

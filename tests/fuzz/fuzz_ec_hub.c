@@ -2,10 +2,10 @@
 /*
  * The hub's side of the tree protocol: what a child sends up
  * (proto/edgecluster.md "Hub protocol"), one JSON message per input, parsed
- * as wslink.c parses it and handled by hub_on_message (hub.c): a "hello" on
+ * as ctl_wslink parses it and handled by hub_on_message (tree/hub.c): a "hello" on
  * a new link (the join token "join-0123456789abcdef" and the credential
  * CRED below are good), anything else from the attached child "c1"
- * (state -> hub_up.c hub_on_state, heartbeat -> hub_on_heartbeat, fetch,
+ * (state -> hub_reports.c hub_on_state, heartbeat -> hub_on_heartbeat, fetch,
  * leave, error). c1's credential is at half its life (a heartbeat rotates
  * it); this cluster reports up, so the outbox is written too.
  */
@@ -20,7 +20,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *m = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
-	struct ec_tree tree = {.reports_up = true, .link_up = true};
+	struct ec_link_state link = {.reports_up = true, .link_up = true};
+	struct hub h = {0};
 	struct hub_conn c = {0};
 	struct ec_cred cr = {0};
 	const char *t = json_string_value(json_object_get(m, "type"));
@@ -31,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	fz_ecd_open(&d);
-	d.tree = &tree;
-	memset(&H, 0, sizeof(H));
-	H.d = &d;
-	H.conns = &c;
+	d.link = &link;
+	h.d = &d;
+	h.conns = &c;
+	c.h = &h;
 	d.conf.n_join_tokens = 1;
 	ec_token_digest(JOIN, strlen(JOIN), d.conf.join_tokens[0]);
 	snprintf(c.peer, sizeof(c.peer), "fuzz");
@@ -50,10 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	hub_on_message(&c, m);
 
-	ws_reset(&c.l);
-	json_decref(H.index);
-	free(H.kids);
-	memset(&H, 0, sizeof(H));
+	ctl_ws_reset(&c.l);
+	json_decref(h.index);
+	free(h.kids);
 	fz_ecd_close(&d);
 	json_decref(m);
 	return 0;

@@ -15,12 +15,6 @@
 #include "resource.h"
 #include "tree.h"
 
-void ecd_log(const char *fmt, ...) __attribute__((weak));
-void ecd_log(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
 static void mission(json_t *v)
 {
 	for (int op = EC_OP_CREATE; op <= EC_OP_REPLACE; op++) {

@@ -3,7 +3,7 @@
  * The uplink's side of the tree protocol: what the parent sends down
  * (proto/edgecluster.md "Hub protocol"), one JSON message per input, handled
  * by type as uplink.c's on_message does: "missions" -> uplink_on_missions,
- * "list" -> uplink_on_list (uplink_down.c, storing through tree_sync.c).
+ * "list" -> uplink_on_list (uplink_missions.c, storing through store/tree_sync.c).
  * One mission "inh" was inherited from the parent before, so that a list
  * can drop or keep it.
  */
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *m = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL), *first;
 	const char *t = json_string_value(json_object_get(m, "type"));
-	struct wslink l = {0};
+	struct ctl_wslink l = {0};
 	int64_t ack = 0;
 	struct ecd d;
 
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (!strcmp(t, "list"))
 		uplink_on_list(&d, "parent", &l, m, &ack);
 
-	ws_reset(&l);
+	ctl_ws_reset(&l);
 	fz_ecd_close(&d);
 	json_decref(m);
 	return 0;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "ecd.h"
+#include "api.h"
 
 void ecd_log(const char *fmt, ...)
 {
@@ -368,6 +368,25 @@ int main(void)
 		  !strcmp(s_at("message", NULL), "missions \"nope\" not found"),
 	      "get missing: 404");
 	CHECK(call(EC_GET, M "/Not_A_Name", NULL, NULL, NULL) == 404, "get an invalid name: 404");
+	CHECK(call(EC_GET, M "/\xff", NULL, NULL, NULL) == 404 &&
+		  strstr(s_at("message", NULL), "\\xff"),
+	      "get a name that is not UTF-8 (missions/%%ff): 404 quoting it: %s",
+	      s_at("message", NULL));
+	{
+		char name[700] = "";
+
+		for (int i = 0; i < 300; i++)
+			strcat(name, "\xc3\xa9");
+		CHECK(call(EC_GET, M, "labelSelector=\xff", NULL, NULL) == 400 &&
+			  !strcmp(field(), "labelSelector"),
+		      "a labelSelector that is not UTF-8: 400 on labelSelector: %s",
+		      s_at("message", NULL));
+		char path[800];
+
+		snprintf(path, sizeof(path), M "/%s", name);
+		CHECK(call(EC_GET, path, NULL, NULL, NULL) == 404 && res,
+		      "a 600-byte name of two-byte characters, cut in a message: 404");
+	}
 	CHECK(call(EC_GET, M, NULL, NULL, NULL) == 200 &&
 		  json_array_size(json_object_get(res, "items")) == 2 &&
 		  !strcmp(s_at("kind", NULL), "MissionList"),
@@ -417,6 +436,13 @@ int main(void)
 	      "delete with a stale resourceVersion: 409");
 	CHECK(call(EC_DELETE, M "/m1", "resourceVersion=x", NULL, NULL) == 400,
 	      "delete with a bad resourceVersion: 400");
+	CHECK(call(EC_DELETE, M "/m1", "resourceVersion=18446744073709551616", NULL, NULL) == 400 &&
+		  !strcmp(field(), "resourceVersion"),
+	      "delete with resourceVersion 2^64 (overflow): 400 on resourceVersion, not a 409");
+	snprintf(cmd, sizeof(cmd), "resourceVersion=0%s", rv2);
+	CHECK(call(EC_DELETE, M "/m1", cmd, NULL, NULL) == 400 &&
+		  !strcmp(field(), "resourceVersion"),
+	      "delete with the current resourceVersion after a 0 (%s): 400, not taken as it", cmd);
 	snprintf(cmd, sizeof(cmd), "resourceVersion=%s", rv2);
 	CHECK(call(EC_DELETE, M "/m1", cmd, NULL, NULL) == 200 &&
 		  !strcmp(s_at("metadata", "uid"), uid),

@@ -65,6 +65,8 @@ int main(void)
 		 "Token = " TOK "\n"
 		 "TokenFile = %s\n"
 		 "MaxBody = 64K\n"
+		 "[Hub]\n"
+		 "SendQueueMax = 2M\n"
 		 "[Store]\n"
 		 "Database = /tmp/x.db\n"
 		 "[Intervals]\n"
@@ -93,6 +95,7 @@ int main(void)
 	      "Token and TokenFile tokens (comments, blank lines skipped), as digests");
 	CHECK(c.max_body == 65536, "MaxBody 64K");
 	CHECK(!strcmp(c.database, "/tmp/x.db"), "Database");
+	CHECK(c.hub_queue_max == 2u << 20, "[Hub] SendQueueMax");
 	CHECK(c.heartbeat_s == 5 && c.heartbeat_timeout_s == 15 && c.statecheck_s == 20 &&
 		  c.command_timeout_s == 90,
 	      "intervals; HeartbeatTimeout defaults to 3 x Heartbeat");
@@ -101,7 +104,8 @@ int main(void)
 	CHECK(rc == 0 && c.driver == EC_DRIVER_LOCAL && c.distro == EC_DISTRO_NONE &&
 		  ntohs(c.listen.sin_port) == 7443 &&
 		  ntohl(c.listen.sin_addr.s_addr) == 0x7f000001 && c.max_body == 1 << 20 &&
-		  !strcmp(c.database, "/var/lib/xgate/edgeclusterd-edge-a.db") && !c.parent[0],
+		  !strcmp(c.database, "/var/lib/xgate/edgeclusterd-edge-a.db") && !c.parent[0] &&
+		  c.hub_queue_max == 64u << 20,
 	      "defaults: local driver, 127.0.0.1:7443, 1 MiB bodies, database by name, root (%s)",
 	      err);
 	rc = ec_conf_parse(
@@ -142,6 +146,10 @@ int main(void)
 		   "t.conf:4: Kubeconfig /nonexistent/kc: No such file");
 	expect_err("[Cluster]\nName = a\nParent = ftp://x\n",
 		   "t.conf:3: Parent 'ftp://x': expected wss://");
+	expect_err("[Cluster]\nName = a\nParent = http://h:7443\n",
+		   "t.conf:3: Parent 'http://h:7443': expected wss://HOST[:PORT][/PATH] (ws://");
+	expect_err("[Cluster]\nName = a\nParent = https://h:7443\n",
+		   "t.conf:3: Parent 'https://h:7443': expected wss://");
 	expect_err("[Cluster]\nName = a\nParent = wss://h:99999\n",
 		   "t.conf:3: Parent 'wss://h:99999': port");
 	expect_err("[Cluster]\nName = a\nJoinToken = join-0123456789abcdef\n[API]\nToken = " TOK

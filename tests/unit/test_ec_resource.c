@@ -94,6 +94,12 @@ static const struct {
      EC_OP_CREATE, 422, "metadata.resourceVersion", "must not be set on create"},
     {HEAD MD "\"spec\":{" CMD "}}", EC_OP_REPLACE, 422, "metadata.resourceVersion",
      "required to replace"},
+    {HEAD "\"metadata\":{\"name\":\"m\",\"resourceVersion\":\"07\"},"
+	  "\"spec\":{" CMD "}}",
+     EC_OP_REPLACE, 422, "metadata.resourceVersion", "decimal string"},
+    {HEAD "\"metadata\":{\"name\":\"m\",\"resourceVersion\":\"18446744073709551616\"},"
+	  "\"spec\":{" CMD "}}",
+     EC_OP_REPLACE, 422, "metadata.resourceVersion", "decimal string"},
     {HEAD "\"metadata\":{\"name\":\"m\",\"resourceVersion\":\"x1\"},"
 	  "\"spec\":{" CMD "}}",
      EC_OP_REPLACE, 422, "metadata.resourceVersion", "decimal string"},
@@ -402,6 +408,23 @@ int main(void)
 		!strcmp(json_string_value(json_object_get(json_object_get(st, "details"), "field")),
 			"spec.x"),
 	    "Status object in the Kubernetes shape");
+	json_decref(st);
+	/* jansson refuses invalid UTF-8: the Status must still be built */
+	st = ec_status(404, NULL, "missions \"\xff\xc0\xaf\xed\xa0\x80x\" not found", "a\xfe");
+	CHECK(
+	    st &&
+		!strcmp(json_string_value(json_object_get(st, "message")),
+			"missions \"\\xff\\xc0\\xaf\\xed\\xa0\\x80x\" not found") &&
+		!strcmp(json_string_value(json_object_get(json_object_get(st, "details"), "field")),
+			"a\\xfe"),
+	    "invalid UTF-8 (and overlong, surrogate) in a Status: quoted as \\xNN: %s",
+	    st ? json_string_value(json_object_get(st, "message")) : "NULL");
+	json_decref(st);
+	st = ec_status(404, NULL, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xe2\x82", NULL);
+	CHECK(st && !strcmp(json_string_value(json_object_get(st, "message")),
+			    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 "),
+	      "valid UTF-8 kept, a character cut at the end dropped: %s",
+	      st ? json_string_value(json_object_get(st, "message")) : "NULL");
 	json_decref(st);
 	return unit_summary();
 }

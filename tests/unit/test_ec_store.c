@@ -6,10 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "unit.h"
 #include "store.h"
+
+/* the permission bits of PATH SUFFIX, -1 if it is not there */
+static int mode_of(const char *path, const char *suffix)
+{
+	char p[160];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s%s", path, suffix);
+	return stat(p, &st) ? -1 : (int)(st.st_mode & 07777);
+}
 
 static struct ec_row mk(const char *name, const char *spec)
 {
@@ -59,7 +70,10 @@ static void migrate_from_1(const char *dir)
 		  sqlite3_exec(db, v1, NULL, NULL, NULL) == SQLITE_OK,
 	      "a database of schema 1");
 	sqlite3_close(db);
+	chmod(path, 0644); /* as versions before 0600 left it */
 	CHECK(ec_store_open(&s, path, err, sizeof(err)) == 0, "schema 1 opens: %s", err);
+	CHECK(mode_of(path, "") == 0600, "an existing 0644 database is made 0600: %o",
+	      mode_of(path, ""));
 	CHECK(ec_store_get(&s, EC_T_MISSIONS, "m1", &r) == 0 &&
 		  !strcmp(r.state, "{\"a\":\"pending\",\"b\":\"applied\","
 				   "\"b/c\":\"ok \\\"quoted\\\"\"}") &&
@@ -151,6 +165,10 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/t.db", dir);
 	CHECK(ec_store_open(&s, path, err, sizeof(err)) == 0, "open a new database (%s)", err);
 	CHECK(ec_store_revision(&s, &rev) == 0 && rev == 0, "a new database is at revision 0");
+	CHECK(mode_of(path, "") == 0600 && mode_of(path, "-wal") == 0600 &&
+		  mode_of(path, "-shm") == 0600,
+	      "the database (it holds the credential), -wal and -shm are 0600: %o %o %o",
+	      mode_of(path, ""), mode_of(path, "-wal"), mode_of(path, "-shm"));
 
 	a = mk("a", "{\"content\":\"1\"}");
 	b = mk("b", "{\"content\":\"2\"}");

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api.h"
 #include "tree.h"
 #include "unit.h"
 

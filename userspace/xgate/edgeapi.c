@@ -19,6 +19,7 @@
 
 #include "../common/buf.h"
 #include "cli.h"
+#include "ctl_url.h"
 
 #define DEFAULT_SERVER "http://127.0.0.1:7443"
 #define RESP_MAX       (64u << 20)
@@ -38,33 +39,19 @@ struct call {
 
 static int parse_server(struct ecc *e, const char *url)
 {
-	const char *h, *end, *colon, *slash;
-	char *pe;
-	long port;
+	struct ctl_url u;
+	char err[600];
 
 	snprintf(e->server, sizeof(e->server), "%s", url);
-	if (!strncmp(url, "https://", 8))
-		e->tls = true;
-	else if (strncmp(url, "http://", 7))
-		return xg_fail(XG_EUSAGE,
-			       "server '%s': expected http://HOST:PORT or https://HOST:PORT", url);
-	h = strstr(url, "://") + 3;
-	slash = strchr(h, '/');
-	end = slash ? slash : h + strlen(h);
-	colon = memchr(h, ':', (size_t)(end - h));
-	if ((colon ? colon : end) == h || (size_t)((colon ? colon : end) - h) >= sizeof(e->host))
-		return xg_fail(XG_EUSAGE, "server '%s': no host", url);
-	snprintf(e->host, sizeof(e->host), "%.*s", (int)((colon ? colon : end) - h), h);
-	e->port = e->tls ? 443 : 80;
-	if (colon) {
-		errno = 0;
-		port = strtol(colon + 1, &pe, 10);
-		if (errno || pe != end || pe == colon + 1 || port < 1 || port > 65535)
-			return xg_fail(XG_EUSAGE, "server '%s': port must be 1-65535", url);
-		e->port = (int)port;
-	}
+	if (ctl_url_parse(url, CTL_SCHEMES_HTTP, &u, err, sizeof(err)))
+		return xg_fail(XG_EUSAGE, "server %s", err);
+	if (strlen(u.host) >= sizeof(e->host))
+		return xg_fail(XG_EUSAGE, "server '%s': host name too long", url);
+	e->tls = u.tls;
+	snprintf(e->host, sizeof(e->host), "%s", u.host);
+	e->port = u.port;
 	/* a path prefix (a reverse proxy's) goes in front of every API path */
-	snprintf(e->base, sizeof(e->base), "%s", slash ? slash : "");
+	snprintf(e->base, sizeof(e->base), "%s", u.has_path ? u.path : "");
 	while (*e->base && e->base[strlen(e->base) - 1] == '/')
 		e->base[strlen(e->base) - 1] = 0;
 	return XG_OK;

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * One parser for edgeclusterd's file, in the style of gatewayd's: keys are
+ * case-insensitive, every error names the line and what is wrong with it,
+ * and the whole file is checked before anything uses it. Checks that need
+ * several keys (TLS on a non-loopback Listen, a token at all) name the line
+ * of the key that makes them necessary, or the section's line. The lines
+ * are read by ini.c (shared with gatewayd); the keys and their rules are
+ * here.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ini.h"
+#include "resource.h"
+
+struct pstate {
+	struct ini in;
+	int sec_line[5]; /* where each section started, for "needs a ..." errors */
+	int key_line[32];
+};
+
+const char *ec_driver_name(enum ec_driver d)
+{
+	return d == EC_DRIVER_KUBECTL ? "kubectl" : "local";
+}
+
+const char *ec_distro_name(enum ec_distro d)
+{
+	static const char *const n[] = {"none", "k8s", "k3s", "arktos"};
+
+	return n[d];
+}
+
+/* Bytes with an optional K/KiB/M/MiB suffix (powers of 1024). */
+static int parse_size(struct pstate *s, const char *key, const char *v, size_t *out)
+{
+	char *end;
+	unsigned long long n;
+	unsigned long long mul = 1;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
+		mul = 1024;
+	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
+		mul = 1024 * 1024;
+	else if (*end)
+		end = NULL;
+	if (errno || !end || end == v || *v == '-' || n > (64ull << 20) || n * mul < 1024 ||
+	    n * mul > (64ull << 20))
+		return ini_err(&s->in, "%s '%s': expected a size from 1K to 64M (e.g. 1M, 65536)",
+			       key, v);
+	*out = (size_t)(n * mul);
+	return 0;
+}
+
+static int copy_str(struct pstate *s, const char *key, const char *v, char *out, size_t len)
+{
+	if (strlen(v) >= len)
+		return ini_err(&s->in, "%s is longer than %zu characters", key, len - 1);
+	memcpy(out, v, strlen(v) + 1);
+	return 0;
+}
+
+static int readable_file(struct pstate *s, const char *key, const char *v, char *out, size_t len)
+{
+	if (copy_str(s, key, v, out, len))
+		return -1;
+	if (access(v, R_OK))
+		return ini_err(&s->in, "%s %s: %s", key, v, strerror(errno));
+	return 0;
+}
+
+static int add_label(struct pstate *s, struct ec_conf *c, char *kv, int *lines)
+{
+	char *eq = strchr(kv, '='), *k, *v;
+	const char *why;
+
+	if (!eq)
+		return ini_err(&s->in, "label '%s': expected KEY=VALUE", kv);
+	*eq = 0;
+	k = ini_trim(kv);
+	v = ini_trim(eq + 1);
+	if ((why = ec_check_label_key(k)))
+		return ini_err(&s->in, "label key '%s': %s", k, why);
+	if ((why = ec_check_label_value(v)))
+		return ini_err(&s->in, "label '%s' value '%s': %s", k, v, why);
+	for (int i = 0; i < c->n_labels; i++)
+		if (!strcmp(c->labels[i].key, k))
+			return ini_err(&s->in, "label '%s' already set on line %d", k, lines[i]);
+	if (c->n_labels >= EC_MAX_LABELS)
+		return ini_err(&s->in, "too many labels (at most %d)", EC_MAX_LABELS);
+	lines[c->n_labels] = s->in.line;
+	strcpy(c->labels[c->n_labels].key, k);
+	strcpy(c->labels[c->n_labels++].value, v);
+	return 0;
+}
+
+static int add_token(struct pstate *s, struct ec_conf *c, const char *t, const char *where)
+{
+	size_t n = strlen(t);
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i] <= ' ' || t[i] > '~')
+			return ini_err(&s->in, "%stoken: only printable characters without spaces",
+				       where);
+	if (n < EC_TOKEN_MIN || n > EC_TOKEN_MAX)
+		return ini_err(
+		    &s->in,
+		    "%stoken must be %d-%d characters (make one with `openssl rand -hex 32`)",
+		    where, EC_TOKEN_MIN, EC_TOKEN_MAX);
+	if (c->n_tokens >= EC_MAX_TOKENS)
+		return ini_err(&s->in, "too many tokens (at most %d)", EC_MAX_TOKENS);
+	ec_token_digest(t, n, c->tokens[c->n_tokens++]);
+	return 0;
+}
+
+/* One token per line; '#' comments and blank lines are skipped. */
+static int token_file(struct pstate *s, struct ec_conf *c, const char *path)
+{
+	char line[EC_TOKEN_MAX + 64], where[EC_PATH_MAX + 64];
+	FILE *f = fopen(path, "r");
+	int ln = 0, before = c->n_tokens, rc = 0;
+
+	if (!f)
+		return ini_err(&s->in, "TokenFile %s: %s", path, strerror(errno));
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char *t;
+
+		ln++;
+		snprintf(where, sizeof(where), "TokenFile %s line %d: ", path, ln);
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = ini_err(&s->in, "%sline too long", where);
+			break;
+		}
+		if ((t = strchr(line, '#')))
+			*t = 0;
+		line[strcspn(line, "\r\n")] = 0;
+		t = ini_trim(line);
+		if (*t)
+			rc = add_token(s, c, t, where);
+	}
+	sodium_memzero(line, sizeof(line));
+	fclose(f);
+	if (!rc && c->n_tokens == before)
+		return ini_err(&s->in, "TokenFile %s holds no token", path);
+	return rc;
+}
+
+/* [Hub] JoinToken: what a child presents once to attach. */
+static int add_join_token(struct pstate *s, struct ec_conf *c, const char *t)
+{
+	size_t n = strlen(t);
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i] <= ' ' || t[i] > '~')
+			return ini_err(&s->in,
+				       "JoinToken: only printable characters without spaces");
+	if (n < EC_TOKEN_MIN || n > EC_TOKEN_MAX)
+		return ini_err(&s->in,
+			       "JoinToken must be %d-%d characters (make one with `openssl rand "
+			       "-hex 32`)",
+			       EC_TOKEN_MIN, EC_TOKEN_MAX);
+	if (c->n_join_tokens >= EC_MAX_TOKENS)
+		return ini_err(&s->in, "too many join tokens (at most %d)", EC_MAX_TOKENS);
+	ec_token_digest(t, n, c->join_tokens[c->n_join_tokens++]);
+	return 0;
+}
+
+enum section { SEC_NONE = -1, SEC_CLUSTER, SEC_API, SEC_STORE, SEC_INTERVALS, SEC_HUB };
+static const char *const sections[] = {"[Cluster]", "[API]", "[Store]", "[Intervals]", "[Hub]"};
+#define N_SECTIONS 5
+
+/* Keys of every section in one table; key_line[] is indexed by position. */
+static const struct {
+	enum section sec;
+	const char *name;
+	bool repeat;
+} keys[] = {
+    {SEC_CLUSTER, "Name", 0},
+    {SEC_CLUSTER, "Labels", 1},
+    {SEC_CLUSTER, "Label", 1},
+    {SEC_CLUSTER, "Driver", 0},
+    {SEC_CLUSTER, "Distro", 0},
+    {SEC_CLUSTER, "Kubectl", 0},
+    {SEC_CLUSTER, "Kubeconfig", 0},
+    {SEC_CLUSTER, "Parent", 0},
+    {SEC_CLUSTER, "JoinToken", 0},
+    {SEC_API, "Listen", 0},
+    {SEC_API, "TLSCert", 0},
+    {SEC_API, "TLSKey", 0},
+    {SEC_API, "CA", 0},
+    {SEC_API, "Token", 1},
+    {SEC_API, "TokenFile", 1},
+    {SEC_API, "MaxBody", 0},
+    {SEC_API, "MaxListBody", 0},
+    {SEC_STORE, "Database", 0},
+    {SEC_INTERVALS, "Heartbeat", 0},
+    {SEC_INTERVALS, "HeartbeatTimeout", 0},
+    {SEC_INTERVALS, "StateCheck", 0},
+    {SEC_INTERVALS, "CommandTimeout", 0},
+    /* the tree */
+    {SEC_HUB, "JoinToken", 1},
+    {SEC_HUB, "CredentialLifetime", 0},
+    {SEC_INTERVALS, "ReconnectMax", 0},
+    {SEC_INTERVALS, "ConnectTimeout", 0},
+    {SEC_CLUSTER, "InstallScript", 0},
+    {SEC_CLUSTER, "UninstallScript", 0},
+    {SEC_HUB, "SendQueueMax", 0},
+};
+enum {
+	K_NAME,
+	K_LABELS,
+	K_LABEL,
+	K_DRIVER,
+	K_DISTRO,
+	K_KUBECTL,
+	K_KUBECONFIG,
+	K_PARENT,
+	K_JOIN,
+	K_LISTEN,
+	K_CERT,
+	K_KEY,
+	K_CA,
+	K_TOKEN,
+	K_TOKENFILE,
+	K_MAXBODY,
+	K_MAXLISTBODY,
+	K_DATABASE,
+	K_HB,
+	K_HBTO,
+	K_STATECHECK,
+	K_CMDTO,
+	K_HUB_JOIN,
+	K_CRED_LIFE,
+	K_RECONNECT_MAX,
+	K_CONNECT_TO,
+	K_INSTALL,
+	K_UNINSTALL,
+	K_SENDQ,
+	K_COUNT
+};
+
+static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, const char *k, char *v,
+		     int *label_lines)
+{
+	char why[320];
+	int i;
+
+	for (i = 0; i < K_COUNT && (keys[i].sec != sec || strcasecmp(k, keys[i].name)); i++)
+		;
+	if (i == K_COUNT)
+		return ini_err(&s->in, "unknown key '%s' in %s", k, sections[sec]);
+	if (!keys[i].repeat && s->key_line[i])
+		return ini_err(&s->in, "%s given twice (first on line %d)", keys[i].name,
+			       s->key_line[i]);
+	if (!s->key_line[i])
+		s->key_line[i] = s->in.line;
+	switch (i) {
+	case K_NAME: {
+		const char *e = ec_check_dns_label(v);
+
+		if (e)
+			return ini_err(&s->in, "Name '%s': %s", v, e);
+		strcpy(c->name, v);
+		return 0;
+	}
+	case K_LABELS: {
+		char *save = NULL, *tok;
+
+		for (tok = strtok_r(v, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (add_label(s, c, tok, label_lines))
+				return -1;
+		return 0;
+	}
+	case K_LABEL:
+		return add_label(s, c, v, label_lines);
+	case K_DRIVER:
+		if (!strcasecmp(v, "local"))
+			c->driver = EC_DRIVER_LOCAL;
+		else if (!strcasecmp(v, "kubectl"))
+			c->driver = EC_DRIVER_KUBECTL;
+		else
+			return ini_err(&s->in, "Driver '%s': local or kubectl", v);
+		return 0;
+	case K_DISTRO:
+		for (int d = EC_DISTRO_NONE; d <= EC_DISTRO_ARKTOS; d++)
+			if (!strcasecmp(v, ec_distro_name(d))) {
+				c->distro = d;
+				return 0;
+			}
+		return ini_err(&s->in, "Distro '%s': k8s, k3s, arktos or none", v);
+	case K_KUBECTL:
+		return copy_str(s, "Kubectl", v, c->kubectl, sizeof(c->kubectl));
+	case K_KUBECONFIG:
+		return readable_file(s, "Kubeconfig", v, c->kubeconfig, sizeof(c->kubeconfig));
+	case K_PARENT:
+		if (copy_str(s, "Parent", v, c->parent, sizeof(c->parent)))
+			return -1;
+		if (ctl_url_parse(v, CTL_SCHEMES_WS, &c->parent_url, why, sizeof(why)))
+			return ini_err(&s->in, "Parent %s", why);
+		return 0;
+	case K_JOIN:
+		if (strlen(v) < EC_TOKEN_MIN || strlen(v) > EC_TOKEN_MAX || strpbrk(v, " \t"))
+			return ini_err(&s->in, "JoinToken must be %d-%d characters without spaces",
+				       EC_TOKEN_MIN, EC_TOKEN_MAX);
+		strcpy(c->join_token, v);
+		return 0;
+	case K_LISTEN:
+		return ini_addr(&s->in, "Listen", v, &c->listen);
+	case K_CERT:
+		return readable_file(s, "TLSCert", v, c->tls_cert, sizeof(c->tls_cert));
+	case K_KEY:
+		return readable_file(s, "TLSKey", v, c->tls_key, sizeof(c->tls_key));
+	case K_CA:
+		return readable_file(s, "CA", v, c->ca, sizeof(c->ca));
+	case K_TOKEN:
+		return add_token(s, c, v, "");
+	case K_TOKENFILE:
+		return token_file(s, c, v);
+	case K_MAXBODY:
+		return parse_size(s, "MaxBody", v, &c->max_body);
+	case K_MAXLISTBODY: /* a MissionList POST; MaxBody if that is larger */
+		return parse_size(s, "MaxListBody", v, &c->max_list_body);
+	case K_DATABASE:
+		return copy_str(s, "Database", v, c->database, sizeof(c->database));
+	case K_HB:
+		return ini_seconds(&s->in, "Heartbeat", v, 1, 3600, &c->heartbeat_s);
+	case K_HBTO:
+		return ini_seconds(&s->in, "HeartbeatTimeout", v, 2, 86400,
+				   &c->heartbeat_timeout_s);
+	case K_STATECHECK:
+		return ini_seconds(&s->in, "StateCheck", v, 1, 86400, &c->statecheck_s);
+	case K_CMDTO:
+		return ini_seconds(&s->in, "CommandTimeout", v, 1, 86400, &c->command_timeout_s);
+	case K_HUB_JOIN:
+		return add_join_token(s, c, v);
+	case K_CRED_LIFE: /* up to a year; short ones are for tests */
+		return ini_seconds(&s->in, "CredentialLifetime", v, 2, 366 * 86400,
+				   &c->credential_s);
+	case K_RECONNECT_MAX:
+		return ini_seconds(&s->in, "ReconnectMax", v, 1, 3600, &c->reconnect_max_s);
+	case K_CONNECT_TO:
+		return ini_seconds(&s->in, "ConnectTimeout", v, 1, 600, &c->connect_timeout_s);
+	case K_INSTALL:
+		return readable_file(s, "InstallScript", v, c->install_script,
+				     sizeof(c->install_script));
+	case K_UNINSTALL:
+		return readable_file(s, "UninstallScript", v, c->uninstall_script,
+				     sizeof(c->uninstall_script));
+	case K_SENDQ:
+		return parse_size(s, "SendQueueMax", v, &c->hub_queue_max);
+	}
+	return ini_err(&s->in, "unknown key '%s'", k);
+}
+
+/* Rules across keys, checked once the whole file is read. */
+static int finish(struct pstate *s, struct ec_conf *c)
+{
+	int *kl = s->key_line;
+	bool loopback = (ntohl(c->listen.sin_addr.s_addr) >> 24) == 127;
+
+	if (!s->sec_line[SEC_CLUSTER])
+		return ini_err_at(&s->in, 1, "no [Cluster] section (it names this cluster)");
+	if (!c->name[0])
+		return ini_err_at(&s->in, s->sec_line[SEC_CLUSTER], "[Cluster] needs a Name");
+	if (!kl[K_DRIVER] && c->distro != EC_DISTRO_NONE)
+		c->driver = EC_DRIVER_KUBECTL; /* a Kubernetes flavour is driven by kubectl */
+	if (c->driver == EC_DRIVER_KUBECTL && c->distro == EC_DISTRO_NONE)
+		return ini_err_at(&s->in, kl[K_DRIVER],
+				  "Driver kubectl needs Distro = k8s, k3s or arktos");
+	if (c->driver == EC_DRIVER_LOCAL && (kl[K_KUBECTL] || kl[K_KUBECONFIG]))
+		return ini_err_at(&s->in, kl[K_KUBECTL] ? kl[K_KUBECTL] : kl[K_KUBECONFIG],
+				  "%s is only used with Driver = kubectl",
+				  kl[K_KUBECTL] ? "Kubectl" : "Kubeconfig");
+	if (kl[K_JOIN] && !kl[K_PARENT])
+		return ini_err_at(&s->in, kl[K_JOIN],
+				  "JoinToken without Parent: there is nothing to join");
+	if (kl[K_CERT] && !kl[K_KEY])
+		return ini_err_at(&s->in, kl[K_CERT], "TLSCert without TLSKey");
+	if (kl[K_KEY] && !kl[K_CERT])
+		return ini_err_at(&s->in, kl[K_KEY], "TLSKey without TLSCert");
+	if (!c->n_tokens)
+		return ini_err_at(
+		    &s->in, s->sec_line[SEC_API] ? s->sec_line[SEC_API] : s->sec_line[SEC_CLUSTER],
+		    "[API] needs a Token or TokenFile: every request must carry one");
+	if (!loopback && !kl[K_CERT])
+		return ini_err_at(
+		    &s->in, kl[K_LISTEN],
+		    "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
+		    "(tokens must not cross a network in clear)",
+		    inet_ntoa(c->listen.sin_addr));
+	if (c->heartbeat_timeout_s <= c->heartbeat_s)
+		return ini_err_at(&s->in, kl[K_HBTO] ? kl[K_HBTO] : kl[K_HB],
+				  "HeartbeatTimeout (%us) must exceed Heartbeat (%us)",
+				  c->heartbeat_timeout_s, c->heartbeat_s);
+	if (!c->kubectl[0])
+		strcpy(c->kubectl, "kubectl");
+	if (!c->database[0])
+		snprintf(c->database, sizeof(c->database), "/var/lib/xgate/edgeclusterd-%s.db",
+			 c->name);
+	return 0;
+}
+
+int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *err, size_t errlen)
+{
+	struct pstate s = {0};
+	enum section sec = SEC_NONE;
+	int label_lines[EC_MAX_LABELS];
+	enum ini_item item;
+	char *k, *v;
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->listen.sin_family = AF_INET;
+	c->listen.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	c->listen.sin_port = htons(7443);
+	c->max_body = 1 << 20;
+	c->max_list_body = 8 << 20;
+	c->heartbeat_s = 10;
+	c->heartbeat_timeout_s = 0;
+	c->statecheck_s = 30;
+	c->command_timeout_s = 60;
+	c->credential_s = 30 * 86400; /* rotated at half-life while connected */
+	c->reconnect_max_s = 30;
+	c->connect_timeout_s = 10;
+	c->hub_queue_max = 64 << 20;
+
+	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
+	while (!rc && (item = ini_next(&s.in, &k, &v)) != INI_END) {
+		if (item == INI_ERROR) {
+			rc = -1;
+		} else if (item == INI_SECTION) {
+			int i;
+
+			for (i = 0; i < N_SECTIONS && strcasecmp(k, sections[i]); i++)
+				;
+			if (i == N_SECTIONS)
+				rc = ini_err(
+				    &s.in,
+				    "unknown section %s: [Cluster], [API], [Hub], [Store] or "
+				    "[Intervals]",
+				    k);
+			else if (s.sec_line[i])
+				rc = ini_err(&s.in, "%s given twice (first on line %d)",
+					     sections[i], s.sec_line[i]);
+			else
+				s.sec_line[i] = s.in.line;
+			sec = (enum section)i;
+		} else if (!*k) {
+			rc = ini_err(&s.in, "expected Key = Value");
+		} else if (!*v) {
+			rc = ini_err(&s.in, "%s has no value", k);
+		} else {
+			rc = key_value(&s, c, sec, k, v, label_lines);
+		}
+	}
+	ini_wipe(&s.in); /* ini_next wipes at the end only, not when a line is refused */
+	if (!rc && !c->heartbeat_timeout_s)
+		c->heartbeat_timeout_s = 3 * c->heartbeat_s;
+	return rc ? rc : finish(&s, c);
+}
+
+/* ini_load passes the config as void *: this gives it its type back. */
+static int parse_text(const char *file, const char *text, void *c, char *err, size_t errlen)
+{
+	return ec_conf_parse(file, text, c, err, errlen);
+}
+
+int ec_conf_load(const char *path, struct ec_conf *c, char *err, size_t errlen)
+{
+	return ini_load(path, parse_text, c, err, errlen);
+}

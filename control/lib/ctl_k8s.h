@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What every Kubernetes-shaped API of the daemons shares: the rules for
+ * names and labels, Status error bodies that carry the field path, object
+ * uids and timestamps. Pure functions (no I/O), unit-tested directly.
+ */
+#ifndef CTL_K8S_H
+#define CTL_K8S_H
+
+#include <jansson.h>
+#include <time.h>
+
+#define CTL_K8S_UID_LEN 36
+#define CTL_K8S_TS_LEN	20 /* 2025-01-31T12:00:00Z */
+
+/* Validators: NULL if valid, else what is wrong ("must be ..."). */
+const char *ctl_k8s_dns_label(const char *s);	  /* a DNS-1123 label: cluster names */
+const char *ctl_k8s_dns_subdomain(const char *s); /* a DNS-1123 subdomain: object names */
+const char *ctl_k8s_label_key(const char *s);	  /* [PREFIX/]NAME */
+const char *ctl_k8s_label_value(const char *s);
+
+/* A Status object (kind Status, apiVersion v1, status Failure); reason
+ * NULL: the usual one for the code; field NULL or "": no details.field.
+ * Text that is not UTF-8 (jansson refuses it) is quoted as \xNN. */
+json_t *ctl_k8s_status(int code, const char *reason, const char *message, const char *field);
+const char *ctl_k8s_reason(int code);
+
+/* A random (version 4) uid; an RFC 3339 UTC timestamp to the second. */
+void ctl_k8s_uuid4(char out[CTL_K8S_UID_LEN + 1]);
+void ctl_k8s_timestamp(time_t t, char out[CTL_K8S_TS_LEN + 1]);
+
+#endif
