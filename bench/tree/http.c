@@ -4,6 +4,12 @@
  * cluster (so that a poll costs the daemon one request, not a handshake),
  * http or https with OpenSSL. Just what edgeclusterd answers: a status line,
  * Content-Length or chunked bodies without trailers, Connection: close.
+ *
+ * Why not the CLI's client (userspace/xgate/edgeapi.c): that one runs a
+ * libwebsockets context per request and answers one request at a time; the
+ * probe holds a connection to each of up to 100 clusters and polls them in
+ * a tight loop, and what it costs is CPU taken from the daemons it measures
+ * on the same host. The URL parser is shared (ctl_url).
  */
 #include <errno.h>
 #include <netdb.h>

@@ -4,7 +4,7 @@
  * request at a time over libwebsockets' HTTP client. lws rather than a
  * hand-written socket client because the same code then does https with
  * certificate and host name verification against --ca (or the system CAs),
- * chunked responses and keep-alive framing, and slice 2's uplink speaks
+ * chunked responses and keep-alive framing, and edgeclusterd's uplink speaks
  * WebSocket through the same library.
  *
  * Server: --server URL, else $XGATE_SERVER, else http://127.0.0.1:7443.
