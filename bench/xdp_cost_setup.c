@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "xdp_cost.h"
+#include "fs.h"
 #include "xg.h"
 #include "transit.skel.h"
 #include "agent.skel.h"
@@ -171,7 +172,7 @@ int load_programs(void)
 		return -1;
 	}
 	G.pin_created = true;
-	CHECK(xg_mkdir_p(G.pin_root), G.pin_root);
+	CHECK(fs_mkdir_p(G.pin_root, 0700), G.pin_root);
 
 	/* all xgate objects share the pinned maps of this private root */
 	G.transit = transit_bpf__open_opts(&oo);

@@ -24,7 +24,7 @@
 
 #include "api.h"
 #include "ctl_exec.h"
-#include "ctl_fs.h"
+#include "fs.h"
 #include "ctl_signal.h"
 #include "dargs.h"
 #include "ecd.h"
@@ -118,7 +118,7 @@ static int start(struct daemon *dm)
 	for (int i = 0; i < d->conf.n_labels; i++)
 		json_object_set_new(d->self_labels, d->conf.labels[i].key,
 				    json_string(d->conf.labels[i].value));
-	if (ctl_mkdir_parent(d->conf.database, 0755)) {
+	if (fs_mkdir_parent(d->conf.database, 0755)) {
 		ctl_log("database directory for %s: %s", d->conf.database, strerror(errno));
 		return -1;
 	}

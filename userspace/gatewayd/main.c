@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "dargs.h"
+#include "fs.h"
 #include "gwd.h"
 #include "xg.h"
 
@@ -29,7 +30,7 @@ static int start(struct gwd *g)
 	uint64_t now = gwd_now_ms();
 	int one = 1;
 
-	if (xg_mkdir_parent(g->conf.database) ||
+	if (fs_mkdir_parent(g->conf.database, 0700) ||
 	    gw_store_open(&g->store, g->conf.database, err, sizeof(err))) {
 		gwd_log(g, "database: %s", err);
 		return -1;
@@ -71,7 +72,7 @@ static int start(struct gwd *g)
 			ntohs(g->conf.listen.sin_port), strerror(errno));
 		return -1;
 	}
-	if (xg_mkdir_parent(g->ctl_path) || gwd_ctl_open(g))
+	if (fs_mkdir_parent(g->ctl_path, 0700) || gwd_ctl_open(g))
 		return -1;
 	gwd_log(g, "listening on %s:%u, %d peers, %d local subnets, %d routes from the database",
 		inet_ntoa(g->conf.listen.sin_addr), ntohs(g->conf.listen.sin_port), g->n_peers,

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fs.h"
 #include "xg.h"
 #include "transit.skel.h"
 
@@ -54,37 +55,6 @@ int xg_instance_root(const char *instance, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%s/%s", XG_PIN_BASE, instance);
 	return XG_OK;
-}
-
-int xg_mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX];
-
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-int xg_mkdir_parent(const char *file)
-{
-	char dir[PATH_MAX];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", file);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0; /* relative name in the cwd, or directly under / */
-	*slash = 0;
-	return xg_mkdir_p(dir);
 }
 
 static int create_maps(const char *root);
@@ -183,7 +153,7 @@ static int create_maps(const char *root)
 	struct transit_bpf *skel;
 	int err;
 
-	err = xg_mkdir_p(root);
+	err = fs_mkdir_p(root, 0700) ? -errno : 0;
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
 			return xg_fail(XG_EPERM, "cannot create %s: permission denied (need root)",

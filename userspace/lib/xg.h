@@ -59,8 +59,6 @@ struct xg_maps {
 int xg_instance_root(const char *instance, char *buf, size_t len);
 /* mkdir -p (mode 0700) of a directory, or of the directories above a file:
  * 0 or -errno. */
-int xg_mkdir_p(const char *dir);
-int xg_mkdir_parent(const char *file);
 /* Open the instance's pinned maps; with create, make them (by loading the
  * transit object once) when the instance does not exist yet. */
 int xg_maps_open(const char *instance, bool create, struct xg_maps *m);

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctl_fs.h"
+#include "fs.h"
 #include "driver.h"
 
 /* Bytes of the valid UTF-8 character at p, or 0 (what jansson accepts: no
@@ -205,7 +205,7 @@ int ec_drv_workdir(const struct ec_drv *dv, const char *mission, bool create, ch
 	if (!create || !mkdir(out, 0700) || errno == EEXIST)
 		return 0;
 	/* the parents only when they are missing: not a walk per mission */
-	return errno == ENOENT ? ctl_mkdir_p(out, 0700) : -1;
+	return errno == ENOENT ? fs_mkdir_p(out, 0700) : -1;
 }
 
 void ec_drv_close(struct ec_drv *dv)
@@ -223,7 +223,7 @@ static int root_fd(struct ec_drv *dv, bool again)
 		ec_drv_close(dv);
 	if (dv->rootfd >= 0)
 		return dv->rootfd;
-	if (ctl_mkdir_p(dv->workroot, 0700))
+	if (fs_mkdir_p(dv->workroot, 0700))
 		return -1;
 	dv->rootfd = open(dv->workroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return dv->rootfd;

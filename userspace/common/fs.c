@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ctl_fs.h"
+#include "fs.h"
 
-int ctl_mkdir_p(const char *dir, mode_t mode)
+int fs_mkdir_p(const char *dir, mode_t mode)
 {
 	char tmp[PATH_MAX];
 
@@ -27,7 +27,7 @@ int ctl_mkdir_p(const char *dir, mode_t mode)
 	return mkdir(tmp, mode) && errno != EEXIST ? -1 : 0;
 }
 
-int ctl_mkdir_parent(const char *file, mode_t mode)
+int fs_mkdir_parent(const char *file, mode_t mode)
 {
 	char dir[PATH_MAX];
 	char *slash;
@@ -40,5 +40,5 @@ int ctl_mkdir_parent(const char *file, mode_t mode)
 	if (!slash || slash == dir)
 		return 0; /* in the cwd, or directly under / */
 	*slash = 0;
-	return ctl_mkdir_p(dir, mode);
+	return fs_mkdir_p(dir, mode);
 }
