@@ -33,6 +33,13 @@
 #define XG_OPT_TYPE_HOST 0x01
 #define XG_OPT_HOST_DIRECT 0x01 /* sender used its direct-path cache */
 #define XG_OPT_HOST_STALE 0x02  /* bounced back: inner dst is not where you thought */
+/* Session ingress, dedicated-gateway form: the inner frame is a session's
+ * DNATed datagram going to its pod's host (SESS_IN) or the pod's reply
+ * going back to the ingress host (SESS_OUT). Its inner client address is
+ * no VPC endpoint: receivers check it against their session entry and
+ * never learn a direct path from it. */
+#define XG_OPT_HOST_SESS_IN 0x04
+#define XG_OPT_HOST_SESS_OUT 0x08
 
 struct xg_opt_host {
 	__u16 opt_class_be;
@@ -499,7 +506,16 @@ struct xg_gw_pcpu {
  * (the programs reuse whatever size the pinned maps have). */
 #define XG_MAX_SESSIONS 65536
 
-#define XG_SESS_FORM_GATEWAY 0x1 /* form 2: pod on host_be, over Geneve */
+/* Form 2 (dedicated ingress gateway) is two entries on two hosts:
+ *  - on the ingress host, XG_SESS_FORM_GATEWAY: host_be is the pod's host;
+ *    `ingress` DNATs and encapsulates toward it, transit SNATs the replies
+ *    that come back from it (and only from it, in the session's VNI);
+ *  - on the pod's host, XG_SESS_POD_SIDE: host_be is the ingress host;
+ *    transit delivers only the DNATed frames that come from it, and the
+ *    agent encapsulates the pod's replies, untranslated, back to it.
+ * Both flags are in the forward and the reverse entry alike. */
+#define XG_SESS_FORM_GATEWAY 0x1
+#define XG_SESS_POD_SIDE 0x2
 
 struct xg_sess_ctr {
 	__u64 packets;
@@ -521,7 +537,7 @@ struct xg_sess {
 	__u32 pod_ip_be;
 	__u16 pod_port_be;
 	__u16 flags;   /* XG_SESS_* */
-	__u32 host_be; /* form 2: the pod's host; 0 on-node */
+	__u32 host_be; /* form 2: the other host (see XG_SESS_POD_SIDE); 0 on-node */
 	struct xg_sess_ctr in; /* client -> pod, counted by `ingress` */
 };
 
@@ -536,7 +552,9 @@ struct xg_sess_rev_key {
 struct xg_sess_rev {
 	__u32 pub_ip_be;
 	__u16 pub_port_be;
-	__u16 flags;
+	__u16 flags;   /* XG_SESS_*, as the forward entry's */
+	__u32 host_be; /* as the forward entry's */
+	__u32 pad;
 	struct xg_sess_ctr out; /* pod -> client, counted by `agent` */
 };
 
@@ -627,7 +645,12 @@ struct xg_sess_rev {
 	X(DROP_SESS_IP_OPTIONS, "drop: session packet with IPv4 options")        \
 	X(DROP_SESS_NO_POD, "drop: session's pod is not on this host")           \
 	X(INGRESS_ICMP_DNAT, "ingress: ICMP error about a session, to the pod")  \
-	X(INGRESS_ICMP_SNAT, "agent: pod's ICMP error about a session, out")
+	X(INGRESS_ICMP_SNAT, "agent: pod's ICMP error about a session, out")    \
+	X(INGRESS_DNAT_GW, "ingress: session hit, DNATed to the pod's host")     \
+	X(INGRESS_REPLY_GW, "agent: session reply, sent to the ingress host")    \
+	X(INGRESS_SNAT_GW, "transit: session reply from the pod's host, out")    \
+	X(SESS_DELIVER_GW, "transit: session frame from the ingress host, in")   \
+	X(DROP_SESS_SPOOF, "drop: overlay session frame matches no session")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Session ingress entries: a public endpoint (protocol, IPv4, port) and
  * its pod (VNI, IPv4, port), as a forward entry for `ingress` and a reverse
- * one for `agent` (xgate_abi.h, "session ingress"). */
+ * one for `agent` (xgate_abi.h, "session ingress"). The dedicated-gateway
+ * form is the same pair with a flag and the other host (XG_SESS_POD_SIDE),
+ * on the ingress host and on the pod's host. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -130,7 +132,10 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 		const struct xg_sess *v)
 {
 	struct xg_sess_rev_key rk = xg_sess_rev_key_of(k, v);
-	struct xg_sess_rev rv = {.pub_ip_be = k->ip_be, .pub_port_be = k->port_be};
+	struct xg_sess_rev rv = {.pub_ip_be = k->ip_be,
+				 .pub_port_be = k->port_be,
+				 .flags = v->flags,
+				 .host_be = v->host_be};
 	struct xg_sess cur = {}, fv = *v;
 	struct xg_sess_rev crv;
 	char pub[48], pod[64], other[48];
@@ -142,6 +147,14 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 		return xg_fail(XG_EUSAGE, "session %s: protocol must be tcp or udp", pub);
 	if (!k->ip_be || !k->port_be || !v->pod_ip_be || !v->pod_port_be)
 		return xg_fail(XG_EUSAGE, "session %s -> %s: zero address or port", pub, pod);
+	if (v->flags & ~(XG_SESS_FORM_GATEWAY | XG_SESS_POD_SIDE) ||
+	    v->flags == (XG_SESS_FORM_GATEWAY | XG_SESS_POD_SIDE))
+		return xg_fail(XG_EUSAGE, "session %s: invalid flags %#x", pub, v->flags);
+	if (!v->flags != !v->host_be)
+		return xg_fail(XG_EUSAGE,
+			       "session %s: a host goes with the dedicated-gateway form, and only "
+			       "there",
+			       pub);
 	if (bpf_map_lookup_elem(m->vpc, &v->vni, &vpc))
 		return xg_fail(XG_ENOTFOUND, "session %s: VPC %u does not exist", pub, v->vni);
 	if (!bpf_map_lookup_elem(s->fwd, k, &cur)) {
