@@ -92,7 +92,7 @@ XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
  * with a fragmentation needed carrying what fits (the client's PMTU
  * discovery then fits its segments), else dropped (drop_too_big).
  */
-XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess *s, __u32 tot_len, int excess)
+XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess_slot *s, __u32 tot_len, int excess)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
@@ -146,7 +146,7 @@ XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess *s, __u32 tot_len, 
 		return XG_DROP(p, DROP_HEADROOM);
 	if (xg_geneve_write(p, eth, data_end, ip->tos, outer_len, s->host_be, XG_OPT_HOST_SESS_IN))
 		return XG_DROP(p, DROP_HEADROOM);
-	xg_sess_account(p, &s->in, tot_len);
+	xg_sess_slot_account(p, s, tot_len);
 	return xg_send(p, eth, nh, XG_R_INGRESS_DNAT_GW);
 }
 
@@ -160,7 +160,7 @@ int xg_ingress(struct xdp_md *ctx)
 	struct xg_sess_key k = {};
 	struct xg_endpoint *ep;
 	struct iphdr *ip;
-	struct xg_sess *s;
+	struct xg_sess_slot *s;
 	__u32 tot_len, hlen, mtu;
 	__u16 *ports, *l4sum;
 	int rc, excess;
@@ -201,7 +201,7 @@ int xg_ingress(struct xdp_md *ctx)
 	k.ip_be = ip->daddr;
 	k.port_be = ports[1];
 	k.proto = ip->protocol;
-	s = bpf_map_lookup_elem(&xg_sess, &k);
+	s = xg_sess_of(&p, &k);
 	if (!s || (s->flags & XG_SESS_POD_SIDE)) /* the pod's host's half of form 2 */
 		return XG_PASS(&p, PASS_NO_SESSION);
 
@@ -243,7 +243,7 @@ int xg_ingress(struct xdp_md *ctx)
 	xg_memcpy6(eth->h_dest, ep->mac);
 	if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(&p, DROP_TX_PORT);
-	xg_sess_account(&p, &s->in, tot_len);
+	xg_sess_slot_account(&p, s, tot_len);
 	xg_count(&p, XG_R_INGRESS_DNAT);
 	return XDP_REDIRECT;
 }

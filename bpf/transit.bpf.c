@@ -112,7 +112,7 @@ XG_INLINE int xg_transit_sess(struct xg_pkt *p, __u32 outer_src, const struct xg
 	hdr = (void *)ieth - (void *)(long)p->ctx->data;
 	if (bpf_xdp_adjust_head(p->ctx, hdr))
 		return XG_DROP(p, DROP_HEADROOM);
-	return xg_sess_snat_rev(p, r, XG_R_INGRESS_SNAT_GW);
+	return xg_sess_snat_rev(p, r->pub_ip_be, r->pub_port_be, &r->out, 0, XG_R_INGRESS_SNAT_GW);
 }
 
 SEC("xdp")

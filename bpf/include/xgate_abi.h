@@ -493,12 +493,10 @@ struct xg_gw_pcpu {
  * deleted first, so a packet never finds a forward entry without its
  * reverse (a DNATed flow whose replies would leak out un-NATed).
  *
- * Per-session counters live in the entries themselves, updated with atomic
- * adds: per-CPU values would need a second (per-CPU hash) lookup on every
- * packet, about the cost of the whole NAT, while a session's packets in one
- * direction arrive on one CPU (RSS on the NIC, the pod's queue on the veth)
- * so the atomics are uncontended; the two directions write two different
- * entries and never share a cache line.
+ * Per-session counters live in the entries themselves (client -> pod in
+ * the forward one, pod -> client in the reverse one), added to with atomic
+ * adds once per tick by each CPU from its per-CPU copy of the session
+ * (xg_sesscache and xg_sessrcache below), where the packets are counted.
  */
 #define XG_MAP_SESS "xg_sess"
 #define XG_MAP_SESS_REV "xg_sess_rev"
@@ -541,12 +539,72 @@ struct xg_sess {
 	struct xg_sess_ctr in; /* client -> pod, counted by `ingress` */
 };
 
+/*
+ * The DNAT hit path reads a per-CPU copy of the session instead of the hash
+ * entry (the hash lookup was most of its cost):
+ * xg_sesscache: PERCPU_ARRAY[XG_SESSCACHE_SLOTS], slot = hash(key), holds
+ * the session's target and the packets and bytes counted on this CPU since
+ * they were last added to the entry; they are added (atomic adds, and the
+ * entry's last seen) on the first packet of every tick and when the slot
+ * goes to another key, so the entry lags by at most a tick's packets of
+ * each CPU, which `xgate ingress ls` adds from the slots.
+ * xg_sgen: ARRAY[1], the session generation: userspace bumps it after it
+ * deletes a session (adds need not: only present sessions are copied), and
+ * a slot is used only under the generation it was filled in, read before
+ * the entry was, so the next packet to a deleted session finds none. A
+ * generation of its own: session churn must not flush the other caches.
+ */
+#define XG_MAP_SESSCACHE "xg_sesscache"
+#define XG_MAP_SGEN "xg_sgen"
+#define XG_SESSCACHE_SLOTS 256 /* 2^8: the >> 24 below */
+/* Slot of (ip_be, port_be, proto) in xg_sesscache, for BPF and userspace
+ * alike (`xgate ingress ls` reads the slot a session would be in). */
+#define XG_SESS_SLOT(ip_be, port_be, proto)                                             \
+	((((__u32)(ip_be) ^ (((__u32)(port_be) << 16 | (__u32)(proto)) * 0x85ebca6bu)) * \
+	  0x9e3779b1u) >> 24)
+
+struct xg_sess_slot {
+	struct xg_sess_key key;
+	__u32 sgen;
+	__u32 present; /* 0: key had no session (not used, looked up again) */
+	__u64 flushed; /* jiffies of the last add into the entry */
+	__u64 packets; /* counted here, not yet in the entry */
+	__u64 bytes;
+	__u32 vni;
+	__u32 pod_ip_be;
+	__u16 pod_port_be;
+	__u16 flags;
+	__u32 host_be;
+};
+
 struct xg_sess_rev_key {
 	__u32 vni;
 	__u32 pod_ip_be;
 	__u16 pod_port_be;
 	__u8 proto;
 	__u8 pad;
+};
+
+/* The same per-CPU copies for the agent's reverse lookups (the pod's
+ * replies): xg_sessrcache, PERCPU_ARRAY[XG_SESSCACHE_SLOTS], slot =
+ * XG_SESS_RSLOT(key), under the same session generation; its counters go to
+ * the reverse entry's `out`. */
+#define XG_MAP_SESSRCACHE "xg_sessrcache"
+#define XG_SESS_RSLOT(vni, ip_be, port_be, proto) \
+	XG_SESS_SLOT((__u32)(ip_be) ^ (__u32)(vni) * 0xc2b2ae35u, port_be, proto)
+
+struct xg_sess_rslot {
+	struct xg_sess_rev_key key;
+	__u32 sgen;
+	__u32 present;
+	__u64 flushed;
+	__u64 packets;
+	__u64 bytes;
+	__u32 pub_ip_be;
+	__u16 pub_port_be;
+	__u16 flags;
+	__u32 host_be;
+	__u32 pad;
 };
 
 struct xg_sess_rev {

@@ -14,7 +14,8 @@
  * the client, as if the host had routed it in from p->ifindex. Counted
  * under reason. Returns the verdict.
  */
-XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, struct xg_sess_rev *r, __u32 reason)
+XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port_be,
+			       struct xg_sess_ctr *ctr, struct xg_sess_rslot *slot, __u32 reason)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
@@ -44,7 +45,7 @@ XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, struct xg_sess_rev *r, __u32 re
 	if (ip->ttl <= 1)
 		return XG_DROP(p, DROP_TTL);
 
-	rc = xg_sess_route(p, &nh, ip->protocol, r->pub_ip_be, ip->daddr, r->pub_port_be, ports[1],
+	rc = xg_sess_route(p, &nh, ip->protocol, pub_ip_be, ip->daddr, pub_port_be, ports[1],
 			   tot_len);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
@@ -61,8 +62,11 @@ XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, struct xg_sess_rev *r, __u32 re
 	    (void *)((struct udphdr *)l4 + 1) > data_end)
 		return XDP_DROP; /* for the verifier: checked above */
 
-	xg_sess_rewrite(ip, l4, l4sum, 0, r->pub_ip_be, r->pub_port_be);
-	return xg_sess_send(p, eth, nh, &r->out, tot_len, reason);
+	xg_sess_rewrite(ip, l4, l4sum, 0, pub_ip_be, pub_port_be);
+	rc = xg_sess_send(p, eth, nh, ctr, tot_len, reason);
+	if (slot && rc == XDP_REDIRECT)
+		xg_sess_rslot_account(p, slot, tot_len);
+	return rc;
 }
 
 /*
@@ -80,7 +84,7 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host)
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct xg_sess_rev_key k = {};
-	struct xg_sess_rev *r;
+	struct xg_sess_rslot *r;
 	__u32 tot_len, hlen;
 	__u16 *ports;
 
@@ -101,14 +105,14 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host)
 	k.pod_ip_be = ip->saddr;
 	k.pod_port_be = ports[0];
 	k.proto = ip->protocol;
-	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
+	r = xg_sess_rev_of(p, &k);
 	if (!r || (r->flags & XG_SESS_FORM_GATEWAY))
 		return -1; /* an ingress host's entry: its pod is elsewhere */
 	if (r->flags & XG_SESS_POD_SIDE) {
 		*to_host = r->host_be;
 		return -1;
 	}
-	return xg_sess_snat_rev(p, r, XG_R_INGRESS_SNAT);
+	return xg_sess_snat_rev(p, r->pub_ip_be, r->pub_port_be, 0, r, XG_R_INGRESS_SNAT);
 }
 
 #endif

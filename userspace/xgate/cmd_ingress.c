@@ -173,6 +173,16 @@ static int ingress_ls(struct cli *c, struct args *a)
 			continue;
 		rk = xg_sess_rev_key_of(&k, &v);
 		bpf_map_lookup_elem(s.rev, &rk, &rv);
+		{ /* what CPUs counted and have not added to the entry yet */
+			__u64 pp, pb;
+
+			xg_sess_pending(&s, &k, &pp, &pb);
+			v.in.packets += pp;
+			v.in.bytes += pb;
+			xg_sess_rev_pending(&s, &rk, &pp, &pb);
+			rv.out.packets += pp;
+			rv.out.bytes += pb;
+		}
 		snprintf(pub, sizeof(pub), "%s:%u", xg_ip_str(k.ip_be, ip), ntohs(k.port_be));
 		snprintf(pod, sizeof(pod), "%s:%u", xg_ip_str(v.pod_ip_be, ip),
 			 ntohs(v.pod_port_be));
