@@ -10,7 +10,8 @@
  *    the underlay NIC.
  *  - a session's reply (xg_sess_rev hit) is SNATed back to the session's
  *    public endpoint and routed out by the FIB, as are the pod's ICMP
- *    errors about session datagrams (lib/sess_snat.h).
+ *    errors about session datagrams (lib/sess_snat.h); in the dedicated
+ *    gateway form it is encapsulated, untranslated, to the ingress host.
  * Ingress toward the pod is done by transit on the NIC (decap + redirect),
  * and for sessions by ingress on the public NIC (DNAT + redirect).
  */
@@ -172,7 +173,7 @@ int xg_agent(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct xg_pkt p = { .ctx = ctx };
+	struct xg_pkt p = {.ctx = ctx};
 	struct xg_agc_slot d = {};
 	struct ethhdr *eth = data;
 	struct xg_iface *ifc;
@@ -195,8 +196,7 @@ int xg_agent(struct xdp_md *ctx)
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
 	/* A pod speaks only as itself: no spoofed IP (or ARP sender) or MAC. */
-	if (p.inner_src != ifc->pod_ip_be ||
-	    !xg_mac_eq(eth->h_source, ifc->pod_mac))
+	if (p.inner_src != ifc->pod_ip_be || !xg_mac_eq(eth->h_source, ifc->pod_mac))
 		return XG_DROP(&p, DROP_SPOOF);
 
 	if (arp && xg_arp_answer(&p, eth, arp, &host_be)) {
@@ -211,10 +211,18 @@ int xg_agent(struct xdp_md *ctx)
 	 * gateway, nowhere) is looked up: the pod-to-pod paths pay nothing. */
 	if (!arp && (rc || (d.kind == XG_AGC_ENCAP &&
 			    (d.reason == XG_R_ENCAP_DIVIDER || d.reason == XG_R_ENCAP_GATEWAY)))) {
-		int v = xg_sess_snat(&p);
+		__u32 to_host = 0;
+		int v = xg_sess_snat(&p, &to_host);
 
 		if (v >= 0)
 			return v;
+		if (to_host) { /* dedicated-gateway form: back to the ingress host */
+			d.kind = XG_AGC_ENCAP;
+			d.dst_be = to_host;
+			d.opt_flags = XG_OPT_HOST_SESS_OUT;
+			d.reason = XG_R_INGRESS_REPLY_GW;
+			rc = 0;
+		}
 	}
 	if (rc) {
 		/* ARP for an address of a subnet whose endpoints we all hold */

@@ -7,8 +7,11 @@
  * delivers to local pods. Everything else is the host's: XDP_PASS, so ssh
  * and the daemons keep working, as do ICMP messages other than errors about
  * a session's datagrams (lib/sess_icmp.h). The pod's replies are SNATed by
- * `agent` on the pod's veth (lib/sess_snat.h). Policies: docs/architecture.md, "Session
- * ingress".
+ * `agent` on the pod's veth (lib/sess_snat.h). Dedicated-gateway form
+ * (XG_SESS_FORM_GATEWAY): the DNATed frame is encapsulated toward the pod's
+ * host instead, whose transit delivers it; the replies come back through
+ * the overlay and transit here SNATs them. Policies: docs/architecture.md,
+ * "Session ingress".
  */
 #include "lib/common.h"
 #include "lib/csum.h"
@@ -16,6 +19,8 @@
 #include "lib/route.h"
 #include "lib/tx.h"
 #include "lib/pkt.h"
+#include "lib/icmp.h"
+#include "lib/encap.h"
 #include "lib/sess.h"
 #include "lib/sess_icmp.h"
 
@@ -47,7 +52,7 @@ XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
 	if (k.ip_be != e.ip->daddr)
 		return XG_PASS(p, PASS_NOT_L4); /* not about a datagram from here */
 	s = bpf_map_lookup_elem(&xg_sess, &k);
-	if (!s)
+	if (!s || (s->flags & XG_SESS_POD_SIDE))
 		return XG_PASS(p, PASS_NOT_L4);
 	if (e.ip->ttl <= 1)
 		return XG_DROP(p, DROP_TTL);
@@ -78,6 +83,73 @@ XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
 	return XDP_REDIRECT;
 }
 
+/*
+ * Dedicated-gateway form: the DNATed frame enters the session's VPC,
+ * Geneve-encapsulated toward the pod's host (s->host_be), flagged SESS_IN
+ * so that host's transit checks it against its own entry. The underlay
+ * route and its MTU are checked before anything changes: a datagram too
+ * big for the tunnel with DF set is answered, from the public address,
+ * with a fragmentation needed carrying what fits (the client's PMTU
+ * discovery then fits its segments), else dropped (drop_too_big).
+ */
+XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess_slot *s, __u32 tot_len, int excess)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u16 outer_len = tot_len + XG_ENCAP_LEN;
+	struct xg_nh_slot *nh;
+	struct ethhdr *eth;
+	struct iphdr *ip = data + sizeof(*eth);
+	__u16 *l4sum;
+	__u32 mtu = 0;
+	void *l4;
+	int rc;
+
+	if ((void *)(ip + 1) > data_end)
+		return XDP_DROP; /* for the verifier: checked by the caller */
+	p->inner_src = ip->saddr;
+	p->inner_dst = ip->daddr;
+	rc = xg_nexthop(p, s->host_be, outer_len, &nh, &mtu);
+	if (unlikely(rc)) {
+		if (rc == XG_R_DROP_TOO_BIG && xg_icmp_may_answer(ip, data_end) &&
+		    mtu > XG_POD_MTU_OVERHEAD) {
+			/* p->vni is still 0: the error is from the public address */
+			rc = xg_icmp_frag_needed(p, mtu - XG_POD_MTU_OVERHEAD);
+			if (rc)
+				return xg_count(p, rc), XDP_DROP;
+			xg_count(p, XG_R_ICMP_FRAG_NEEDED);
+			return XDP_TX;
+		}
+		return xg_count(p, rc), XDP_DROP;
+	}
+	p->vni = s->vni;
+
+	if (xg_ip_trim(ctx, excess))
+		return XG_DROP(p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	ip = data + sizeof(*eth);
+	l4 = ip + 1;
+	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
+	    (void *)((struct udphdr *)l4 + 1) > data_end)
+		return XDP_DROP; /* for the verifier: checked by the caller */
+	xg_sess_rewrite(ip, l4, l4sum, 1, s->pod_ip_be, s->pod_port_be);
+	p->inner_dst = s->pod_ip_be;
+	p->flow = xg_load32(l4) ^ ip->protocol;
+
+	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
+		return XG_DROP(p, DROP_HEADROOM);
+	eth = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	ip = (void *)eth + XG_ENCAP_LEN + sizeof(*eth);
+	if ((void *)(ip + 1) > data_end)
+		return XG_DROP(p, DROP_HEADROOM);
+	if (xg_geneve_write(p, eth, data_end, ip->tos, outer_len, s->host_be, XG_OPT_HOST_SESS_IN))
+		return XG_DROP(p, DROP_HEADROOM);
+	xg_sess_slot_account(p, s, tot_len);
+	return xg_send(p, eth, nh, XG_R_INGRESS_DNAT_GW);
+}
+
 SEC("xdp")
 int xg_ingress(struct xdp_md *ctx)
 {
@@ -88,7 +160,7 @@ int xg_ingress(struct xdp_md *ctx)
 	struct xg_sess_key k = {};
 	struct xg_endpoint *ep;
 	struct iphdr *ip;
-	struct xg_sess *s;
+	struct xg_sess_slot *s;
 	__u32 tot_len, hlen, mtu;
 	__u16 *ports, *l4sum;
 	int rc, excess;
@@ -129,8 +201,8 @@ int xg_ingress(struct xdp_md *ctx)
 	k.ip_be = ip->daddr;
 	k.port_be = ports[1];
 	k.proto = ip->protocol;
-	s = bpf_map_lookup_elem(&xg_sess, &k);
-	if (!s)
+	s = xg_sess_of(&p, &k);
+	if (!s || (s->flags & XG_SESS_POD_SIDE)) /* the pod's host's half of form 2 */
 		return XG_PASS(&p, PASS_NO_SESSION);
 
 	if (ip->frag_off & bpf_htons(XG_IP_MF))
@@ -143,10 +215,12 @@ int xg_ingress(struct xdp_md *ctx)
 	if (ip->ttl <= 1)
 		return XG_DROP(&p, DROP_TTL);
 
+	if (s->flags & XG_SESS_FORM_GATEWAY)
+		return xg_ingress_gw(&p, s, tot_len, excess);
 	/* On-node form: the pod is behind a veth of this host. */
 	p.vni = s->vni;
 	p.inner_dst = s->pod_ip_be;
-	ep = (s->flags & XG_SESS_FORM_GATEWAY) ? 0 : xg_endpoint_of(&p);
+	ep = xg_endpoint_of(&p);
 	if (!ep || !(ep->flags & XG_EP_LOCAL))
 		return XG_DROP(&p, DROP_SESS_NO_POD);
 	if (unlikely(!xg_fits_dev(&p, ep->ifindex, -excess, &mtu)))
@@ -169,7 +243,7 @@ int xg_ingress(struct xdp_md *ctx)
 	xg_memcpy6(eth->h_dest, ep->mac);
 	if (bpf_redirect_map(&xg_txports, ep->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(&p, DROP_TX_PORT);
-	xg_sess_account(&p, &s->in, tot_len);
+	xg_sess_slot_account(&p, s, tot_len);
 	xg_count(&p, XG_R_INGRESS_DNAT);
 	return XDP_REDIRECT;
 }

@@ -6,7 +6,10 @@
  *  - divider: holds a VPC's subnets (LPM), forwards to a subnet's bouncer,
  *    or to the cluster gateway for subnets of other clusters;
  *  - delivery: decapsulates frames for pods on this host into their veth and
- *    learns where the sender lives (direct path).
+ *    learns where the sender lives (direct path);
+ *  - session ingress, dedicated-gateway form: delivers a session's DNATed
+ *    frames from the ingress host, and on the ingress host SNATs the pod's
+ *    replies and routes them out (xg_transit_sess).
  * Everything that is not Geneve to this host goes to the stack untouched.
  */
 #include "lib/common.h"
@@ -19,6 +22,7 @@
 #include "lib/arp.h"
 #include "lib/tx.h"
 #include "lib/pkt.h"
+#include "lib/sess_snat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -26,7 +30,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * steady state is a read. */
 XG_INLINE void xg_learn(struct xg_pkt *p, const struct xg_opt_host *opt)
 {
-	struct xg_ep_key k = { .vni = p->vni, .ip_be = p->inner_src };
+	struct xg_ep_key k = {.vni = p->vni, .ip_be = p->inner_src};
 	struct xg_cache_entry nc = {};
 
 	if (!opt || !opt->host_be || opt->host_be == p->host->ip_be)
@@ -42,8 +46,8 @@ XG_INLINE void xg_learn(struct xg_pkt *p, const struct xg_opt_host *opt)
 }
 
 /* Strip the outer headers and hand the inner frame to the pod's veth. */
-XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth,
-			 const struct xg_endpoint *ep, const struct xg_opt_host *opt)
+XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth, const struct xg_endpoint *ep,
+			 const struct xg_opt_host *opt, __u32 reason)
 {
 	int hdr = (void *)inner_eth - (void *)(long)p->ctx->data;
 	__u32 ifindex = ep->ifindex, mtu;
@@ -59,8 +63,56 @@ XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth,
 		return XG_DROP(p, DROP_HEADROOM);
 	if (bpf_redirect_map(&xg_txports, ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(p, DROP_TX_PORT);
-	xg_count(p, XG_R_DECAP_LOCAL);
+	xg_count(p, reason);
 	return XDP_REDIRECT;
+}
+
+/*
+ * A session's frame in the dedicated-gateway form (xgate_abi.h,
+ * XG_SESS_POD_SIDE): SESS_IN, a DNATed datagram the ingress host sends to a
+ * pod of this host; SESS_OUT, a pod's reply its host sends back to this
+ * ingress host, SNATed here and routed out to the client. Either must
+ * match a session entry of this host, in the frame's VNI, and come from
+ * the host that entry names: anything else is drop_sess_spoof, so no host
+ * can push a frame into another tenant's pod, or out from another's public
+ * endpoint, by naming a session with another VNI.
+ */
+XG_INLINE int xg_transit_sess(struct xg_pkt *p, __u32 outer_src, const struct xg_opt_host *opt,
+			      struct ethhdr *ieth, void *data_end)
+{
+	struct iphdr *iip = (void *)(ieth + 1);
+	int out = opt->flags & XG_OPT_HOST_SESS_OUT;
+	struct xg_sess_rev_key k = {};
+	struct xg_endpoint *ep;
+	struct xg_sess_rev *r;
+	__u16 *ports;
+	int hdr;
+
+	if ((void *)(iip + 1) > data_end || ieth->h_proto != bpf_htons(ETH_P_IP) ||
+	    (iip->protocol != IPPROTO_TCP && iip->protocol != IPPROTO_UDP) ||
+	    (iip->frag_off & bpf_htons(XG_IP_OFFSET)))
+		return XG_DROP(p, DROP_SESS_SPOOF); /* no session datagram */
+	ports = (void *)iip + iip->ihl * 4;
+	if (iip->ihl * 4 + 4 > bpf_ntohs(iip->tot_len) || (void *)(ports + 2) > data_end)
+		return XG_DROP(p, DROP_TRUNC_INNER);
+	k.vni = p->vni;
+	k.pod_ip_be = out ? iip->saddr : iip->daddr;
+	k.pod_port_be = out ? ports[0] : ports[1];
+	k.proto = iip->protocol;
+	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
+	if (!r || r->host_be != outer_src ||
+	    !(r->flags & (out ? XG_SESS_FORM_GATEWAY : XG_SESS_POD_SIDE)))
+		return XG_DROP(p, DROP_SESS_SPOOF);
+	if (!out) {
+		ep = xg_endpoint_of(p);
+		if (!ep || !(ep->flags & XG_EP_LOCAL))
+			return XG_DROP(p, DROP_SESS_NO_POD);
+		return xg_deliver(p, ieth, ep, 0, XG_R_SESS_DELIVER_GW);
+	}
+	hdr = (void *)ieth - (void *)(long)p->ctx->data;
+	if (bpf_xdp_adjust_head(p->ctx, hdr))
+		return XG_DROP(p, DROP_HEADROOM);
+	return xg_sess_snat_rev(p, r->pub_ip_be, r->pub_port_be, &r->out, 0, XG_R_INGRESS_SNAT_GW);
 }
 
 SEC("xdp")
@@ -68,7 +120,7 @@ int xg_transit(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct xg_pkt p = { .ctx = ctx };
+	struct xg_pkt p = {.ctx = ctx};
 	struct ethhdr *eth = data, *ieth;
 	struct xg_opt_host *opt;
 	struct xg_endpoint *ep;
@@ -120,6 +172,8 @@ int xg_transit(struct xdp_md *ctx)
 	}
 	if ((void *)(ieth + 1) > data_end) /* for the verifier; checked above */
 		return XDP_DROP;
+	if (opt && (opt->flags & (XG_OPT_HOST_SESS_IN | XG_OPT_HOST_SESS_OUT)))
+		return xg_transit_sess(&p, ip->saddr, opt, ieth, data_end);
 
 	/* ---- ARP inside the tunnel: answer if we know the target ---- */
 	if (arp && xg_arp_answer(&p, ieth, arp, &answered_host)) {
@@ -135,7 +189,7 @@ int xg_transit(struct xdp_md *ctx)
 
 	/* ---- a stale direct-path entry of ours came back: forget it ---- */
 	if (opt && (opt->flags & XG_OPT_HOST_STALE) && opt->host_be == p.host->ip_be) {
-		struct xg_ep_key k = { .vni = p.vni, .ip_be = p.inner_dst };
+		struct xg_ep_key k = {.vni = p.vni, .ip_be = p.inner_dst};
 
 		if (!xg_vpc_of(&p))
 			return XG_DROP(&p, DROP_VNI_UNKNOWN);
@@ -148,7 +202,7 @@ int xg_transit(struct xdp_md *ctx)
 	ep = xg_endpoint_of(&p);
 	if (ep) {
 		if (ep->flags & XG_EP_LOCAL)
-			return xg_deliver(&p, ieth, ep, opt);
+			return xg_deliver(&p, ieth, ep, opt, XG_R_DECAP_LOCAL);
 		if (opt)
 			opt->flags &= ~XG_OPT_HOST_DIRECT;
 		dst_be = ep->host_be;

@@ -33,6 +33,13 @@
 #define XG_OPT_TYPE_HOST 0x01
 #define XG_OPT_HOST_DIRECT 0x01 /* sender used its direct-path cache */
 #define XG_OPT_HOST_STALE 0x02  /* bounced back: inner dst is not where you thought */
+/* Session ingress, dedicated-gateway form: the inner frame is a session's
+ * DNATed datagram going to its pod's host (SESS_IN) or the pod's reply
+ * going back to the ingress host (SESS_OUT). Its inner client address is
+ * no VPC endpoint: receivers check it against their session entry and
+ * never learn a direct path from it. */
+#define XG_OPT_HOST_SESS_IN 0x04
+#define XG_OPT_HOST_SESS_OUT 0x08
 
 struct xg_opt_host {
 	__u16 opt_class_be;
@@ -486,12 +493,10 @@ struct xg_gw_pcpu {
  * deleted first, so a packet never finds a forward entry without its
  * reverse (a DNATed flow whose replies would leak out un-NATed).
  *
- * Per-session counters live in the entries themselves, updated with atomic
- * adds: per-CPU values would need a second (per-CPU hash) lookup on every
- * packet, about the cost of the whole NAT, while a session's packets in one
- * direction arrive on one CPU (RSS on the NIC, the pod's queue on the veth)
- * so the atomics are uncontended; the two directions write two different
- * entries and never share a cache line.
+ * Per-session counters live in the entries themselves (client -> pod in
+ * the forward one, pod -> client in the reverse one), added to with atomic
+ * adds once per tick by each CPU from its per-CPU copy of the session
+ * (xg_sesscache and xg_sessrcache below), where the packets are counted.
  */
 #define XG_MAP_SESS "xg_sess"
 #define XG_MAP_SESS_REV "xg_sess_rev"
@@ -499,7 +504,16 @@ struct xg_gw_pcpu {
  * (the programs reuse whatever size the pinned maps have). */
 #define XG_MAX_SESSIONS 65536
 
-#define XG_SESS_FORM_GATEWAY 0x1 /* form 2: pod on host_be, over Geneve */
+/* Form 2 (dedicated ingress gateway) is two entries on two hosts:
+ *  - on the ingress host, XG_SESS_FORM_GATEWAY: host_be is the pod's host;
+ *    `ingress` DNATs and encapsulates toward it, transit SNATs the replies
+ *    that come back from it (and only from it, in the session's VNI);
+ *  - on the pod's host, XG_SESS_POD_SIDE: host_be is the ingress host;
+ *    transit delivers only the DNATed frames that come from it, and the
+ *    agent encapsulates the pod's replies, untranslated, back to it.
+ * Both flags are in the forward and the reverse entry alike. */
+#define XG_SESS_FORM_GATEWAY 0x1
+#define XG_SESS_POD_SIDE 0x2
 
 struct xg_sess_ctr {
 	__u64 packets;
@@ -521,8 +535,46 @@ struct xg_sess {
 	__u32 pod_ip_be;
 	__u16 pod_port_be;
 	__u16 flags;   /* XG_SESS_* */
-	__u32 host_be; /* form 2: the pod's host; 0 on-node */
+	__u32 host_be; /* form 2: the other host (see XG_SESS_POD_SIDE); 0 on-node */
 	struct xg_sess_ctr in; /* client -> pod, counted by `ingress` */
+};
+
+/*
+ * The DNAT hit path reads a per-CPU copy of the session instead of the hash
+ * entry (the hash lookup was most of its cost):
+ * xg_sesscache: PERCPU_ARRAY[XG_SESSCACHE_SLOTS], slot = hash(key), holds
+ * the session's target and the packets and bytes counted on this CPU since
+ * they were last added to the entry; they are added (atomic adds, and the
+ * entry's last seen) on the first packet of every tick and when the slot
+ * goes to another key, so the entry lags by at most a tick's packets of
+ * each CPU, which `xgate ingress ls` adds from the slots.
+ * xg_sgen: ARRAY[1], the session generation: userspace bumps it after it
+ * deletes a session (adds need not: only present sessions are copied), and
+ * a slot is used only under the generation it was filled in, read before
+ * the entry was, so the next packet to a deleted session finds none. A
+ * generation of its own: session churn must not flush the other caches.
+ */
+#define XG_MAP_SESSCACHE "xg_sesscache"
+#define XG_MAP_SGEN "xg_sgen"
+#define XG_SESSCACHE_SLOTS 256 /* 2^8: the >> 24 below */
+/* Slot of (ip_be, port_be, proto) in xg_sesscache, for BPF and userspace
+ * alike (`xgate ingress ls` reads the slot a session would be in). */
+#define XG_SESS_SLOT(ip_be, port_be, proto)                                             \
+	((((__u32)(ip_be) ^ (((__u32)(port_be) << 16 | (__u32)(proto)) * 0x85ebca6bu)) * \
+	  0x9e3779b1u) >> 24)
+
+struct xg_sess_slot {
+	struct xg_sess_key key;
+	__u32 sgen;
+	__u32 present; /* 0: key had no session (not used, looked up again) */
+	__u64 flushed; /* jiffies of the last add into the entry */
+	__u64 packets; /* counted here, not yet in the entry */
+	__u64 bytes;
+	__u32 vni;
+	__u32 pod_ip_be;
+	__u16 pod_port_be;
+	__u16 flags;
+	__u32 host_be;
 };
 
 struct xg_sess_rev_key {
@@ -533,10 +585,34 @@ struct xg_sess_rev_key {
 	__u8 pad;
 };
 
-struct xg_sess_rev {
+/* The same per-CPU copies for the agent's reverse lookups (the pod's
+ * replies): xg_sessrcache, PERCPU_ARRAY[XG_SESSCACHE_SLOTS], slot =
+ * XG_SESS_RSLOT(key), under the same session generation; its counters go to
+ * the reverse entry's `out`. */
+#define XG_MAP_SESSRCACHE "xg_sessrcache"
+#define XG_SESS_RSLOT(vni, ip_be, port_be, proto) \
+	XG_SESS_SLOT((__u32)(ip_be) ^ (__u32)(vni) * 0xc2b2ae35u, port_be, proto)
+
+struct xg_sess_rslot {
+	struct xg_sess_rev_key key;
+	__u32 sgen;
+	__u32 present;
+	__u64 flushed;
+	__u64 packets;
+	__u64 bytes;
 	__u32 pub_ip_be;
 	__u16 pub_port_be;
 	__u16 flags;
+	__u32 host_be;
+	__u32 pad;
+};
+
+struct xg_sess_rev {
+	__u32 pub_ip_be;
+	__u16 pub_port_be;
+	__u16 flags;   /* XG_SESS_*, as the forward entry's */
+	__u32 host_be; /* as the forward entry's */
+	__u32 pad;
 	struct xg_sess_ctr out; /* pod -> client, counted by `agent` */
 };
 
@@ -627,7 +703,12 @@ struct xg_sess_rev {
 	X(DROP_SESS_IP_OPTIONS, "drop: session packet with IPv4 options")        \
 	X(DROP_SESS_NO_POD, "drop: session's pod is not on this host")           \
 	X(INGRESS_ICMP_DNAT, "ingress: ICMP error about a session, to the pod")  \
-	X(INGRESS_ICMP_SNAT, "agent: pod's ICMP error about a session, out")
+	X(INGRESS_ICMP_SNAT, "agent: pod's ICMP error about a session, out")    \
+	X(INGRESS_DNAT_GW, "ingress: session hit, DNATed to the pod's host")     \
+	X(INGRESS_REPLY_GW, "agent: session reply, sent to the ingress host")    \
+	X(INGRESS_SNAT_GW, "transit: session reply from the pod's host, out")    \
+	X(SESS_DELIVER_GW, "transit: session frame from the ingress host, in")   \
+	X(DROP_SESS_SPOOF, "drop: overlay session frame matches no session")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

@@ -151,4 +151,28 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_sess_rev SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_SESSCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_sess_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_sesscache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XG_SESSCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xg_sess_rslot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_sessrcache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_sgen SEC(".maps");
+
 #endif

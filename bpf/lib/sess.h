@@ -111,6 +111,132 @@ XG_INLINE void xg_sess_account(struct xg_pkt *p, struct xg_sess_ctr *ctr, __u32 
 	}
 }
 
+XG_INLINE __u32 xg_sgen_now(void)
+{
+	__u32 zero = 0, *sg = bpf_map_lookup_elem(&xg_sgen, &zero);
+
+	return sg ? *sg : 0;
+}
+
+/* Add what slot c counted to its session's entry (if it still has one). */
+XG_INLINE void xg_sess_slot_flush(struct xg_pkt *p, struct xg_sess_slot *c, int seen)
+{
+	struct xg_sess *s = bpf_map_lookup_elem(&xg_sess, &c->key);
+
+	if (s) {
+		__sync_fetch_and_add(&s->in.packets, c->packets);
+		__sync_fetch_and_add(&s->in.bytes, c->bytes);
+		/* at a tick's first packet: "last seen" is now, to the tick; when
+		 * the slot goes to another key, the entry's is already within a
+		 * tick of the slot's last packet */
+		if (seen && s->in.last_jiffies != p->now) {
+			s->in.last_jiffies = p->now;
+			s->in.last_ns = bpf_ktime_get_coarse_ns();
+		}
+	}
+	c->packets = 0;
+	c->bytes = 0;
+	c->flushed = p->now;
+}
+
+/*
+ * The session at key k through this CPU's slot (xgate_abi.h, xg_sesscache):
+ * the slot, filled from xg_sess if it held another key or an older
+ * session generation, or NULL if k has no session.
+ */
+XG_INLINE struct xg_sess_slot *xg_sess_of(struct xg_pkt *p, const struct xg_sess_key *k)
+{
+	__u32 i = XG_SESS_SLOT(k->ip_be, k->port_be, k->proto), sgen = xg_sgen_now();
+	struct xg_sess_slot *c = bpf_map_lookup_elem(&xg_sesscache, &i);
+	struct xg_sess *s;
+
+	if (unlikely(!c))
+		return 0;
+	if (likely(c->present && c->sgen == sgen && c->key.ip_be == k->ip_be &&
+		   c->key.port_be == k->port_be && c->key.proto == k->proto))
+		return c;
+	if (c->packets)
+		xg_sess_slot_flush(p, c, 0);
+	s = bpf_map_lookup_elem(&xg_sess, k);
+	c->key = *k;
+	c->sgen = sgen;
+	c->present = s != 0;
+	c->flushed = 0; /* the first packet goes to the entry at once */
+	if (!s)
+		return 0;
+	c->vni = s->vni;
+	c->pod_ip_be = s->pod_ip_be;
+	c->pod_port_be = s->pod_port_be;
+	c->flags = s->flags;
+	c->host_be = s->host_be;
+	return c;
+}
+
+/* A DNATed packet counted in its slot; into the entry once per tick. */
+XG_INLINE void xg_sess_slot_account(struct xg_pkt *p, struct xg_sess_slot *c, __u32 bytes)
+{
+	c->packets++;
+	c->bytes += bytes;
+	if (c->flushed != p->now)
+		xg_sess_slot_flush(p, c, 1);
+}
+
+/* Add what reverse slot c counted to its reverse entry, if still there. */
+XG_INLINE void xg_sess_rslot_flush(struct xg_pkt *p, struct xg_sess_rslot *c, int seen)
+{
+	struct xg_sess_rev *r = bpf_map_lookup_elem(&xg_sess_rev, &c->key);
+
+	if (r) {
+		__sync_fetch_and_add(&r->out.packets, c->packets);
+		__sync_fetch_and_add(&r->out.bytes, c->bytes);
+		if (seen && r->out.last_jiffies != p->now) {
+			r->out.last_jiffies = p->now;
+			r->out.last_ns = bpf_ktime_get_coarse_ns();
+		}
+	}
+	c->packets = 0;
+	c->bytes = 0;
+	c->flushed = p->now;
+}
+
+/* The reverse entry at k through this CPU's slot, as xg_sess_of. */
+XG_INLINE struct xg_sess_rslot *xg_sess_rev_of(struct xg_pkt *p, const struct xg_sess_rev_key *k)
+{
+	__u32 i = XG_SESS_RSLOT(k->vni, k->pod_ip_be, k->pod_port_be, k->proto),
+	      sgen = xg_sgen_now();
+	struct xg_sess_rslot *c = bpf_map_lookup_elem(&xg_sessrcache, &i);
+	struct xg_sess_rev *r;
+
+	if (unlikely(!c))
+		return 0;
+	if (likely(c->present && c->sgen == sgen && c->key.vni == k->vni &&
+		   c->key.pod_ip_be == k->pod_ip_be && c->key.pod_port_be == k->pod_port_be &&
+		   c->key.proto == k->proto))
+		return c;
+	if (c->packets)
+		xg_sess_rslot_flush(p, c, 0);
+	r = bpf_map_lookup_elem(&xg_sess_rev, k);
+	c->key = *k;
+	c->sgen = sgen;
+	c->present = r != 0;
+	c->flushed = 0;
+	if (!r)
+		return 0;
+	c->pub_ip_be = r->pub_ip_be;
+	c->pub_port_be = r->pub_port_be;
+	c->flags = r->flags;
+	c->host_be = r->host_be;
+	return c;
+}
+
+XG_INLINE void xg_sess_rslot_account(struct xg_pkt *p, struct xg_sess_rslot *c, __u32 bytes)
+{
+	c->packets++;
+	c->bytes += bytes;
+	if (c->flushed != p->now)
+		xg_sess_rslot_flush(p, c, 1);
+}
+
 /*
  * Next hop of a translated reply from the public address src to dst, as
  * the kernel would route it coming in from the pod's veth (bpf_fib_lookup
@@ -180,7 +306,8 @@ XG_INLINE int xg_sess_send(struct xg_pkt *p, struct ethhdr *eth, const struct xg
 	xg_memcpy6(eth->h_source, nh->smac);
 	if (bpf_redirect_map(&xg_txports, nh->ifindex, 0) != XDP_REDIRECT)
 		return XG_DROP(p, DROP_TX_PORT);
-	xg_sess_account(p, ctr, bytes);
+	if (ctr) /* else the caller counts it in its per-CPU slot */
+		xg_sess_account(p, ctr, bytes);
 	xg_count(p, reason);
 	return XDP_REDIRECT;
 }

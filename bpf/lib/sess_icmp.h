@@ -137,8 +137,8 @@ XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len)
 	if (k.pod_ip_be != e.ip->saddr)
 		return -1;
 	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
-	if (!r)
-		return -1;
+	if (!r || r->flags)
+		return -1; /* form 2: not translated yet (docs/architecture.md) */
 	if (e.ip->ttl <= 1)
 		return XG_DROP(p, DROP_TTL);
 	rc = xg_sess_route(p, &nh, IPPROTO_ICMP, r->pub_ip_be, e.ip->daddr, 0, 0, tot_len);

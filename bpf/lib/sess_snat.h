@@ -8,25 +8,85 @@
 #include "sess_icmp.h"
 
 /*
- * The agent's half: a datagram the pod (VNI p->vni) sends from a session's
- * pod endpoint leaves with the session's public address and port as its
- * source, toward the next hop the kernel's FIB gives for the client, as if
- * the host had routed it in from the veth. Returns -1 when the frame is
- * not a session reply (the agent goes on as usual), else the verdict.
+ * Translate the session reply at the start of the frame (Ethernet, IPv4;
+ * r is its reverse entry): its source becomes the session's public
+ * endpoint and it leaves toward the next hop the kernel's FIB gives for
+ * the client, as if the host had routed it in from p->ifindex. Counted
+ * under reason. Returns the verdict.
  */
-XG_INLINE int xg_sess_snat(struct xg_pkt *p)
+XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port_be,
+			       struct xg_sess_ctr *ctr, struct xg_sess_rslot *slot, __u32 reason)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct xg_nh_slot *nh;
+	__u32 tot_len, hlen;
+	__u16 *ports, *l4sum;
+	int rc, excess;
+	void *l4;
+
+	if ((void *)(ip + 1) > data_end)
+		return XG_DROP(p, DROP_TRUNC_INNER);
+	hlen = ip->ihl * 4;
+	tot_len = bpf_ntohs(ip->tot_len);
+	ports = (void *)ip + hlen;
+	if (hlen + 4 > tot_len || (void *)(ports + 2) > data_end)
+		return XG_DROP(p, DROP_TRUNC_INNER);
+	if (ip->frag_off & bpf_htons(XG_IP_MF | XG_IP_OFFSET))
+		return XG_DROP(p, DROP_SESS_FRAGMENT);
+	if (hlen != sizeof(*ip))
+		return XG_DROP(p, DROP_SESS_IP_OPTIONS);
+	l4 = ip + 1;
+	rc = xg_sess_l4_check(l4, data_end, ip->protocol, tot_len);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	if (ip->ttl <= 1)
+		return XG_DROP(p, DROP_TTL);
+
+	rc = xg_sess_route(p, &nh, ip->protocol, pub_ip_be, ip->daddr, pub_port_be, ports[1],
+			   tot_len);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+
+	excess = xg_ip_excess(ctx, sizeof(*eth), tot_len);
+	if (excess < 0 || xg_ip_trim(ctx, excess))
+		return XG_DROP(p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	ip = (void *)(eth + 1);
+	l4 = ip + 1;
+	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
+	    (void *)((struct udphdr *)l4 + 1) > data_end)
+		return XDP_DROP; /* for the verifier: checked above */
+
+	xg_sess_rewrite(ip, l4, l4sum, 0, pub_ip_be, pub_port_be);
+	rc = xg_sess_send(p, eth, nh, ctr, tot_len, reason);
+	if (slot && rc == XDP_REDIRECT)
+		xg_sess_rslot_account(p, slot, tot_len);
+	return rc;
+}
+
+/*
+ * The agent's half: a datagram the pod (VNI p->vni) sends from a session's
+ * pod endpoint. On-node form: SNATed and routed out (xg_sess_snat_rev).
+ * Dedicated-gateway form, on the pod's host: *to_host is set to the
+ * ingress host, which the agent encapsulates the reply to, untranslated
+ * (the ingress host's transit translates it). Returns -1 when the frame is
+ * not translated here (the agent goes on as usual), else the verdict.
+ */
+XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct xg_sess_rev_key k = {};
-	struct xg_nh_slot *nh;
-	struct xg_sess_rev *r;
+	struct xg_sess_rslot *r;
 	__u32 tot_len, hlen;
-	__u16 *ports, *l4sum;
-	int rc, excess;
-	void *l4;
+	__u16 *ports;
 
 	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return -1;
@@ -45,40 +105,14 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p)
 	k.pod_ip_be = ip->saddr;
 	k.pod_port_be = ports[0];
 	k.proto = ip->protocol;
-	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
-	if (!r)
+	r = xg_sess_rev_of(p, &k);
+	if (!r || (r->flags & XG_SESS_FORM_GATEWAY))
+		return -1; /* an ingress host's entry: its pod is elsewhere */
+	if (r->flags & XG_SESS_POD_SIDE) {
+		*to_host = r->host_be;
 		return -1;
-
-	if (ip->frag_off & bpf_htons(XG_IP_MF))
-		return XG_DROP(p, DROP_SESS_FRAGMENT);
-	if (hlen != sizeof(*ip))
-		return XG_DROP(p, DROP_SESS_IP_OPTIONS);
-	l4 = ip + 1;
-	rc = xg_sess_l4_check(l4, data_end, ip->protocol, tot_len);
-	if (rc)
-		return xg_count(p, rc), XDP_DROP;
-	if (ip->ttl <= 1)
-		return XG_DROP(p, DROP_TTL);
-
-	rc = xg_sess_route(p, &nh, ip->protocol, r->pub_ip_be, ip->daddr, r->pub_port_be, ports[1],
-			   tot_len);
-	if (rc)
-		return xg_count(p, rc), XDP_DROP;
-
-	excess = xg_ip_excess(ctx, sizeof(*eth), tot_len);
-	if (excess < 0 || xg_ip_trim(ctx, excess))
-		return XG_DROP(p, DROP_IP_LEN);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	l4 = ip + 1;
-	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
-	    (void *)((struct udphdr *)l4 + 1) > data_end)
-		return XDP_DROP; /* for the verifier: checked above */
-
-	xg_sess_rewrite(ip, l4, l4sum, 0, r->pub_ip_be, r->pub_port_be);
-	return xg_sess_send(p, eth, nh, &r->out, tot_len, XG_R_INGRESS_SNAT);
+	}
+	return xg_sess_snat_rev(p, r->pub_ip_be, r->pub_port_be, 0, r, XG_R_INGRESS_SNAT);
 }
 
 #endif

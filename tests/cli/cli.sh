@@ -110,7 +110,33 @@ expect_rc 2 "ingress: bad pod address" x ingress add tcp 10.77.0.1:8080 vni 1 10
 expect_err "invalid pod endpoint '10.1.1.300:80'" "message names the pod endpoint"
 expect_rc 2 "ingress: no vni keyword" x ingress add tcp 10.77.0.1:8080 10.1.1.5:80
 expect_rc 2 "ingress: bad VNI" x ingress add tcp 10.77.0.1:8080 vni 0 10.1.1.5:80
-expect_rc 2 "ingress: trailing argument" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 host 10.77.0.3
+expect_rc 2 "ingress: trailing argument" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 port 9
+expect_err "expected \`host POD_HOST\` or \`via INGRESS_HOST\` after the pod endpoint, got 'port'" "message names the word"
+expect_rc 2 "ingress: host without an address" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 host
+expect_rc 2 "ingress: bad host" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 host 10.77.0.300
+expect_err "invalid IPv4 address '10.77.0.300'" "message names the host"
+expect_rc 2 "ingress: host 0.0.0.0" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 via 0.0.0.0
+expect_rc 2 "ingress: host and then more" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 host 10.77.0.3 x
+# dedicated-gateway form: both entries carry the form and the other host
+expect_rc 0 "ingress add, dedicated gateway" x ingress add tcp 10.77.0.1:7000 vni 1 10.1.1.7:80 host 10.77.0.3
+expect_rc 0 "ingress add, pod side" x ingress add tcp 10.77.0.1:7001 vni 1 10.1.1.8:80 via 10.77.0.2
+x ingress ls -o json > "$TMP/gw.json"
+python3 - "$TMP/gw.json" <<'PY' && ok "ingress ls -o json: form and host" || not_ok "ingress ls form/host"
+import json, sys
+d = {r["public"]: r for r in json.load(open(sys.argv[1]))}
+assert d["10.77.0.1:7000"]["form"] == "gateway" and d["10.77.0.1:7000"]["host"] == "10.77.0.3", d
+assert d["10.77.0.1:7001"]["form"] == "pod-side" and d["10.77.0.1:7001"]["host"] == "10.77.0.2", d
+PY
+bpftool map dump pinned "/sys/fs/bpf/xgate/$NS/xg_sess_rev" -j > "$TMP/rev.json"
+python3 - "$TMP/rev.json" <<'PY' && ok "reverse entries carry the form and the host" || not_ok "reverse entry flags/host"
+import json, sys
+f = {}
+for e in json.load(open(sys.argv[1])):
+    v = e.get("formatted", {}).get("value") or {}
+    f[v.get("flags")] = v.get("host_be")
+assert f.get(1) == 0x03004d0a and f.get(2) == 0x02004d0a, f
+PY
+x ingress del tcp 10.77.0.1:7000 && x ingress del tcp 10.77.0.1:7001 || not_ok "form-2 sessions del"
 expect_rc 3 "ingress: unknown VNI" x ingress add tcp 10.77.0.1:8080 vni 9 10.1.1.5:80
 expect_err "VPC 9 does not exist" "message names the VPC"
 expect_rc 0 "ingress add tcp" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80

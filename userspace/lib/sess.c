@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Session ingress entries: a public endpoint (protocol, IPv4, port) and
  * its pod (VNI, IPv4, port), as a forward entry for `ingress` and a reverse
- * one for `agent` (xgate_abi.h, "session ingress"). */
+ * one for `agent` (xgate_abi.h, "session ingress"). The dedicated-gateway
+ * form is the same pair with a flag and the other host (XG_SESS_POD_SIDE),
+ * on the ingress host and on the pod's host. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -10,17 +12,19 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "xg.h"
 
 int xg_sess_open(struct xg_maps *m, struct xg_sess_maps *s)
 {
-	const char *names[] = {XG_MAP_SESS, XG_MAP_SESS_REV};
-	int *fds[] = {&s->fwd, &s->rev};
+	const char *names[] = {XG_MAP_SESS, XG_MAP_SESS_REV, XG_MAP_SESSCACHE, XG_MAP_SESSRCACHE,
+			       XG_MAP_SGEN};
+	int *fds[] = {&s->fwd, &s->rev, &s->cache, &s->rcache, &s->sgen};
 	char path[PATH_MAX + 64];
 
-	s->fwd = s->rev = -1;
-	for (int i = 0; i < 2; i++) {
+	s->fwd = s->rev = s->cache = s->rcache = s->sgen = -1;
+	for (int i = 0; i < 5; i++) {
 		snprintf(path, sizeof(path), "%s/%s", m->root, names[i]);
 		if (access(path, F_OK) && errno == ENOENT) {
 			/* an instance made before sessions existed */
@@ -46,7 +50,69 @@ void xg_sess_close(struct xg_sess_maps *s)
 		close(s->fwd);
 	if (s->rev >= 0)
 		close(s->rev);
-	s->fwd = s->rev = -1;
+	if (s->cache >= 0)
+		close(s->cache);
+	if (s->rcache >= 0)
+		close(s->rcache);
+	if (s->sgen >= 0)
+		close(s->sgen);
+	s->fwd = s->rev = s->cache = s->rcache = s->sgen = -1;
+}
+
+/* After a session is deleted: no CPU may use its copy any more. Read,
+ * add, write: two writers racing both write g + 1, which still differs
+ * from what every slot was filled under before either deleted. */
+static void sgen_bump(struct xg_sess_maps *s)
+{
+	__u32 zero = 0, g = 0;
+
+	bpf_map_lookup_elem(s->sgen, &zero, &g);
+	g++;
+	if (bpf_map_update_elem(s->sgen, &zero, &g, BPF_ANY))
+		xg_err("warning: cannot bump %s (%s): a deleted session may be used for its "
+		       "copies' lifetime",
+		       XG_MAP_SGEN, strerror(errno));
+}
+
+void xg_sess_pending(const struct xg_sess_maps *s, const struct xg_sess_key *k, __u64 *packets,
+		     __u64 *bytes)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 i = XG_SESS_SLOT(k->ip_be, k->port_be, k->proto);
+	struct xg_sess_slot *v;
+
+	*packets = *bytes = 0;
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return;
+	if (!bpf_map_lookup_elem(s->cache, &i, v))
+		for (int c = 0; c < ncpu; c++)
+			if (v[c].present && v[c].key.ip_be == k->ip_be &&
+			    v[c].key.port_be == k->port_be && v[c].key.proto == k->proto) {
+				*packets += v[c].packets;
+				*bytes += v[c].bytes;
+			}
+	free(v);
+}
+
+void xg_sess_rev_pending(const struct xg_sess_maps *s, const struct xg_sess_rev_key *k,
+			 __u64 *packets, __u64 *bytes)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 i = XG_SESS_RSLOT(k->vni, k->pod_ip_be, k->pod_port_be, k->proto);
+	struct xg_sess_rslot *v;
+
+	*packets = *bytes = 0;
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return;
+	if (!bpf_map_lookup_elem(s->rcache, &i, v))
+		for (int c = 0; c < ncpu; c++)
+			if (v[c].present && v[c].key.vni == k->vni &&
+			    v[c].key.pod_ip_be == k->pod_ip_be &&
+			    v[c].key.pod_port_be == k->pod_port_be && v[c].key.proto == k->proto) {
+				*packets += v[c].packets;
+				*bytes += v[c].bytes;
+			}
+	free(v);
 }
 
 int xg_parse_proto(const char *s, __u8 *proto)
@@ -130,7 +196,10 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 		const struct xg_sess *v)
 {
 	struct xg_sess_rev_key rk = xg_sess_rev_key_of(k, v);
-	struct xg_sess_rev rv = {.pub_ip_be = k->ip_be, .pub_port_be = k->port_be};
+	struct xg_sess_rev rv = {.pub_ip_be = k->ip_be,
+				 .pub_port_be = k->port_be,
+				 .flags = v->flags,
+				 .host_be = v->host_be};
 	struct xg_sess cur = {}, fv = *v;
 	struct xg_sess_rev crv;
 	char pub[48], pod[64], other[48];
@@ -142,6 +211,14 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 		return xg_fail(XG_EUSAGE, "session %s: protocol must be tcp or udp", pub);
 	if (!k->ip_be || !k->port_be || !v->pod_ip_be || !v->pod_port_be)
 		return xg_fail(XG_EUSAGE, "session %s -> %s: zero address or port", pub, pod);
+	if (v->flags & ~(XG_SESS_FORM_GATEWAY | XG_SESS_POD_SIDE) ||
+	    v->flags == (XG_SESS_FORM_GATEWAY | XG_SESS_POD_SIDE))
+		return xg_fail(XG_EUSAGE, "session %s: invalid flags %#x", pub, v->flags);
+	if (!v->flags != !v->host_be)
+		return xg_fail(XG_EUSAGE,
+			       "session %s: a host goes with the dedicated-gateway form, and only "
+			       "there",
+			       pub);
 	if (bpf_map_lookup_elem(m->vpc, &v->vni, &vpc))
 		return xg_fail(XG_ENOTFOUND, "session %s: VPC %u does not exist", pub, v->vni);
 	if (!bpf_map_lookup_elem(s->fwd, k, &cur)) {
@@ -187,8 +264,12 @@ int xg_sess_del(struct xg_sess_maps *s, const struct xg_sess_key *k)
 
 	if (bpf_map_lookup_elem(s->fwd, k, &v) || bpf_map_delete_elem(s->fwd, k))
 		return xg_fail(XG_ENOTFOUND, "no session at %s", pub_str(k, pub, sizeof(pub)));
+	/* no CPU's copy of the forward entry outlives it, then none of the
+	 * reverse one: forward gone first, as the entries */
+	sgen_bump(s);
 	rk = xg_sess_rev_key_of(k, &v);
 	bpf_map_delete_elem(s->rev, &rk);
+	sgen_bump(s);
 	return XG_OK;
 }
 
@@ -210,8 +291,10 @@ int xg_sess_flush(struct xg_sess_maps *s, unsigned int *n)
 		}
 		(*n)++;
 	}
+	sgen_bump(s);
 	while (!bpf_map_get_next_key(s->rev, NULL, &rk))
 		if (bpf_map_delete_elem(s->rev, &rk))
 			return xg_fail(XG_EFAIL, "flushing sessions: %s", strerror(errno));
+	sgen_bump(s);
 	return XG_OK;
 }

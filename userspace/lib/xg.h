@@ -98,6 +98,7 @@ int xg_maps_complete(struct xg_maps *m);
  * path never sees a forward entry without its reverse. */
 struct xg_sess_maps {
 	int fwd, rev;
+	int cache, rcache, sgen; /* xg_sesscache, xg_sessrcache, xg_sgen (xgate_abi.h) */
 };
 int xg_sess_open(struct xg_maps *m, struct xg_sess_maps *s);
 void xg_sess_close(struct xg_sess_maps *s);
@@ -115,6 +116,13 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 int xg_sess_del(struct xg_sess_maps *s, const struct xg_sess_key *k);
 /* Every session (and any reverse entry left without one): how many. */
 int xg_sess_flush(struct xg_sess_maps *s, unsigned int *n);
+/* Packets and bytes toward the pod that CPUs counted for k and have not
+ * yet added to its entry (xg_sesscache). */
+void xg_sess_pending(const struct xg_sess_maps *s, const struct xg_sess_key *k, __u64 *packets,
+		     __u64 *bytes);
+/* The same toward the client, for the reverse entry at k (xg_sessrcache). */
+void xg_sess_rev_pending(const struct xg_sess_maps *s, const struct xg_sess_rev_key *k,
+			 __u64 *packets, __u64 *bytes);
 /* Reverse key of a forward entry. */
 struct xg_sess_rev_key xg_sess_rev_key_of(const struct xg_sess_key *k, const struct xg_sess *v);
 

@@ -62,12 +62,30 @@ static int ingress_add(struct cli *c, struct args *a)
 		return usage_error("ingress", "add: expected POD_IP:PORT after the VNI");
 	if (xg_parse_endpoint("pod endpoint", pod, &v.pod_ip_be, &v.pod_port_be))
 		return XG_EUSAGE;
+	/* Dedicated-gateway form: `host` on the ingress host names the pod's
+	 * host, `via` on the pod's host names the ingress host. */
+	kw = arg_next(a);
+	if (kw) {
+		if (!arg_is(kw, "host") && !arg_is(kw, "via"))
+			return usage_error("ingress",
+					   "add: expected `host POD_HOST` or `via INGRESS_HOST` "
+					   "after the pod endpoint, got '%s'",
+					   kw);
+		v.flags = arg_is(kw, "host") ? XG_SESS_FORM_GATEWAY : XG_SESS_POD_SIDE;
+		if (xg_parse_ip(arg_value(a, kw), &v.host_be))
+			return XG_EUSAGE;
+		if (!v.host_be)
+			return usage_error("ingress", "add: %s: 0.0.0.0 is no host", kw);
+	}
 	if ((rc = no_more(a)))
 		return rc;
 	rc = with_sess(c, true, &m, &s);
 	if (rc)
 		return rc;
 	rc = xg_sess_add(&m, &s, &k, &v);
+	/* the other host is an underlay next hop XDP will need the MAC of */
+	if (!rc && v.host_be)
+		xg_neigh_prime(v.host_be);
 	xg_sess_close(&s);
 	xg_maps_close(&m);
 	return rc;
@@ -155,12 +173,29 @@ static int ingress_ls(struct cli *c, struct args *a)
 			continue;
 		rk = xg_sess_rev_key_of(&k, &v);
 		bpf_map_lookup_elem(s.rev, &rk, &rv);
+		{ /* what CPUs counted and have not added to the entry yet */
+			__u64 pp, pb;
+
+			xg_sess_pending(&s, &k, &pp, &pb);
+			v.in.packets += pp;
+			v.in.bytes += pb;
+			xg_sess_rev_pending(&s, &rk, &pp, &pb);
+			rv.out.packets += pp;
+			rv.out.bytes += pb;
+		}
 		snprintf(pub, sizeof(pub), "%s:%u", xg_ip_str(k.ip_be, ip), ntohs(k.port_be));
 		snprintf(pod, sizeof(pod), "%s:%u", xg_ip_str(v.pod_ip_be, ip),
 			 ntohs(v.pod_port_be));
 		last = v.in.last_ns > rv.out.last_ns ? v.in.last_ns : rv.out.last_ns;
 		row = json_pack("{s:s,s:s,s:i,s:s}", "proto", xg_proto_str(k.proto), "public", pub,
 				"vni", (int)v.vni, "pod", pod);
+		/* the form, and the other host of the dedicated-gateway form */
+		json_object_set_new(row, "form",
+				    json_string(v.flags & XG_SESS_FORM_GATEWAY ? "gateway"
+						: v.flags & XG_SESS_POD_SIDE   ? "pod-side"
+									       : "node"));
+		json_object_set_new(
+		    row, "host", v.host_be ? json_string(xg_ip_str(v.host_be, ip)) : json_null());
 		if (c->json) {
 			json_object_set_new(row, "in", ctr_json(&v.in));
 			json_object_set_new(row, "out", ctr_json(&rv.out));
@@ -187,8 +222,9 @@ static int ingress_ls(struct cli *c, struct args *a)
 }
 
 const struct cmd ingress_verbs[] = {
-    {"add", ingress_add, "tcp|udp PUBLIC_IP:PORT vni VNI POD_IP:PORT",
-     "a session: its public endpoint DNATed to the pod (on-node form)"},
+    {"add", ingress_add,
+     "tcp|udp PUBLIC_IP:PORT vni VNI POD_IP:PORT [host POD_HOST | via INGRESS_HOST]",
+     "a session: public endpoint DNATed to the pod (host, via: docs/cli.md)"},
     {"del", ingress_del, "tcp|udp PUBLIC_IP:PORT", NULL},
     {"ls", ingress_ls, "", "sessions, their counters both ways and idle time"},
     {"flush", ingress_flush, "", "remove every session"},
