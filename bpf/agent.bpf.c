@@ -56,18 +56,8 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	/* Route (and check the MTU) before touching the frame: a too-big DF
 	 * datagram becomes an ICMP error to the pod instead of a silent drop. */
 	rc = xg_nexthop(p, dst_be, tot_len, &nh, &mtu);
-	if (unlikely(rc)) {
-		if (rc == XG_R_DROP_TOO_BIG && iip &&
-		    xg_icmp_may_answer(iip, (void *)(long)ctx->data_end) &&
-		    mtu > XG_POD_MTU_OVERHEAD) {
-			rc = xg_icmp_frag_needed(p, mtu - XG_POD_MTU_OVERHEAD);
-			if (rc)
-				return xg_count(p, rc), XDP_DROP;
-			xg_count(p, XG_R_ICMP_FRAG_NEEDED);
-			return XDP_TX;
-		}
-		return xg_count(p, rc), XDP_DROP;
-	}
+	if (unlikely(rc))
+		return xg_nexthop_refused(p, rc, iip, (void *)(long)ctx->data_end, mtu);
 
 	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
 		return XG_DROP(p, DROP_HEADROOM);

@@ -100,7 +100,6 @@ XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess_slot *s, __u32 tot_
 	struct xg_nh_slot *nh;
 	struct ethhdr *eth;
 	struct iphdr *ip = data + sizeof(*eth);
-	__u16 *l4sum;
 	__u32 mtu = 0;
 	void *l4;
 	int rc;
@@ -110,30 +109,13 @@ XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess_slot *s, __u32 tot_
 	p->inner_src = ip->saddr;
 	p->inner_dst = ip->daddr;
 	rc = xg_nexthop(p, s->host_be, outer_len, &nh, &mtu);
-	if (unlikely(rc)) {
-		if (rc == XG_R_DROP_TOO_BIG && xg_icmp_may_answer(ip, data_end) &&
-		    mtu > XG_POD_MTU_OVERHEAD) {
-			/* p->vni is still 0: the error is from the public address */
-			rc = xg_icmp_frag_needed(p, mtu - XG_POD_MTU_OVERHEAD);
-			if (rc)
-				return xg_count(p, rc), XDP_DROP;
-			xg_count(p, XG_R_ICMP_FRAG_NEEDED);
-			return XDP_TX;
-		}
-		return xg_count(p, rc), XDP_DROP;
-	}
+	if (unlikely(rc)) /* p->vni is still 0: an ICMP error is from the public address */
+		return xg_nexthop_refused(p, rc, ip, data_end, mtu);
 	p->vni = s->vni;
 
-	if (xg_ip_trim(ctx, excess))
-		return XG_DROP(p, DROP_IP_LEN);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	ip = data + sizeof(*eth);
-	l4 = ip + 1;
-	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
-	    (void *)((struct udphdr *)l4 + 1) > data_end)
-		return XDP_DROP; /* for the verifier: checked by the caller */
-	xg_sess_rewrite(ip, l4, l4sum, 1, s->pod_ip_be, s->pod_port_be);
+	rc = xg_sess_trim_rewrite(ctx, excess, 1, s->pod_ip_be, s->pod_port_be, &eth, &ip, &l4);
+	if (rc)
+		return rc < 0 ? XDP_DROP : (xg_count(p, rc), XDP_DROP);
 	p->inner_dst = s->pod_ip_be;
 	p->flow = xg_load32(l4) ^ ip->protocol;
 
@@ -162,7 +144,7 @@ int xg_ingress(struct xdp_md *ctx)
 	struct iphdr *ip;
 	struct xg_sess_slot *s;
 	__u32 tot_len, hlen, mtu;
-	__u16 *ports, *l4sum;
+	__u16 *ports;
 	int rc, excess;
 	void *l4;
 
@@ -226,18 +208,9 @@ int xg_ingress(struct xdp_md *ctx)
 	if (unlikely(!xg_fits_dev(&p, ep->ifindex, -excess, &mtu)))
 		return XG_DROP(&p, DROP_POD_MTU);
 
-	if (xg_ip_trim(ctx, excess))
-		return XG_DROP(&p, DROP_IP_LEN);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	l4 = ip + 1;
-	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
-	    (void *)((struct udphdr *)l4 + 1) > data_end)
-		return XDP_DROP; /* for the verifier: checked above */
-
-	xg_sess_rewrite(ip, l4, l4sum, 1, s->pod_ip_be, s->pod_port_be);
+	rc = xg_sess_trim_rewrite(ctx, excess, 1, s->pod_ip_be, s->pod_port_be, &eth, &ip, &l4);
+	if (rc)
+		return rc < 0 ? XDP_DROP : (xg_count(&p, rc), XDP_DROP);
 	/* As a router would: from the host, to the pod's MAC. */
 	xg_memcpy6(eth->h_source, eth->h_dest);
 	xg_memcpy6(eth->h_dest, ep->mac);

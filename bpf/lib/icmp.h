@@ -127,4 +127,24 @@ XG_INLINE int xg_icmp_frag_needed(struct xg_pkt *p, __u16 mtu)
 	return 0;
 }
 
+/*
+ * A next hop refused with rc (from xg_nexthop): where it is DROP_TOO_BIG
+ * and ip's sender may be told (ip is NULL when the frame carries no IPv4
+ * packet), answer fragmentation-needed with the MTU left inside the
+ * overlay, XDP_TX; otherwise count rc and drop.
+ */
+XG_INLINE int xg_nexthop_refused(struct xg_pkt *p, int rc, const struct iphdr *ip,
+				 const void *data_end, __u32 mtu)
+{
+	if (rc == XG_R_DROP_TOO_BIG && ip && xg_icmp_may_answer(ip, data_end) &&
+	    mtu > XG_POD_MTU_OVERHEAD) {
+		rc = xg_icmp_frag_needed(p, mtu - XG_POD_MTU_OVERHEAD);
+		if (rc)
+			return xg_count(p, rc), XDP_DROP;
+		xg_count(p, XG_R_ICMP_FRAG_NEEDED);
+		return XDP_TX;
+	}
+	return xg_count(p, rc), XDP_DROP;
+}
+
 #endif

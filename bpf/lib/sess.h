@@ -97,6 +97,38 @@ XG_INLINE void xg_sess_rewrite(struct iphdr *ip, struct udphdr *l4, __u16 *l4sum
 		*l4sum = 0xffff;
 }
 
+/*
+ * Trim what follows a checked session datagram (excess bytes, from
+ * xg_ip_excess), then rewrite it as xg_sess_rewrite does. 0 with *ethp,
+ * *ipp and *l4p pointing into the trimmed frame, XG_R_DROP_IP_LEN when the trim
+ * failed, -1 when the headers no longer fit: they were checked before the
+ * trim, but the verifier needs the bounds proven again (drop, uncounted).
+ */
+XG_INLINE int xg_sess_trim_rewrite(struct xdp_md *ctx, int excess, int dnat, __u32 addr_be,
+				   __u16 port_be, struct ethhdr **ethp, struct iphdr **ipp,
+				   void **l4p)
+{
+	void *data, *data_end;
+	struct udphdr *l4;
+	struct iphdr *ip;
+	__u16 *l4sum;
+
+	if (xg_ip_trim(ctx, excess))
+		return XG_R_DROP_IP_LEN;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	ip = data + sizeof(struct ethhdr);
+	l4 = (void *)(ip + 1);
+	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
+	    (void *)(l4 + 1) > data_end)
+		return -1;
+	xg_sess_rewrite(ip, l4, l4sum, dnat, addr_be, port_be);
+	*ethp = data; /* from the bounds just checked: a new load of ctx->data has none */
+	*ipp = ip;
+	*l4p = l4;
+	return 0;
+}
+
 /* A session's packet counted: atomic adds (xgate_abi.h says why). The
  * clock is read once per tick and session direction, not per packet (a
  * helper call costs more than the rest of the accounting): the time is
@@ -271,19 +303,9 @@ XG_INLINE int xg_sess_route(struct xg_pkt *p, struct xg_nh_slot **nh, __u8 proto
 	fib.ipv4_src = src;
 	fib.ipv4_dst = dst;
 	fib.ifindex = p->ifindex;
-	rc = bpf_fib_lookup(p->ctx, &fib, sizeof(fib), 0);
-	switch (rc) {
-	case BPF_FIB_LKUP_RET_SUCCESS:
-		break;
-	case BPF_FIB_LKUP_RET_NO_NEIGH:
-		return XG_R_DROP_NO_NEIGH;
-	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
-		return XG_R_DROP_TOO_BIG;
-	case BPF_FIB_LKUP_RET_FWD_DISABLED:
-		return XG_R_DROP_FWD_DISABLED;
-	default:
-		return XG_R_DROP_FIB;
-	}
+	rc = xg_fib_reason(bpf_fib_lookup(p->ctx, &fib, sizeof(fib), 0));
+	if (rc)
+		return rc;
 	if (fib.ifindex == p->ifindex)
 		return XG_R_DROP_LOOP;
 	c->dst_be = dst;

@@ -23,7 +23,7 @@ XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port
 	struct iphdr *ip = (void *)(eth + 1);
 	struct xg_nh_slot *nh;
 	__u32 tot_len, hlen;
-	__u16 *ports, *l4sum;
+	__u16 *ports;
 	int rc, excess;
 	void *l4;
 
@@ -51,18 +51,11 @@ XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port
 		return xg_count(p, rc), XDP_DROP;
 
 	excess = xg_ip_excess(ctx, sizeof(*eth), tot_len);
-	if (excess < 0 || xg_ip_trim(ctx, excess))
+	if (excess < 0)
 		return XG_DROP(p, DROP_IP_LEN);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	l4 = ip + 1;
-	if ((void *)(ip + 1) > data_end || !(l4sum = xg_sess_l4sum(l4, data_end, ip->protocol)) ||
-	    (void *)((struct udphdr *)l4 + 1) > data_end)
-		return XDP_DROP; /* for the verifier: checked above */
-
-	xg_sess_rewrite(ip, l4, l4sum, 0, pub_ip_be, pub_port_be);
+	rc = xg_sess_trim_rewrite(ctx, excess, 0, pub_ip_be, pub_port_be, &eth, &ip, &l4);
+	if (rc)
+		return rc < 0 ? XDP_DROP : (xg_count(p, rc), XDP_DROP);
 	rc = xg_sess_send(p, eth, nh, ctr, tot_len, reason);
 	if (slot && rc == XDP_REDIRECT)
 		xg_sess_rslot_account(p, slot, tot_len);

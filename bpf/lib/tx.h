@@ -47,19 +47,11 @@ XG_INLINE int xg_nexthop_via(struct xg_pkt *p, __u32 src_be, __u32 oif, __u32 ds
 	fib.ipv4_dst = dst_be;
 	fib.tot_len = tot_len;
 	fib.ifindex = oif;
-	rc = bpf_fib_lookup(p->ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
-	switch (rc) {
-	case BPF_FIB_LKUP_RET_SUCCESS:
-		break;
-	case BPF_FIB_LKUP_RET_NO_NEIGH:
-		return XG_R_DROP_NO_NEIGH;
-	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
-		*mtu = fib.mtu_result;
-		return XG_R_DROP_TOO_BIG;
-	case BPF_FIB_LKUP_RET_FWD_DISABLED:
-		return XG_R_DROP_FWD_DISABLED;
-	default:
-		return XG_R_DROP_FIB;
+	rc = xg_fib_reason(bpf_fib_lookup(p->ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT));
+	if (rc) {
+		if (rc == XG_R_DROP_TOO_BIG)
+			*mtu = fib.mtu_result;
+		return rc;
 	}
 	/* On success the kernel (5.12+) returns the route MTU in mtu_result. */
 	c->dst_be = dst_be;
@@ -119,8 +111,7 @@ XG_INLINE int xg_send(struct xg_pkt *p, struct ethhdr *eth, const struct xg_nh_s
 	return rc;
 }
 
-XG_INLINE int xg_tx(struct xg_pkt *p, struct ethhdr *eth, __u32 dst_be, __u16 tot_len,
-		    __u32 reason)
+XG_INLINE int xg_tx(struct xg_pkt *p, struct ethhdr *eth, __u32 dst_be, __u16 tot_len, __u32 reason)
 {
 	struct xg_nh_slot *nh;
 	__u32 mtu;
@@ -137,8 +128,8 @@ XG_INLINE int xg_tx(struct xg_pkt *p, struct ethhdr *eth, __u32 dst_be, __u16 to
  * updated incrementally; the UDP checksum is zeroed (legal for IPv4 tunnels,
  * RFC 8926 sec. 3.3) since the pseudo-header changed.
  */
-XG_INLINE int xg_forward(struct xg_pkt *p, struct ethhdr *eth, struct iphdr *ip,
-			 struct udphdr *udp, __u32 dst_be, __u32 reason)
+XG_INLINE int xg_forward(struct xg_pkt *p, struct ethhdr *eth, struct iphdr *ip, struct udphdr *udp,
+			 __u32 dst_be, __u32 reason)
 {
 	__u16 old_ttl_word, new_ttl_word;
 	__u32 c;
