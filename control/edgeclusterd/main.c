@@ -126,7 +126,7 @@ static int start(struct daemon *dm)
 		ctl_log("database: %s", err);
 		return -1;
 	}
-	/* the attach record decides conf.parent before this cluster's row is synced */
+	/* the attach record decides the live parent before this cluster's row is synced */
 	if (tree_prepare(d) || tree_self_sync(d) || ec_store_revision(&d->store, &rev)) {
 		ctl_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
 		return -1;
@@ -158,8 +158,8 @@ static int start(struct daemon *dm)
 	d->link = uplink_link_state(dm->up);
 	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
 		d->conf.name, ec_distro_name(d->conf.distro), ec_driver_name(d->conf.driver),
-		d->conf.parent[0] ? "parent " : "root of its tree", d->conf.parent,
-		d->conf.database, rev);
+		d->parent.url[0] ? "parent " : "root of its tree", d->parent.url, d->conf.database,
+		rev);
 	return 0;
 }
 
