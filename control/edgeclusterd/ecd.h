@@ -40,6 +40,8 @@ struct ec_parent {
 	struct ctl_url hub;    /* url parsed, with the hub's path */
 };
 
+struct ec_watch;
+
 struct ecd {
 	struct ec_conf conf; /* as loaded, never written afterwards */
 	struct ec_parent parent;
@@ -50,6 +52,8 @@ struct ecd {
 	/* ---- views main sets; NULL when that part is not running (unit tests) ---- */
 	const struct ec_nodes *nodes;
 	const struct ec_link_state *link;
+	/* the missions' watches (api/api_watch.c), kept by the API's transport */
+	struct ec_watch *watch;
 
 	/* ---- events, wired by main; each may be NULL ---- */
 	/* a mission was written or deleted (API or tree sync): the missions apply it */

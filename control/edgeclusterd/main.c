@@ -138,6 +138,7 @@ static int start(struct daemon *dm)
 	if (!(dm->http = http_start(d)))
 		return -1;
 	lws = http_context(dm->http);
+	d->watch = http_watch(dm->http);
 	if (!(dm->signals = ctl_signals_new(lws, stop_signals, 2, on_signal, dm))) {
 		ctl_log("signalfd: %s", strerror(errno));
 		return -1;
@@ -178,6 +179,7 @@ static void stop(struct daemon *dm)
 	dm->run = NULL;
 	ec_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
 	ctl_signals_free(dm->signals);
+	d->watch = NULL;
 	http_stop(dm->http);
 	ec_store_close(&d->store);
 	json_decref(d->self_labels);

@@ -20,6 +20,7 @@ struct event {
 struct ctl_watcher {
 	struct ctl_watch *w; /* NULL once the watch is freed */
 	struct ctl_watcher *next, *prev;
+	uint64_t from;	   /* events after this only */
 	struct xg_buf buf; /* pending bytes from off */
 	size_t off;
 	const char *ended;
@@ -99,9 +100,12 @@ uint64_t ctl_watch_revision(const struct ctl_watch *w)
 }
 
 /* Append an event's bytes; a watcher that would pass buf_max is ended. */
-static void deliver(struct ctl_watch *w, struct ctl_watcher *wr, const char *line, size_t len)
+static void deliver(struct ctl_watch *w, struct ctl_watcher *wr, const struct event *e)
 {
-	if (wr->ended)
+	const char *line = e->line;
+	size_t len = e->len;
+
+	if (wr->ended || e->rv <= wr->from)
 		return;
 	if (wr->off && wr->off == wr->buf.len)
 		wr->buf.len = wr->off = 0; /* all read: start the buffer again */
@@ -164,7 +168,7 @@ int ctl_watch_event(struct ctl_watch *w, uint64_t rv, const char *type, json_t *
 	if (rv > w->latest)
 		w->latest = rv;
 	for (struct ctl_watcher *wr = w->watchers; wr; wr = wr->next)
-		deliver(w, wr, e->line, e->len);
+		deliver(w, wr, e);
 	return 0;
 }
 
@@ -201,6 +205,9 @@ struct ctl_watcher *ctl_watch_open(struct ctl_watch *w, uint64_t from, void (*wa
 	wr->arg = arg;
 	if (!from)
 		from = w->latest;
+	/* a start ahead of the events published yet (a list read before they
+	 * were) skips those up to it when they come */
+	wr->from = from;
 	if (from < w->floor) {
 		*expired = true;
 		if (expired_event(wr, from, w->floor)) {
@@ -213,8 +220,7 @@ struct ctl_watcher *ctl_watch_open(struct ctl_watch *w, uint64_t from, void (*wa
 	for (size_t i = 0; i < w->n; i++) {
 		struct event *e = &w->ring[(w->head + i) % w->cap];
 
-		if (e->rv > from)
-			deliver(w, wr, e->line, e->len);
+		deliver(w, wr, e);
 	}
 	wr->w = w;
 	wr->next = w->watchers;

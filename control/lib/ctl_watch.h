@@ -44,7 +44,8 @@ int ctl_watch_event(struct ctl_watch *w, uint64_t rv, const char *type, json_t *
 /* The latest revision an event was published at (or since). */
 uint64_t ctl_watch_revision(const struct ctl_watch *w);
 
-/* A watcher of the changes after from (from 0: from the latest revision).
+/* A watcher of the changes after from (from 0: from the latest revision;
+ * a from ahead of it: events up to from are skipped when they come).
  * wake(arg) is called when bytes become pending for a watcher that answered
  * CTL_WATCH_IDLE, or when it has ended. A start older than the ring (or
  * than since) gives a watcher holding the ERROR event; *expired tells. NULL
