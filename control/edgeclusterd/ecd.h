@@ -32,10 +32,19 @@ struct ec_link_state {
 	bool reports_up;
 };
 
+/* The parent this cluster is attached to now. The attach record decides it
+ * (the config's Parent only fills the record on first start), so it lives
+ * here and not in the configuration; tree.c keeps it in step with the record. */
+struct ec_parent {
+	char url[EC_PATH_MAX]; /* as in the record; "" when not attached */
+	struct ctl_url hub;    /* url parsed, with the hub's path */
+};
+
+struct ec_watch;
+
 struct ecd {
-	/* as loaded; afterwards only conf.parent changes, following the attach
-	 * record (tree.c) */
-	struct ec_conf conf;
+	struct ec_conf conf; /* as loaded, never written afterwards */
+	struct ec_parent parent;
 	struct ec_store store;
 	json_t *self_labels; /* this cluster's labels as a JSON object */
 	uint64_t started_ms;
@@ -43,6 +52,8 @@ struct ecd {
 	/* ---- views main sets; NULL when that part is not running (unit tests) ---- */
 	const struct ec_nodes *nodes;
 	const struct ec_link_state *link;
+	/* the missions' watches (api/api_watch.c), kept by the API's transport */
+	struct ec_watch *watch;
 
 	/* ---- events, wired by main; each may be NULL ---- */
 	/* a mission was written or deleted (API or tree sync): the missions apply it */

@@ -126,7 +126,7 @@ static int start(struct daemon *dm)
 		ctl_log("database: %s", err);
 		return -1;
 	}
-	/* the attach record decides conf.parent before this cluster's row is synced */
+	/* the attach record decides the live parent before this cluster's row is synced */
 	if (tree_prepare(d) || tree_self_sync(d) || ec_store_revision(&d->store, &rev)) {
 		ctl_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
 		return -1;
@@ -138,6 +138,7 @@ static int start(struct daemon *dm)
 	if (!(dm->http = http_start(d)))
 		return -1;
 	lws = http_context(dm->http);
+	d->watch = http_watch(dm->http);
 	if (!(dm->signals = ctl_signals_new(lws, stop_signals, 2, on_signal, dm))) {
 		ctl_log("signalfd: %s", strerror(errno));
 		return -1;
@@ -158,8 +159,8 @@ static int start(struct daemon *dm)
 	d->link = uplink_link_state(dm->up);
 	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
 		d->conf.name, ec_distro_name(d->conf.distro), ec_driver_name(d->conf.driver),
-		d->conf.parent[0] ? "parent " : "root of its tree", d->conf.parent,
-		d->conf.database, rev);
+		d->parent.url[0] ? "parent " : "root of its tree", d->parent.url, d->conf.database,
+		rev);
 	return 0;
 }
 
@@ -178,6 +179,7 @@ static void stop(struct daemon *dm)
 	dm->run = NULL;
 	ec_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
 	ctl_signals_free(dm->signals);
+	d->watch = NULL;
 	http_stop(dm->http);
 	ec_store_close(&d->store);
 	json_decref(d->self_labels);

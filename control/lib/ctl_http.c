@@ -142,7 +142,8 @@ static int check_token(struct ctl_http *hs, struct lws *wsi)
 }
 
 /* The headers of a streamed answer: no Content-Length, chunked. */
-static int send_stream(struct lws *wsi, struct conn *c, struct ctl_http_resp *rs)
+static int send_stream(struct ctl_http *hs, struct lws *wsi, struct conn *c,
+		       struct ctl_http_resp *rs)
 {
 	unsigned char hdr[LWS_PRE + 512], *start = hdr + LWS_PRE, *p = start;
 	unsigned char *end = hdr + sizeof(hdr) - 1;
@@ -150,6 +151,8 @@ static int send_stream(struct lws *wsi, struct conn *c, struct ctl_http_resp *rs
 
 	c->stream = rs->stream;
 	rs->stream = NULL;
+	if (hs->ops->stream_conn)
+		hs->ops->stream_conn(c->stream, wsi);
 	/* not lws_add_http_common_headers: without a length it adds "Connection: close" */
 	if (lws_add_http_header_status(wsi, (unsigned)rs->code, &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
@@ -165,6 +168,11 @@ static int send_stream(struct lws *wsi, struct conn *c, struct ctl_http_resp *rs
 	return 0;
 }
 
+void ctl_http_wake(void *conn)
+{
+	lws_callback_on_writable(conn);
+}
+
 static int send_response(struct ctl_http *hs, struct lws *wsi, struct conn *c,
 			 struct ctl_http_resp *rs)
 {
@@ -174,7 +182,7 @@ static int send_response(struct ctl_http *hs, struct lws *wsi, struct conn *c,
 	int rc = 0;
 
 	if (rs->stream)
-		return send_stream(wsi, c, rs);
+		return send_stream(hs, wsi, c, rs);
 
 	c->out = malloc(LWS_PRE + n + 1);
 	if (!c->out) {
@@ -408,6 +416,13 @@ static int write_stream(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 	if (more < 0)
 		return -1; /* no last chunk: the client knows the answer is incomplete */
 	n = b->len - CHUNK_HEAD;
+	if (more == CTL_HTTP_IDLE && !n) {
+		/* a watch with nothing to say: open without a deadline until the
+		 * stream's wake (a stuck reader is caught by the stall timeout
+		 * armed at the last write) */
+		lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+		return 0;
+	}
 	hl = (size_t)snprintf(line, sizeof(line), "%zx\r\n", n);
 	memcpy(b->p + CHUNK_HEAD - hl, line, hl);
 	if (xg_buf_put(b, "\r\n", 2, 0) || (!more && n && xg_buf_put(b, "0\r\n\r\n", 5, 0)))
@@ -418,7 +433,8 @@ static int write_stream(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 	    (int)(b->len - CHUNK_HEAD + hl))
 		return -1;
 	if (more) {
-		/* progress: the stall timeout starts again */
+		/* progress: the stall timeout starts again; an idle stream is
+		 * asked once more, to find it idle and lift the timeout */
 		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, STREAM_STALL_S);
 		lws_callback_on_writable(wsi);
 		return 0;

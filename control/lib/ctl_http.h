@@ -56,10 +56,20 @@ struct ctl_http_ops {
 	void (*handle)(void *arg, const struct ctl_http_req *rq, struct ctl_http_resp *rs);
 	/* Append the next part of a stream to b: at least min bytes unless it
 	 * ends first. 1: more to come; 0: the end; -1: it cannot be completed:
-	 * the connection is cut, so that the client sees a truncated answer. */
+	 * the connection is cut, so that the client sees a truncated answer;
+	 * CTL_HTTP_IDLE (a watch): nothing more now, the connection stays open
+	 * and the stream is asked again after ctl_http_wake. */
 	int (*stream_next)(void *stream, struct xg_buf *b, size_t min);
 	void (*stream_free)(void *stream);
+	/* Optional: the stream is now written on conn, the handle that
+	 * ctl_http_wake takes (valid until stream_free). */
+	void (*stream_conn)(void *stream, void *conn);
 };
+
+#define CTL_HTTP_IDLE 2
+
+/* A stream that answered CTL_HTTP_IDLE has more to write (or has ended). */
+void ctl_http_wake(void *conn);
 
 struct ctl_http_conf {
 	const char *name; /* the Server header, the bearer realm, the vhost's name */

@@ -67,7 +67,8 @@ static void stream_free(void *stream)
 	*(int *)stream += 100; /* freed once, after the last part */
 }
 
-static const struct ctl_http_ops ops = {is_public, body_limit, handle, stream_next, stream_free};
+static const struct ctl_http_ops ops = {is_public,   body_limit,  handle,
+					stream_next, stream_free, NULL};
 
 /* Send req, service the loop until the server closes or answers; the answer. */
 static char *ask(struct lws_context *ctx, int port, const char *req)

@@ -432,9 +432,9 @@ int main(void)
 		CHECK(rs.code == 202 && !strcmp(field(&rs, "state", "phase"), "registering") &&
 			  !strstr(rs.body, "0123456789abcdef"),
 		      "PUT: 202 registering (the token is not echoed)");
-		CHECK(!strcmp(d.conf.parent, "ws://127.0.0.1:9") &&
-			  !strcmp(d.conf.parent_url.path, TREE_HUB_PATH),
-		      "conf.parent follows, with the hub's path");
+		CHECK(!strcmp(d.parent.url, "ws://127.0.0.1:9") &&
+			  !strcmp(d.parent.hub.path, TREE_HUB_PATH),
+		      "the live parent follows the record, with the hub's path");
 		call(
 		    &d, EC_PUT,
 		    "{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"Attach\",\"spec\":{\"parent\":"

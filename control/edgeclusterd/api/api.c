@@ -123,6 +123,15 @@ static int rv_param(const struct api_req *rq, struct api_resp *rs, uint64_t *rv)
 	return 0;
 }
 
+/* ?watch=1 or =true, as Kubernetes takes it */
+static bool is_watch(const struct api_req *rq)
+{
+	char buf[8];
+	const char *v = api_query(rq->query, "watch", buf, sizeof(buf));
+
+	return v && (!strcmp(v, "1") || !strcmp(v, "true"));
+}
+
 static int not_found(struct api_resp *rs, const char *res, const char *name)
 {
 	return api_errorf(rs, 404, NULL, NULL, "%s \"%.253s\" not found", res, name);
@@ -397,6 +406,8 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 	}
 	if ((name = route(rq->path, "missions"))) {
 		if (!*name) {
+			if (rq->method == EC_GET && is_watch(rq)) /* api_watch.c */
+				return api_mission_watch(d, rq, rs);
 			if (rq->method == EC_GET) /* streamed: api_list.c */
 				return api_mission_list(d, rq, rs);
 			if (rq->method == EC_POST)

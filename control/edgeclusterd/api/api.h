@@ -77,6 +77,23 @@ int api_mission_create_list(struct ecd *d, const struct api_req *rq, json_t *bod
  * client sees a truncated answer, not a short list. */
 int api_stream_next(struct api_stream *st, struct xg_buf *b, size_t min);
 void api_stream_free(struct api_stream *st);
+/* The transport writes st on conn; wake(conn) when an idle watch has more. */
+void api_stream_conn(struct api_stream *st, void (*wake)(void *conn), void *conn);
+
+/* ---- api_watch.c: watches of the missions (on ctl_watch) ---- */
+struct ctl_watch;
+/* The missions as the store has them now; NULL when it cannot be read. */
+struct ec_watch *api_watch_new(struct ecd *d);
+void api_watch_free(struct ec_watch *aw);
+/* Publish what changed in the store since the last scan: after the
+ * callback that wrote (not inside a write). 0 or -1 (logged). */
+int api_watch_scan(struct ec_watch *aw);
+/* GET .../missions?watch=1[&resourceVersion=N]: rs->stream on success, a
+ * watch of the changes after N (0 or absent: from now). */
+int api_mission_watch(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
+/* api_list.c: a stream of a watcher from `from` (*expired: an ERROR event
+ * and the end). NULL when out of memory. */
+struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, bool *expired);
 
 /* ---- http.c: the lws side (the daemon only) ---- */
 struct http_server;
@@ -88,6 +105,8 @@ struct http_server *http_start(struct ecd *d);
 struct lws_context *http_context(const struct http_server *hs);
 /* The API's vhost (the hub's protocol is on it). */
 struct lws_vhost *http_vhost(const struct http_server *hs);
+/* The missions' watches the server keeps (main sets d->watch to it). */
+struct ec_watch *http_watch(const struct http_server *hs);
 /* Last: destroys the context (what lives in it must be stopped first). */
 void http_stop(struct http_server *hs);
 

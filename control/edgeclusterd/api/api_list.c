@@ -21,12 +21,17 @@
 
 #include "api.h"
 #include "ctl_list.h"
+#include "ctl_watch.h"
 
 /* ---- lists ---- */
 
-/* A streamed answer: a List read from a snapshot (the base's ctl_list). */
+/* A streamed answer: a List read from a snapshot (the base's ctl_list), or
+ * a watch (the base's ctl_watch, api_watch.c). */
 struct api_stream {
 	struct ctl_list *list;
+	struct ctl_watcher *watcher;
+	void (*wake)(void *conn); /* the transport's, once it writes the stream */
+	void *conn;
 };
 
 /* The list's source: the snapshot's rows the selector takes, as objects. */
@@ -106,8 +111,36 @@ int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *r
 	return 0;
 }
 
+static void watcher_wake(void *arg)
+{
+	struct api_stream *st = arg;
+
+	/* before the transport took the stream it asks anyway */
+	if (st->wake && st->conn)
+		st->wake(st->conn);
+}
+
+struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, bool *expired)
+{
+	struct api_stream *st = calloc(1, sizeof(*st));
+
+	if (st && !(st->watcher = ctl_watch_open(w, from, watcher_wake, st, expired))) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void api_stream_conn(struct api_stream *st, void (*wake)(void *conn), void *conn)
+{
+	st->wake = wake;
+	st->conn = conn;
+}
+
 int api_stream_next(struct api_stream *st, struct xg_buf *b, size_t min)
 {
+	if (st->watcher)
+		return ctl_watcher_next(st->watcher, b, min);
 	return ctl_list_next(st->list, b, min);
 }
 
@@ -115,6 +148,7 @@ void api_stream_free(struct api_stream *st)
 {
 	if (!st)
 		return;
+	ctl_watcher_free(st->watcher);
 	ctl_list_free(st->list);
 	free(st);
 }

@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "ctl_http.h"
+#include "ctl_watch.h"
 #include "links.h"
 
 #define MISSIONS "/apis/" EC_API_VERSION "/missions"
@@ -20,10 +21,15 @@ _Static_assert(CTL_GET == (int)EC_GET && CTL_POST == (int)EC_POST && CTL_PUT == 
 	       "the API's methods are the transport's");
 _Static_assert(CTL_HTTP_TOKEN_MAX == EC_TOKEN_MAX, "the longest token");
 
+_Static_assert(CTL_WATCH_IDLE == CTL_HTTP_IDLE && CTL_WATCH_MORE == 1 && CTL_WATCH_END == 0,
+	       "a watcher's answers are a stream's");
+
 struct http_server {
 	struct ecd *d;
 	struct ctl_http *http;
 	struct ctl_http_conf conf;
+	struct ec_watch *watch;
+	lws_sorted_usec_list_t scan; /* the watches' scan, after the write's callback */
 };
 
 static const struct lws_protocols hub_protocols[] = {
@@ -79,13 +85,35 @@ static void stream_free(void *stream)
 	api_stream_free(stream);
 }
 
+static void stream_conn(void *stream, void *conn)
+{
+	api_stream_conn(stream, ctl_http_wake, conn);
+}
+
 static const struct ctl_http_ops ops = {
+    .stream_conn = stream_conn,
     .is_public = is_public,
     .body_limit = body_limit,
     .handle = handle,
     .stream_next = stream_next,
     .stream_free = stream_free,
 };
+
+static void on_scan(lws_sorted_usec_list_t *sul)
+{
+	struct http_server *hs = lws_container_of(sul, struct http_server, scan);
+
+	api_watch_scan(hs->watch);
+}
+
+/* Inside the write (ec_store_on_revision): the scan reads the store after
+ * the callback that wrote, and its transaction, have ended. */
+static void on_revision(void *arg)
+{
+	struct http_server *hs = arg;
+
+	lws_sul_schedule(ctl_http_context(hs->http), 0, &hs->scan, on_scan, 0);
+}
 
 struct http_server *http_start(struct ecd *d)
 {
@@ -108,12 +136,22 @@ struct http_server *http_start(struct ecd *d)
 		free(hs);
 		return NULL;
 	}
+	if (!(hs->watch = api_watch_new(d)) || ec_store_on_revision(&d->store, on_revision, hs)) {
+		ctl_log("cannot set up the missions' watches");
+		http_stop(hs);
+		return NULL;
+	}
 	return hs;
 }
 
 struct lws_context *http_context(const struct http_server *hs)
 {
 	return ctl_http_context(hs->http);
+}
+
+struct ec_watch *http_watch(const struct http_server *hs)
+{
+	return hs->watch;
 }
 
 struct lws_vhost *http_vhost(const struct http_server *hs)
@@ -125,6 +163,10 @@ void http_stop(struct http_server *hs)
 {
 	if (!hs)
 		return;
+	ec_store_on_revision(&hs->d->store, NULL, hs);
+	lws_sul_cancel(&hs->scan);
+	/* the open watches end; their streams go with the context */
+	api_watch_free(hs->watch);
 	ctl_http_stop(hs->http);
 	free(hs);
 }

@@ -252,15 +252,33 @@ static void on_update(void *arg, int op, const char *db, const char *table, sqli
 	(void)op;
 	(void)db;
 	(void)rowid;
-	if (s->on_revision && !strcmp(table, "meta"))
-		s->on_revision(s->on_revision_arg);
+	if (strcmp(table, "meta"))
+		return;
+	for (int i = 0; i < EC_STORE_HOOKS; i++)
+		if (s->on_revision[i].fn)
+			s->on_revision[i].fn(s->on_revision[i].arg);
 }
 
-void ec_store_on_revision(struct ec_store *s, void (*fn)(void *arg), void *arg)
+int ec_store_on_revision(struct ec_store *s, void (*fn)(void *arg), void *arg)
 {
-	s->on_revision = fn;
-	s->on_revision_arg = arg;
-	sqlite3_update_hook(s->sql.db, fn ? on_update : NULL, fn ? s : NULL);
+	int i, free_slot = -1, any = 0;
+
+	for (i = 0; i < EC_STORE_HOOKS; i++) {
+		if (s->on_revision[i].fn && s->on_revision[i].arg == arg)
+			s->on_revision[i].fn = NULL;
+		if (!s->on_revision[i].fn && free_slot < 0)
+			free_slot = i;
+	}
+	if (fn) {
+		if (free_slot < 0)
+			return -1;
+		s->on_revision[free_slot].fn = fn;
+		s->on_revision[free_slot].arg = arg;
+	}
+	for (i = 0; i < EC_STORE_HOOKS; i++)
+		any |= s->on_revision[i].fn != NULL;
+	sqlite3_update_hook(s->sql.db, any ? on_update : NULL, any ? s : NULL);
+	return 0;
 }
 
 int ec_store_revision(struct ec_store *s, uint64_t *rev)

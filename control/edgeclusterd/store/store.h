@@ -26,6 +26,7 @@
 
 enum { EC_ST_NOTFOUND = 1, EC_ST_EXISTS = 2, EC_ST_CONFLICT = 3 };
 enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
+#define EC_STORE_HOOKS 4 /* revision listeners: the hub, the API's watches */
 
 /* A mission's state map as JSON text, from its rows in table mstate (one per
  * key, in key order), in a SELECT ... FROM missions. */
@@ -52,8 +53,10 @@ struct ec_store {
 	 * to table meta once per commit rather than once per entry */
 	int64_t outbox_seq;
 	bool outbox_loaded, outbox_dirty;
-	void (*on_revision)(void *arg); /* ec_store_on_revision */
-	void *on_revision_arg;
+	struct { /* ec_store_on_revision */
+		void (*fn)(void *arg);
+		void *arg;
+	} on_revision[EC_STORE_HOOKS];
 };
 
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen);
@@ -62,9 +65,10 @@ const char *ec_store_errmsg(struct ec_store *s);
 /* The current revision (0 for a new database). */
 int ec_store_revision(struct ec_store *s, uint64_t *rev);
 /* fn(arg) at every write that bumps the revision, whoever made it (this
- * process's API or sync); NULL: none. Called inside the write: fn must not
- * touch the store (it schedules what reads it). */
-void ec_store_on_revision(struct ec_store *s, void (*fn)(void *arg), void *arg);
+ * process's API or sync); fn NULL: arg's listener is removed. Called inside
+ * the write: fn must not touch the store (it schedules what reads it).
+ * -1 when EC_STORE_HOOKS listen already. */
+int ec_store_on_revision(struct ec_store *s, void (*fn)(void *arg), void *arg);
 
 /* ---- groups of writes ----
  * Every write function below may also run between ec_store_tx_begin() and

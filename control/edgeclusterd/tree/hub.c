@@ -737,7 +737,7 @@ void hub_stop(struct hub *h)
 {
 	if (!h)
 		return;
-	ec_store_on_revision(&h->d->store, NULL, NULL);
+	ec_store_on_revision(&h->d->store, NULL, h);
 	*h->slot = NULL; /* the vhost (and the slot) goes with the context */
 	lws_sul_cancel(&h->tick);
 	lws_sul_cancel(&h->scan);

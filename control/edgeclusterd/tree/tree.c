@@ -17,14 +17,14 @@
 
 #include "tree.h"
 
-/* conf.parent (and so the self row's spec.parent) follows the attach record. */
+/* The live parent (and so the self row's spec.parent) follows the attach record. */
 static void follow_parent(struct ecd *d, const char *parent)
 {
 	char err[256];
 
-	snprintf(d->conf.parent, sizeof(d->conf.parent), "%s", parent);
-	memset(&d->conf.parent_url, 0, sizeof(d->conf.parent_url));
-	if (parent[0] && tree_hub_url(parent, &d->conf.parent_url, err, sizeof(err)))
+	snprintf(d->parent.url, sizeof(d->parent.url), "%s", parent);
+	memset(&d->parent.hub, 0, sizeof(d->parent.hub));
+	if (parent[0] && tree_hub_url(parent, &d->parent.hub, err, sizeof(err)))
 		ctl_log("attach: parent %s", err);
 }
 
@@ -42,7 +42,7 @@ int tree_attach_set(struct ecd *d, struct ec_attach *a, enum ec_phase to, const 
 	if (from != to)
 		ctl_log("attach: %s -> %s%s%s", tree_phase_name(from), tree_phase_name(to),
 			why ? ": " : "", why ? why : "");
-	if (strcmp(d->conf.parent, a->parent)) {
+	if (strcmp(d->parent.url, a->parent)) {
 		follow_parent(d, a->parent);
 		if (tree_self_sync(d))
 			ctl_log("attach: cannot update this cluster's spec.parent");
@@ -91,8 +91,8 @@ static json_t *self_spec(struct ecd *d)
 	json_t *spec = json_pack("{s:s,s:s}", "distro", ec_distro_name(d->conf.distro), "driver",
 				 ec_driver_name(d->conf.driver));
 
-	if (d->conf.parent[0])
-		json_object_set_new(spec, "parent", json_string(d->conf.parent));
+	if (d->parent.url[0])
+		json_object_set_new(spec, "parent", json_string(d->parent.url));
 	return spec;
 }
 

@@ -19,7 +19,7 @@
 /* ---- tree.c: EdgeCluster objects and the attach record (no lws) ---- */
 
 /* Load the attach record, fill it from [Cluster] Parent/JoinToken on first
- * start, and make conf.parent follow it. Before tree_self_sync. */
+ * start, and make the live parent (d->parent) follow it. Before tree_self_sync. */
 int tree_prepare(struct ecd *d);
 /* Ensure this cluster's own EdgeCluster row exists and matches the config. */
 int tree_self_sync(struct ecd *d);

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The control base's watches: an event reaches every open watcher once, in
+ * order, as one line; a start in the recent past replays the ring; a start
+ * older than the ring gets one ERROR event (Status 410 Expired) and the
+ * end; a watcher that falls too far behind is ended, its memory bounded;
+ * wake comes only to an idle watcher, and when it ends. */
+#include <string.h>
+
+#include "ctl_watch.h"
+#include "unit.h"
+
+struct waker {
+	int n;
+};
+
+static void wake(void *arg)
+{
+	((struct waker *)arg)->n++;
+}
+
+/* Everything pending, as text; the last answer in *rc. */
+static char *drain(struct ctl_watcher *wr, struct xg_buf *b, int *rc)
+{
+	b->len = 0;
+	if (b->p)
+		*b->p = 0;
+	do
+		*rc = ctl_watcher_next(wr, b, 7); /* small parts: the loop is exercised */
+	while (*rc == CTL_WATCH_MORE);
+	return b->p ? b->p : "";
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+int main(void)
+{
+	struct ctl_watch *w = ctl_watch_new(10, 3, 300);
+	struct waker wa = {0}, wb = {0}, wc = {0};
+	struct xg_buf b = {0};
+	struct ctl_watcher *a, *c, *x, *slow;
+	bool expired;
+	json_t *o = json_pack("{s:s}", "name", "m1");
+	char *t;
+	int rc, n = 0;
+
+	CHECK(w && ctl_watch_revision(w) == 10, "a new watch knows up to its start revision");
+	a = ctl_watch_open(w, 0, wake, &wa, &expired);
+	CHECK(a && !expired, "from 0: from now");
+	t = drain(a, &b, &rc);
+	CHECK(rc == CTL_WATCH_IDLE && !*t, "nothing yet: idle");
+
+	CHECK(!ctl_watch_event(w, 11, "ADDED", o), "event 11");
+	CHECK(wa.n == 1, "the idle watcher is woken once");
+	CHECK(!ctl_watch_event(w, 12, "MODIFIED", o), "event 12");
+	CHECK(wa.n == 1, "not woken again before it reads");
+	t = drain(a, &b, &rc);
+	CHECK(rc == CTL_WATCH_IDLE && lines(t) == 2 &&
+		  !strncmp(t, "{\"type\":\"ADDED\",\"object\":{\"name\":\"m1\"}}\n", 40) &&
+		  strstr(t, "\n{\"type\":\"MODIFIED\""),
+	      "both events, in order, one line each: %s", t);
+
+	/* fan-out, and a start in the recent past */
+	x = ctl_watch_open(w, 11, wake, &wb, &expired);
+	t = drain(x, &b, &rc);
+	CHECK(x && !expired && lines(t) == 1 && strstr(t, "MODIFIED"),
+	      "from 11: the ring replays 12 only");
+	CHECK(!ctl_watch_event(w, 13, "DELETED", o), "event 13");
+	t = drain(a, &b, &rc);
+	CHECK(lines(t) == 1 && strstr(t, "DELETED"), "watcher 1 has 13");
+	t = drain(x, &b, &rc);
+	CHECK(lines(t) == 1 && strstr(t, "DELETED"), "watcher 2 has 13 too");
+
+	/* the ring holds 3: after 14, 11 is gone and a start at 10 is Expired */
+	CHECK(!ctl_watch_event(w, 14, "ADDED", o), "event 14");
+	c = ctl_watch_open(w, 11, wake, &wc, &expired);
+	CHECK(c && !expired, "from 11 still served (12..14 kept)");
+	ctl_watcher_free(c);
+	c = ctl_watch_open(w, 10, wake, &wc, &expired);
+	t = drain(c, &b, &rc);
+	CHECK(c && expired && rc == CTL_WATCH_END && lines(t) == 1 &&
+		  strstr(t, "\"type\":\"ERROR\"") && strstr(t, "\"code\":410") &&
+		  strstr(t, "\"reason\":\"Expired\""),
+	      "from 10: one ERROR event (410 Expired), then the end: %s", t);
+	CHECK(ctl_watcher_ended(c) && !strcmp(ctl_watcher_ended(c), "expired"), "ended: expired");
+	ctl_watcher_free(c);
+
+	/* a watcher that does not read: ended at 300 bytes pending, not grown */
+	slow = ctl_watch_open(w, 0, wake, &wc, &expired);
+	wc.n = 0;
+	drain(a, &b, &rc);
+	for (uint64_t rv = 15; rv < 40; rv++) {
+		ctl_watch_event(w, rv, "MODIFIED", o);
+		t = drain(a, &b, &rc); /* this one reads as they come */
+		n += lines(t);
+	}
+	CHECK(ctl_watcher_ended(slow) && !strcmp(ctl_watcher_ended(slow), "too far behind"),
+	      "the slow watcher is ended");
+	CHECK(wc.n == 1, "and woken once, to end its stream");
+	t = drain(slow, &b, &rc);
+	CHECK(rc == CTL_WATCH_END && !*t, "its unread events are dropped: the end at once");
+	CHECK(rc == CTL_WATCH_END && !ctl_watcher_ended(a) && n == 25,
+	      "a watcher that reads is not affected (15..39: %d lines)", n);
+
+	/* freeing the watch ends the open watchers; each is freed by its owner */
+	wa.n = 0;
+	ctl_watch_free(w);
+	CHECK(wa.n == 1 && !strcmp(ctl_watcher_ended(a), "closed"), "watch freed: ended, woken");
+	t = drain(a, &b, &rc);
+	CHECK(rc == CTL_WATCH_END, "and its stream ends");
+	ctl_watcher_free(a);
+	ctl_watcher_free(x);
+	ctl_watcher_free(slow);
+
+	/* a start ahead of what was published (a list read before its events
+	 * were): those up to it are skipped when they come */
+	w = ctl_watch_new(5, 4, 1000);
+	a = ctl_watch_open(w, 7, wake, &wa, &expired);
+	ctl_watch_event(w, 6, "ADDED", o);
+	ctl_watch_event(w, 7, "MODIFIED", o);
+	ctl_watch_event(w, 8, "DELETED", o);
+	t = drain(a, &b, &rc);
+	CHECK(a && !expired && lines(t) == 1 && strstr(t, "DELETED"), "from 7: only 8: %s", t);
+	ctl_watcher_free(a);
+	ctl_watch_free(w);
+	json_decref(o);
+	xg_buf_free(&b);
+	return unit_summary();
+}
