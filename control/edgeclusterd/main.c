@@ -42,7 +42,7 @@ struct daemon {
 	volatile sig_atomic_t stop; /* set from the loop (ctl_signal), read by it */
 	struct ctl_signals *signals;
 	struct http_server *http;
-	struct ec_exec *exec;
+	struct ctl_exec *exec;
 	struct ec_run *run;
 	struct hub *hub;
 	struct uplink *up;
@@ -144,7 +144,7 @@ static int start(struct daemon *dm)
 		return -1;
 	}
 	/* after http_start, which made the lws context the commands run in */
-	dm->exec = ec_exec_new(lws, COMMANDS_RUNNING, KILL_GRACE_MS);
+	dm->exec = ctl_exec_new(lws, COMMANDS_RUNNING, KILL_GRACE_MS);
 	if (!dm->exec) {
 		ctl_log("cannot set up the command runner: %s", strerror(errno));
 		return -1;
@@ -177,7 +177,7 @@ static void stop(struct daemon *dm)
 	d->nodes = NULL;
 	mission_stop(dm->run);
 	dm->run = NULL;
-	ec_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
+	ctl_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
 	ctl_signals_free(dm->signals);
 	d->watch = NULL;
 	http_stop(dm->http);

@@ -38,7 +38,7 @@ extern char **environ;
 enum { S_IN, S_OUT, S_ERR };
 
 struct stream {
-	struct ec_job *j;
+	struct ctl_job *j;
 	struct lws *wsi; /* NULL once closed or dropped */
 	int fd;		 /* ours until adopted; then lws closes it */
 	char *buf;
@@ -46,16 +46,16 @@ struct stream {
 	bool trunc;
 };
 
-struct ec_job {
-	struct ec_exec *x;
-	struct ec_job *next, *prev; /* in x->queue or x->running */
+struct ctl_job {
+	struct ctl_exec *x;
+	struct ctl_job *next, *prev; /* in x->queue or x->running */
 	char **argv, **envp, *cwd;
 	unsigned char *in;
 	size_t in_len, in_off;
 	unsigned timeout_ms;
 	size_t out_max;
-	ec_job_done_fn done;
-	ec_job_start_fn started;
+	ctl_job_done_fn done;
+	ctl_job_start_fn started;
 	void *arg;
 
 	pid_t pid;
@@ -69,11 +69,11 @@ struct ec_job {
 };
 
 struct list {
-	struct ec_job *head, *tail;
+	struct ctl_job *head, *tail;
 	unsigned n;
 };
 
-struct ec_exec {
+struct ctl_exec {
 	struct lws_context *ctx;
 	struct lws_vhost *vh;
 	unsigned max_running, grace_ms;
@@ -91,7 +91,7 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static void list_add(struct list *l, struct ec_job *j)
+static void list_add(struct list *l, struct ctl_job *j)
 {
 	j->next = NULL;
 	j->prev = l->tail;
@@ -103,7 +103,7 @@ static void list_add(struct list *l, struct ec_job *j)
 	l->n++;
 }
 
-static void list_del(struct list *l, struct ec_job *j)
+static void list_del(struct list *l, struct ctl_job *j)
 {
 	if (j->prev)
 		j->prev->next = j->next;
@@ -202,8 +202,8 @@ unsigned long long ec_proc_starttime(pid_t pid)
 static void on_kick(lws_sorted_usec_list_t *sul);
 
 /* Starting and delivering always happen from a timer: callers of
- * ec_exec_run/ec_job_cancel never see their callback re-enter them. */
-static void kick(struct ec_exec *x)
+ * ctl_exec_run/ctl_job_cancel never see their callback re-enter them. */
+static void kick(struct ctl_exec *x)
 {
 	lws_sul_schedule(x->ctx, 0, &x->sul_kick, on_kick, 0);
 }
@@ -221,7 +221,7 @@ static void stream_drop(struct stream *s)
 	s->fd = -1;
 }
 
-static void job_free(struct ec_job *j)
+static void job_free(struct ctl_job *j)
 {
 	for (int i = 0; i < 3; i++) {
 		stream_drop(&j->s[i]);
@@ -237,24 +237,24 @@ static void job_free(struct ec_job *j)
 	free(j);
 }
 
-static void deliver(struct ec_job *j)
+static void deliver(struct ctl_job *j)
 {
-	struct ec_job_result r = {0};
+	struct ctl_job_result r = {0};
 	static const char empty[] = "";
 
 	if (j->spawn_err) {
-		r.end = EC_JOB_SPAWN_FAILED;
+		r.end = CTL_JOB_SPAWN_FAILED;
 		r.code = j->spawn_err;
 	} else if (j->cancelled) {
-		r.end = EC_JOB_CANCELLED;
+		r.end = CTL_JOB_CANCELLED;
 	} else if (j->timed_out) {
-		r.end = EC_JOB_TIMEOUT;
+		r.end = CTL_JOB_TIMEOUT;
 		r.code = (int)j->timeout_ms;
 	} else if (WIFEXITED(j->status)) {
-		r.end = EC_JOB_EXITED;
+		r.end = CTL_JOB_EXITED;
 		r.code = WEXITSTATUS(j->status);
 	} else {
-		r.end = EC_JOB_SIGNALED;
+		r.end = CTL_JOB_SIGNALED;
 		r.code = WIFSIGNALED(j->status) ? WTERMSIG(j->status) : 0;
 	}
 	r.out = j->s[S_OUT].buf ? j->s[S_OUT].buf : empty;
@@ -269,9 +269,9 @@ static void deliver(struct ec_job *j)
 }
 
 /* Done once reaped and its output pipes are closed (or dropped). */
-static void job_check_done(struct ec_job *j)
+static void job_check_done(struct ctl_job *j)
 {
-	struct ec_exec *x = j->x;
+	struct ctl_exec *x = j->x;
 
 	if (j->finished || !j->exited || j->s[S_OUT].wsi || j->s[S_ERR].wsi)
 		return;
@@ -287,16 +287,16 @@ static void job_check_done(struct ec_job *j)
 
 static void on_linger(lws_sorted_usec_list_t *sul)
 {
-	struct ec_job *j = lws_container_of(sul, struct ec_job, sul_linger);
+	struct ctl_job *j = lws_container_of(sul, struct ctl_job, sul_linger);
 
 	stream_drop(&j->s[S_OUT]);
 	stream_drop(&j->s[S_ERR]);
 	job_check_done(j);
 }
 
-static void reap(struct ec_exec *x)
+static void reap(struct ctl_exec *x)
 {
-	struct ec_job *j, *next;
+	struct ctl_job *j, *next;
 
 	for (j = x->running.head; j; j = next) {
 		next = j->next;
@@ -314,7 +314,7 @@ static void reap(struct ec_exec *x)
 
 static void on_backstop(lws_sorted_usec_list_t *sul)
 {
-	struct ec_exec *x = lws_container_of(sul, struct ec_exec, sul_backstop);
+	struct ctl_exec *x = lws_container_of(sul, struct ctl_exec, sul_backstop);
 
 	reap(x);
 	if (x->running.n)
@@ -325,7 +325,7 @@ static void on_backstop(lws_sorted_usec_list_t *sul)
  * Only while the leader is unreaped: then the group id cannot be reused. */
 static void on_kill(lws_sorted_usec_list_t *sul)
 {
-	struct ec_job *j = lws_container_of(sul, struct ec_job, sul_kill);
+	struct ctl_job *j = lws_container_of(sul, struct ctl_job, sul_kill);
 
 	if (j->exited)
 		return;
@@ -375,7 +375,7 @@ static int pipe_read(struct stream *s)
 
 static void on_stdin(lws_sorted_usec_list_t *sul)
 {
-	struct ec_job *j = lws_container_of(sul, struct ec_job, sul_stdin);
+	struct ctl_job *j = lws_container_of(sul, struct ctl_job, sul_stdin);
 
 	if (j->s[S_IN].wsi)
 		lws_callback_on_writable(j->s[S_IN].wsi);
@@ -383,7 +383,7 @@ static void on_stdin(lws_sorted_usec_list_t *sul)
 
 static int pipe_write(struct stream *s)
 {
-	struct ec_job *j = s->j;
+	struct ctl_job *j = s->j;
 
 	while (j->in_off < j->in_len) {
 		ssize_t n = write(s->fd, j->in + j->in_off, j->in_len - j->in_off);
@@ -446,7 +446,7 @@ static int cb_pipe(struct lws *wsi, enum lws_callback_reasons reason, void *user
 static int cb_sigchld(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		      size_t len)
 {
-	struct ec_exec *x = lws_get_opaque_user_data(wsi);
+	struct ctl_exec *x = lws_get_opaque_user_data(wsi);
 	struct signalfd_siginfo si;
 
 	if (reason == LWS_CALLBACK_RAW_RX_FILE && x) {
@@ -469,7 +469,7 @@ static const struct lws_protocols protocols[] = {
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
-static struct lws *adopt(struct ec_exec *x, int fd, const char *proto, void *opaque)
+static struct lws *adopt(struct ctl_exec *x, int fd, const char *proto, void *opaque)
 {
 	lws_adopt_desc_t ad;
 
@@ -484,7 +484,7 @@ static struct lws *adopt(struct ec_exec *x, int fd, const char *proto, void *opa
 
 /* ---- spawning ---- */
 
-static int spawn(struct ec_job *j)
+static int spawn(struct ctl_job *j)
 {
 	int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
 	posix_spawn_file_actions_t fa;
@@ -530,7 +530,7 @@ out:
 	return rc;
 }
 
-static void start_job(struct ec_exec *x, struct ec_job *j)
+static void start_job(struct ctl_exec *x, struct ctl_job *j)
 {
 	int err;
 
@@ -583,8 +583,8 @@ static void start_job(struct ec_exec *x, struct ec_job *j)
 /* Deliver jobs that ended without running, then fill the free slots. */
 static void on_kick(lws_sorted_usec_list_t *sul)
 {
-	struct ec_exec *x = lws_container_of(sul, struct ec_exec, sul_kick);
-	struct ec_job *j;
+	struct ctl_exec *x = lws_container_of(sul, struct ctl_exec, sul_kick);
+	struct ctl_job *j;
 
 	while ((j = x->done.head)) {
 		list_del(&x->done, j);
@@ -599,10 +599,10 @@ static void on_kick(lws_sorted_usec_list_t *sul)
 
 /* ---- the exec's public side ---- */
 
-struct ec_exec *ec_exec_new(struct lws_context *ctx, unsigned max_running, unsigned grace_ms)
+struct ctl_exec *ctl_exec_new(struct lws_context *ctx, unsigned max_running, unsigned grace_ms)
 {
 	struct lws_context_creation_info info;
-	struct ec_exec *x = calloc(1, sizeof(*x));
+	struct ctl_exec *x = calloc(1, sizeof(*x));
 	lws_adopt_desc_t ad;
 	sigset_t set;
 
@@ -645,7 +645,7 @@ struct ec_exec *ec_exec_new(struct lws_context *ctx, unsigned max_running, unsig
 
 static void free_list(struct list *l)
 {
-	struct ec_job *j;
+	struct ctl_job *j;
 
 	while ((j = l->head)) {
 		list_del(l, j);
@@ -653,10 +653,10 @@ static void free_list(struct list *l)
 	}
 }
 
-void ec_exec_free(struct ec_exec *x)
+void ctl_exec_free(struct ctl_exec *x)
 {
 	uint64_t until;
-	struct ec_job *j;
+	struct ctl_job *j;
 	bool left;
 
 	if (!x)
@@ -693,9 +693,9 @@ void ec_exec_free(struct ec_exec *x)
 	free(x);
 }
 
-struct ec_job *ec_exec_run(struct ec_exec *x, const struct ec_job_spec *sp)
+struct ctl_job *ctl_exec_run(struct ctl_exec *x, const struct ctl_job_spec *sp)
 {
-	struct ec_job *j = calloc(1, sizeof(*j));
+	struct ctl_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
@@ -728,7 +728,7 @@ struct ec_job *ec_exec_run(struct ec_exec *x, const struct ec_job_spec *sp)
 	return j;
 }
 
-void ec_job_cancel(struct ec_job *j)
+void ctl_job_cancel(struct ctl_job *j)
 {
 	if (!j || j->cancelled || j->finished)
 		return;
@@ -745,12 +745,12 @@ void ec_job_cancel(struct ec_job *j)
 	on_kill(&j->sul_kill);
 }
 
-unsigned ec_exec_running(const struct ec_exec *x)
+unsigned ctl_exec_running(const struct ctl_exec *x)
 {
 	return x->running.n;
 }
 
-unsigned ec_exec_queued(const struct ec_exec *x)
+unsigned ctl_exec_queued(const struct ctl_exec *x)
 {
 	return x->queue.n;
 }

@@ -23,11 +23,11 @@
 #include "driver.h"
 
 static struct lws_context *ctx;
-static struct ec_exec *x;
+static struct ctl_exec *x;
 
 struct res {
 	bool done;
-	enum ec_job_end end;
+	enum ctl_job_end end;
 	int code;
 	char out[1024], err[256], desc[300];
 	size_t out_len;
@@ -36,7 +36,7 @@ struct res {
 	pid_t pid;
 };
 
-static void on_done(void *arg, const struct ec_job_result *r)
+static void on_done(void *arg, const struct ctl_job_result *r)
 {
 	struct res *s = arg;
 
@@ -48,7 +48,7 @@ static void on_done(void *arg, const struct ec_job_result *r)
 	s->ms = r->ms;
 	snprintf(s->out, sizeof(s->out), "%s", r->out);
 	snprintf(s->err, sizeof(s->err), "%s", r->err);
-	ec_job_describe(r, s->desc, sizeof(s->desc));
+	ctl_job_describe(r, s->desc, sizeof(s->desc));
 }
 
 static void on_start(void *arg, pid_t pid, unsigned long long st)
@@ -82,31 +82,31 @@ static void wait_all(struct res *r, int n)
 	}
 }
 
-static struct ec_job *go(struct res *r, char *const *argv, const char *in, size_t in_len,
-			 unsigned timeout_ms, size_t out_max)
+static struct ctl_job *go(struct res *r, char *const *argv, const char *in, size_t in_len,
+			  unsigned timeout_ms, size_t out_max)
 {
-	struct ec_job_spec js = {.argv = argv,
-				 .in = in,
-				 .in_len = in_len,
-				 .timeout_ms = timeout_ms,
-				 .out_max = out_max,
-				 .done = on_done,
-				 .started = on_start,
-				 .arg = r};
+	struct ctl_job_spec js = {.argv = argv,
+				  .in = in,
+				  .in_len = in_len,
+				  .timeout_ms = timeout_ms,
+				  .out_max = out_max,
+				  .done = on_done,
+				  .started = on_start,
+				  .arg = r};
 
 	memset(r, 0, sizeof(*r));
-	return ec_exec_run(x, &js);
+	return ctl_exec_run(x, &js);
 }
 
 static struct res run1(char *const *argv, const char *in, size_t in_len, unsigned timeout_ms,
 		       size_t out_max)
 {
 	struct res r;
-	struct ec_job *j = go(&r, argv, in, in_len, timeout_ms, out_max);
+	struct ctl_job *j = go(&r, argv, in, in_len, timeout_ms, out_max);
 
 	wait_all(&r, 1);
 	if (!r.done) { /* a failing test must not leave a callback aimed at this frame */
-		ec_job_cancel(j);
+		ctl_job_cancel(j);
 		while (!r.done)
 			lws_service(ctx, 0);
 		r.done = false;
@@ -166,7 +166,7 @@ static void test_exec(void)
 	{
 		char *a[] = {"echo", "hello", NULL}; /* PATH lookup */
 		r = run1(a, NULL, 0, 5000, 0);
-		CHECK(r.done && r.end == EC_JOB_EXITED && r.code == 0 && !strcmp(r.out, "hello\n"),
+		CHECK(r.done && r.end == CTL_JOB_EXITED && r.code == 0 && !strcmp(r.out, "hello\n"),
 		      "echo hello: exit 0, stdout captured (%s)", r.desc);
 		CHECK(r.pid > 0, "the started callback got the pid and its start time");
 	}
@@ -178,7 +178,7 @@ static void test_exec(void)
 	{
 		char *a[] = {"/bin/sh", "-c", "echo oops >&2; echo out; exit 3", NULL};
 		r = run1(a, NULL, 0, 5000, 0);
-		CHECK(r.end == EC_JOB_EXITED && r.code == 3 && !strcmp(r.err, "oops\n") &&
+		CHECK(r.end == CTL_JOB_EXITED && r.code == 3 && !strcmp(r.err, "oops\n") &&
 			  !strcmp(r.out, "out\n"),
 		      "exit 3 with stdout and stderr apart");
 		CHECK(!strcmp(r.desc, "exited 3: oops"), "described as '%s'", r.desc);
@@ -190,19 +190,19 @@ static void test_exec(void)
 
 		memset(in, 'x', n);
 		r = run1(a, in, n, 10000, 0);
-		CHECK(r.end == EC_JOB_EXITED && atol(r.out) == (long)n,
+		CHECK(r.end == CTL_JOB_EXITED && atol(r.out) == (long)n,
 		      "300000 bytes of stdin arrive whole (wc says %s)", r.out);
 		free(in);
 		char *cat[] = {"/bin/cat", NULL};
 		r = run1(cat, "", 0, 5000, 0);
-		CHECK(r.end == EC_JOB_EXITED && r.code == 0 && r.out_len == 0,
+		CHECK(r.end == CTL_JOB_EXITED && r.code == 0 && r.out_len == 0,
 		      "an empty stdin is an immediate EOF");
 	}
 	{
 		char *a[] = {"/bin/sh", "-c",
 			     "head -c 200000 /dev/zero | tr '\\0' a; echo done >&2", NULL};
 		r = run1(a, NULL, 0, 5000, 1000);
-		CHECK(r.end == EC_JOB_EXITED && r.code == 0 && r.out_len == 1000 && r.trunc &&
+		CHECK(r.end == CTL_JOB_EXITED && r.code == 0 && r.out_len == 1000 && r.trunc &&
 			  !strcmp(r.err, "done\n"),
 		      "output capped at 1000 bytes, truncated flag, the child still finishes");
 	}
@@ -210,7 +210,7 @@ static void test_exec(void)
 		char *a[] = {"/bin/sleep", "30", NULL};
 		t0 = now();
 		r = run1(a, NULL, 0, 300, 0);
-		CHECK(r.end == EC_JOB_TIMEOUT && now() - t0 < 2 &&
+		CHECK(r.end == CTL_JOB_TIMEOUT && now() - t0 < 2 &&
 			  !strcmp(r.desc, "timed out after 0.3s"),
 		      "sleep 30 with a 300 ms timeout ends in %.2fs (%s)", now() - t0, r.desc);
 	}
@@ -227,7 +227,7 @@ static void test_exec(void)
 			 pidfile);
 		t0 = now();
 		r = run1(a, NULL, 0, 300, 0);
-		CHECK(r.end == EC_JOB_TIMEOUT && now() - t0 < 3,
+		CHECK(r.end == CTL_JOB_TIMEOUT && now() - t0 < 3,
 		      "SIGTERM ignored: SIGKILL after the grace (%.2fs)", now() - t0);
 		f = fopen(pidfile, "r");
 		if (f && fscanf(f, "%ld", &gpid) != 1)
@@ -241,7 +241,7 @@ static void test_exec(void)
 	{
 		char *a[] = {"/nonexistent/cmd", NULL};
 		r = run1(a, NULL, 0, 1000, 0);
-		CHECK(r.end == EC_JOB_SPAWN_FAILED && r.code == ENOENT &&
+		CHECK(r.end == CTL_JOB_SPAWN_FAILED && r.code == ENOENT &&
 			  !strcmp(r.desc, "cannot run: No such file or directory"),
 		      "a missing binary: %s", r.desc);
 	}
@@ -269,7 +269,7 @@ static void test_exec(void)
 			     "sleep 5 >/dev/null 2>&1 & echo $!; sleep 30 & exit 0", NULL};
 		t0 = now();
 		r = run1(a, NULL, 0, 10000, 0);
-		CHECK(r.end == EC_JOB_EXITED && now() - t0 < 2,
+		CHECK(r.end == CTL_JOB_EXITED && now() - t0 < 2,
 		      "a grandchild holding stdout does not hold the job (%.2fs)", now() - t0);
 		kill(-(pid_t)r.pid, SIGKILL); /* the test's own cleanup of that group */
 	}
@@ -282,14 +282,14 @@ static void test_exec(void)
 		t0 = now();
 		for (int i = 0; i < 5; i++)
 			go(&many[i], a, NULL, 0, 5000, 0);
-		CHECK(ec_exec_queued(x) == 5 && ec_exec_running(x) == 0,
-		      "nothing starts inside ec_exec_run (5 queued)");
+		CHECK(ctl_exec_queued(x) == 5 && ctl_exec_running(x) == 0,
+		      "nothing starts inside ctl_exec_run (5 queued)");
 		for (double end = now() + 5; now() < end;) {
 			int left = 0;
 
 			for (int i = 0; i < 5; i++)
 				left += !many[i].done;
-			peak = ec_exec_running(x) > peak ? ec_exec_running(x) : peak;
+			peak = ctl_exec_running(x) > peak ? ctl_exec_running(x) : peak;
 			if (!left)
 				break;
 			lws_service(ctx, 0);
@@ -297,31 +297,31 @@ static void test_exec(void)
 		int ok = 0;
 
 		for (int i = 0; i < 5; i++)
-			ok += many[i].done && many[i].end == EC_JOB_EXITED && !many[i].code;
+			ok += many[i].done && many[i].end == CTL_JOB_EXITED && !many[i].code;
 		CHECK(ok == 5 && peak == 2 && now() - t0 >= 0.85,
 		      "5 jobs, at most 2 at once (peak %u), %.2fs", peak, now() - t0);
 	}
 	/* cancel: a running one and a queued one */
 	{
 		char *a[] = {"/bin/sleep", "30", NULL};
-		struct ec_job *j[3];
+		struct ctl_job *j[3];
 
 		t0 = now();
 		for (int i = 0; i < 3; i++)
 			j[i] = go(&many[i], a, NULL, 0, 0, 0);
-		while (ec_exec_running(x) < 2)
+		while (ctl_exec_running(x) < 2)
 			lws_service(ctx, 0);
-		ec_job_cancel(j[0]);
-		ec_job_cancel(j[2]);
+		ctl_job_cancel(j[0]);
+		ctl_job_cancel(j[2]);
 		CHECK(!many[0].done && !many[2].done, "cancel does not call back from inside");
 		while (!many[0].done || !many[2].done)
 			lws_service(ctx, 0);
-		CHECK(many[0].end == EC_JOB_CANCELLED && many[2].end == EC_JOB_CANCELLED &&
+		CHECK(many[0].end == CTL_JOB_CANCELLED && many[2].end == CTL_JOB_CANCELLED &&
 			  many[2].ms == 0 && now() - t0 < 2,
 		      "running and queued jobs cancelled (%.2fs)", now() - t0);
-		ec_job_cancel(j[1]);
+		ctl_job_cancel(j[1]);
 		wait_all(many, 3);
-		CHECK(many[1].end == EC_JOB_CANCELLED, "the third one too");
+		CHECK(many[1].end == CTL_JOB_CANCELLED, "the third one too");
 	}
 }
 
@@ -388,11 +388,11 @@ static void test_drivers(void)
 	close(open(path, O_CREAT | O_WRONLY, 0600));
 	a = ec_drv_remove_argv(&dv, "m1");
 	r = run1(a, NULL, 0, 5000, 0);
-	CHECK(r.end == EC_JOB_EXITED && !r.code && stat(dir, &st) && errno == ENOENT,
+	CHECK(r.end == CTL_JOB_EXITED && !r.code && stat(dir, &st) && errno == ENOENT,
 	      "the work dir is removed with what is in it (%s)", r.desc);
 	CHECK(!stat(target, &st), "what the symlink pointed to is still there");
 	r = run1(a, NULL, 0, 5000, 0);
-	CHECK(r.end == EC_JOB_EXITED && !r.code, "removing a missing work dir is fine");
+	CHECK(r.end == CTL_JOB_EXITED && !r.code, "removing a missing work dir is fine");
 	ec_argv_free(a);
 
 	/* removed here without an rm process: missing, or only the content file */
@@ -437,23 +437,23 @@ static void test_drivers(void)
 
 static void test_describe(void)
 {
-	struct ec_job_result r = {.end = EC_JOB_EXITED,
-				  .code = 1,
-				  .out = "a\nlast out\n\n",
-				  .out_len = 12,
-				  .err = "",
-				  .err_len = 0};
+	struct ctl_job_result r = {.end = CTL_JOB_EXITED,
+				   .code = 1,
+				   .out = "a\nlast out\n\n",
+				   .out_len = 12,
+				   .err = "",
+				   .err_len = 0};
 	char b[128];
 
-	ec_job_describe(&r, b, sizeof(b));
+	ctl_job_describe(&r, b, sizeof(b));
 	CHECK(!strcmp(b, "exited 1: last out"), "no stderr: the last line of stdout ('%s')", b);
-	r.end = EC_JOB_TIMEOUT;
+	r.end = CTL_JOB_TIMEOUT;
 	r.code = 5000;
-	ec_job_describe(&r, b, sizeof(b));
+	ctl_job_describe(&r, b, sizeof(b));
 	CHECK(!strcmp(b, "timed out after 5s"), "%s", b);
-	r.end = EC_JOB_SIGNALED;
+	r.end = CTL_JOB_SIGNALED;
 	r.code = 9;
-	ec_job_describe(&r, b, sizeof(b));
+	ctl_job_describe(&r, b, sizeof(b));
 	CHECK(!strcmp(b, "killed by signal 9"), "%s", b);
 }
 
@@ -488,7 +488,7 @@ int main(void)
 	info.protocols = protos;
 	info.fd_limit_per_thread = 256;
 	ctx = lws_create_context(&info);
-	x = ctx ? ec_exec_new(ctx, 2, 300) : NULL;
+	x = ctx ? ctl_exec_new(ctx, 2, 300) : NULL;
 	CHECK(x != NULL, "an exec in an lws context (2 at once, 300 ms grace)");
 	if (!x)
 		return unit_summary();
@@ -508,12 +508,12 @@ int main(void)
 		double t0;
 
 		go(&r, a, NULL, 0, 0, 0);
-		while (ec_exec_running(x) < 1)
+		while (ctl_exec_running(x) < 1)
 			lws_service(ctx, 0);
 		t0 = now();
-		ec_exec_free(x);
+		ctl_exec_free(x);
 		CHECK(!r.done && r.pid > 0 && dead(r.pid) && now() - t0 < 1,
-		      "ec_exec_free stops a running child (%.2fs) without calling back",
+		      "ctl_exec_free stops a running child (%.2fs) without calling back",
 		      now() - t0);
 	}
 	lws_context_destroy(ctx);

@@ -375,7 +375,7 @@ void mission_reconcile(struct mission_rt *m, bool retry)
 		if (m->op == OP_CHECK || m->op == OP_REVERSE || !same)
 			m->dirty = true;
 		if (m->op != OP_REVERSE && !same)
-			ec_job_cancel(m->job); /* its callback reconciles */
+			ctl_job_cancel(m->job); /* its callback reconciles */
 		want_free(&w);
 		return;
 	}
@@ -469,7 +469,7 @@ static int collect_applied(void *arg, struct ec_applied *a)
 	return 0;
 }
 
-struct ec_run *mission_start(struct ecd *d, struct lws_context *lws, struct ec_exec *x)
+struct ec_run *mission_start(struct ecd *d, struct lws_context *lws, struct ctl_exec *x)
 {
 	struct ec_run *rn = calloc(1, sizeof(*rn));
 	json_t *names = json_object(), *v;

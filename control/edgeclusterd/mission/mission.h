@@ -35,7 +35,7 @@ struct mission_rt {
 	enum mission_op op;
 	int step;
 	const char *what; /* the step running, for messages */
-	struct ec_job *job;
+	struct ctl_job *job;
 	json_t *spec;	 /* the spec of the operation in flight */
 	char *spec_text; /* and as stored (what the record keeps) */
 	char uid[EC_UID_LEN + 1], digest[33];
@@ -54,7 +54,7 @@ struct mission_rt {
 struct ec_run {
 	struct ecd *d;
 	struct lws_context *lws;
-	struct ec_exec *x; /* the daemon's runner (main's) */
+	struct ctl_exec *x; /* the daemon's runner (main's) */
 	struct ec_drv dv;
 	struct htab byname;	/* every struct mission_rt */
 	lws_dll2_owner_t queue; /* missions to reconcile or check, in arrival order */
@@ -63,7 +63,7 @@ struct ec_run {
 	int grouped; /* open mission_group_begin()s that did open a group */
 	struct {     /* nodes.c: the kubectl driver's nodes */
 		lws_sorted_usec_list_t sul;
-		struct ec_job *job;
+		struct ctl_job *job;
 		json_t *all; /* of the first query, until the second one ends */
 		char last_error[400];
 		struct ec_nodes lists; /* what the EdgeCluster shows */

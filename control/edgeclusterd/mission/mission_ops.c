@@ -21,7 +21,7 @@
 
 /* ---- running one command for a mission ---- */
 
-static void job_done(void *arg, const struct ec_job_result *r);
+static void job_done(void *arg, const struct ctl_job_result *r);
 
 static void job_started(void *arg, pid_t pid, unsigned long long starttime)
 {
@@ -55,13 +55,13 @@ static int run(struct mission_rt *m, const char *what, char **argv, bool stdin_c
 	const char *content = mission_content_of(m->spec);
 	char *env[8] = {0};
 	int n = 0, rc = -1;
-	struct ec_job_spec js = {.argv = argv,
-				 .env = env,
-				 .timeout_ms = timeout_s * 1000,
-				 .out_max = out_max,
-				 .done = job_done,
-				 .started = job_started,
-				 .arg = m};
+	struct ctl_job_spec js = {.argv = argv,
+				  .env = env,
+				  .timeout_ms = timeout_s * 1000,
+				  .out_max = out_max,
+				  .done = job_done,
+				  .started = job_started,
+				  .arg = m};
 
 	if (!argv)
 		return -1;
@@ -84,7 +84,7 @@ static int run(struct mission_rt *m, const char *what, char **argv, bool stdin_c
 	     envf(env, &n, "KUBECONFIG", rn->dv.kubeconfig)))
 		goto out;
 	m->what = what;
-	m->job = ec_exec_run(rn->x, &js);
+	m->job = ctl_exec_run(rn->x, &js);
 	rc = m->job ? 0 : -1;
 out:
 	for (int i = 0; i < n; i++)
@@ -216,19 +216,19 @@ void mission_op_start(struct mission_rt *m, const char *uid, json_t *spec, const
 	}
 }
 
-static void trigger_done(struct mission_rt *m, const struct ec_job_result *r, const char *desc)
+static void trigger_done(struct mission_rt *m, const struct ctl_job_result *r, const char *desc)
 {
 	json_t *want =
 	    json_object_get(json_object_get(m->spec, "command"), "runWhenTriggerSucceeds");
 	unsigned every = mission_seconds_at(m->spec, "stateCheck", "intervalSeconds",
 					    m->run->d->conf.statecheck_s);
 
-	if (r->end == EC_JOB_EXITED && (r->code == 0) == (want ? json_is_true(want) : true)) {
+	if (r->end == CTL_JOB_EXITED && (r->code == 0) == (want ? json_is_true(want) : true)) {
 		begin_apply(m, m->fails);
 		return;
 	}
 	/* not yet (or the trigger itself failed): ask it again later */
-	if (r->end == EC_JOB_EXITED)
+	if (r->end == CTL_JOB_EXITED)
 		mission_set_statef(m, "pending: waiting for trigger (%s)", desc);
 	else
 		mission_set_statef(m, "failed: trigger %s", desc);
@@ -325,12 +325,12 @@ void mission_op_check(struct mission_rt *m)
 	}
 }
 
-static void check_done(struct mission_rt *m, const struct ec_job_result *r, const char *desc)
+static void check_done(struct mission_rt *m, const struct ctl_job_result *r, const char *desc)
 {
 	char v[STATE_MAX + 8];
 
 	ec_state_text(r->out, r->out_len, v, sizeof(v), STATE_MAX);
-	if (r->end == EC_JOB_EXITED && r->code == 0)
+	if (r->end == CTL_JOB_EXITED && r->code == 0)
 		mission_set_state(m,
 				  v[0] ? v : "applied"); /* silent success: nothing more to say */
 	else
@@ -343,13 +343,13 @@ static void check_done(struct mission_rt *m, const struct ec_job_result *r, cons
 
 /* ---- a command ended ---- */
 
-static void job_done_in(struct mission_rt *m, const struct ec_job_result *r)
+static void job_done_in(struct mission_rt *m, const struct ctl_job_result *r)
 {
 	char desc[600], why[700];
 
 	m->job = NULL;
-	ec_job_describe(r, desc, sizeof(desc));
-	if (r->end == EC_JOB_CANCELLED) {
+	ctl_job_describe(r, desc, sizeof(desc));
+	if (r->end == CTL_JOB_CANCELLED) {
 		/* the mission changed under it: the record says what is left to do */
 		ctl_log("mission %s: %s stopped (the mission changed)", m->name, m->what);
 		m->dirty = true;
@@ -361,7 +361,7 @@ static void job_done_in(struct mission_rt *m, const struct ec_job_result *r)
 		trigger_done(m, r, desc);
 		break;
 	case OP_APPLY:
-		if (r->end == EC_JOB_EXITED && r->code == 0) {
+		if (r->end == CTL_JOB_EXITED && r->code == 0) {
 			apply_step(m);
 		} else {
 			snprintf(why, sizeof(why), "%s %s", m->what, desc);
@@ -369,7 +369,7 @@ static void job_done_in(struct mission_rt *m, const struct ec_job_result *r)
 		}
 		break;
 	case OP_REVERSE:
-		if (r->end != EC_JOB_EXITED || r->code)
+		if (r->end != CTL_JOB_EXITED || r->code)
 			ctl_log("mission %s: reverse: %s %s", m->name, m->what, desc);
 		reverse_step(m);
 		break;
@@ -382,7 +382,7 @@ static void job_done_in(struct mission_rt *m, const struct ec_job_result *r)
 }
 
 /* The records and states a command's end writes commit together. */
-static void job_done(void *arg, const struct ec_job_result *r)
+static void job_done(void *arg, const struct ctl_job_result *r)
 {
 	struct mission_rt *m = arg;
 	struct ec_run *rn = m->run;

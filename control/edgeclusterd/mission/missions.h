@@ -15,13 +15,13 @@
 #include "ecd.h"
 
 struct lws_context;
-struct ec_exec;
+struct ctl_exec;
 struct ec_run;
 
 /* Kills commands a crashed run left behind, reconciles every stored
  * mission. lws: the loop's context; x: the daemon's command runner. NULL
  * on failure (logged). */
-struct ec_run *mission_start(struct ecd *d, struct lws_context *lws, struct ec_exec *x);
+struct ec_run *mission_start(struct ecd *d, struct lws_context *lws, struct ctl_exec *x);
 /* Before the runner is freed (that stops running commands: what they were
  * applying is applied again at the next start). */
 void mission_stop(struct ec_run *rn);

@@ -66,17 +66,17 @@ static void failed(struct ec_run *rn, const char *why)
 
 static void query(struct ec_run *rn, bool edge);
 
-static void done(void *arg, const struct ec_job_result *r)
+static void done(void *arg, const struct ctl_job_result *r)
 {
 	struct ec_run *rn = arg;
 	json_t *names;
 	char desc[300];
 
 	rn->np.job = NULL;
-	if (r->end != EC_JOB_EXITED || r->code) {
+	if (r->end != CTL_JOB_EXITED || r->code) {
 		char why[400];
 
-		ec_job_describe(r, desc, sizeof(desc));
+		ctl_job_describe(r, desc, sizeof(desc));
 		snprintf(why, sizeof(why), "kubectl get nodes%s %s",
 			 rn->np.all ? " -l " EDGE_LABEL : "", desc);
 		failed(rn, why);
@@ -107,14 +107,14 @@ static void query(struct ec_run *rn, bool edge)
 {
 	char **argv = ec_drv_kubectl_get_nodes(&rn->dv, edge ? EDGE_LABEL : NULL);
 	char kc[EC_PATH_MAX + 16], *env[] = {kc, NULL};
-	struct ec_job_spec js = {.argv = argv,
-				 .env = rn->dv.kubeconfig[0] ? env : NULL,
-				 .timeout_ms = rn->d->conf.command_timeout_s * 1000,
-				 .done = done,
-				 .arg = rn};
+	struct ctl_job_spec js = {.argv = argv,
+				  .env = rn->dv.kubeconfig[0] ? env : NULL,
+				  .timeout_ms = rn->d->conf.command_timeout_s * 1000,
+				  .done = done,
+				  .arg = rn};
 
 	snprintf(kc, sizeof(kc), "KUBECONFIG=%s", rn->dv.kubeconfig);
-	rn->np.job = argv ? ec_exec_run(rn->x, &js) : NULL;
+	rn->np.job = argv ? ctl_exec_run(rn->x, &js) : NULL;
 	ec_argv_free(argv);
 	if (!rn->np.job)
 		failed(rn, "out of memory");

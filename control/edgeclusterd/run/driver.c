@@ -93,30 +93,30 @@ static void last_line(const char *s, size_t len, char *out, size_t max)
 	out[e - b] = 0;
 }
 
-void ec_job_describe(const struct ec_job_result *r, char *buf, size_t len)
+void ctl_job_describe(const struct ctl_job_result *r, char *buf, size_t len)
 {
 	char line[256];
 
 	switch (r->end) {
-	case EC_JOB_EXITED:
+	case CTL_JOB_EXITED:
 		last_line(r->err, r->err_len, line, sizeof(line));
 		if (!line[0])
 			last_line(r->out, r->out_len, line, sizeof(line));
 		snprintf(buf, len, "exited %d%s%s", r->code, line[0] ? ": " : "", line);
 		break;
-	case EC_JOB_SIGNALED:
+	case CTL_JOB_SIGNALED:
 		snprintf(buf, len, "killed by signal %d", r->code);
 		break;
-	case EC_JOB_TIMEOUT:
+	case CTL_JOB_TIMEOUT:
 		if (r->code % 1000)
 			snprintf(buf, len, "timed out after %.1fs", r->code / 1000.0);
 		else
 			snprintf(buf, len, "timed out after %ds", r->code / 1000);
 		break;
-	case EC_JOB_CANCELLED:
+	case CTL_JOB_CANCELLED:
 		snprintf(buf, len, "stopped");
 		break;
-	case EC_JOB_SPAWN_FAILED:
+	case CTL_JOB_SPAWN_FAILED:
 		snprintf(buf, len, "cannot run: %s", strerror(r->code));
 		break;
 	}

@@ -17,7 +17,7 @@
 
 /* "exited 3: <last line of stderr, else stdout>", "timed out after 5s",
  * "killed by signal 9", "cannot run: No such file or directory". */
-void ec_job_describe(const struct ec_job_result *r, char *buf, size_t len);
+void ctl_job_describe(const struct ctl_job_result *r, char *buf, size_t len);
 /* Command output made a state value: valid UTF-8 (anything else, NUL
  * included, becomes '?': jansson refuses invalid strings), surrounding
  * whitespace trimmed, at most max bytes, cut between characters. */

@@ -25,7 +25,7 @@ struct hub_sess {
 
 struct hub;
 struct uplink;
-struct ec_exec;
+struct ctl_exec;
 struct lws_vhost;
 
 /* The hub on the API's vhost vh (its protocol is HUB_PROTOCOL_ENTRY there).
@@ -36,7 +36,7 @@ void hub_stop(struct hub *h);
 /* The link to the parent and the attach state machine, on a client vhost
  * of its own; x: the daemon's command runner (the attach scripts run on
  * it). NULL on failure (logged). Stopped before the runner and the context go. */
-struct uplink *uplink_start(struct ecd *d, struct lws_context *lws, struct ec_exec *x);
+struct uplink *uplink_start(struct ecd *d, struct lws_context *lws, struct ctl_exec *x);
 void uplink_stop(struct uplink *u);
 /* The attach record changed (the API): run the state machine now. */
 void uplink_kick(struct uplink *u);
@@ -62,12 +62,12 @@ int uplink_on_list(struct ecd *d, const char *parent, struct ctl_wslink *l, json
 /* status: the exit code (128 + the signal, 1 when it did not run or timed
  * out); what: how it ended, for the attach record */
 typedef void (*script_done_fn)(void *arg, int status, const char *what);
-struct ec_exec;
-struct ec_job;
+struct ctl_exec;
+struct ctl_job;
 struct attach_script {
-	struct ec_exec *x; /* the daemon's runner */
+	struct ctl_exec *x; /* the daemon's runner */
 	unsigned timeout_ms;
-	struct ec_job *job; /* while one runs */
+	struct ctl_job *job; /* while one runs */
 	script_done_fn done;
 	void *arg;
 	char what[300]; /* "PATH install", for the log */

@@ -32,7 +32,7 @@ static void log_output(const char *what, const char *text, size_t len)
 	}
 }
 
-static void on_end(void *arg, const struct ec_job_result *r)
+static void on_end(void *arg, const struct ctl_job_result *r)
 {
 	struct attach_script *s = arg;
 	char what[300];
@@ -41,16 +41,16 @@ static void on_end(void *arg, const struct ec_job_result *r)
 	s->job = NULL;
 	log_output("script", r->out, r->out_len);
 	log_output("script", r->err, r->err_len);
-	if (r->end == EC_JOB_CANCELLED || !s->done)
+	if (r->end == CTL_JOB_CANCELLED || !s->done)
 		return; /* the daemon is stopping: the phase stays, the next start runs it again */
-	if (r->end == EC_JOB_EXITED) {
+	if (r->end == CTL_JOB_EXITED) {
 		status = r->code;
 		snprintf(what, sizeof(what), "script exit %d", r->code);
 	} else {
 		char why[256];
 
-		status = r->end == EC_JOB_SIGNALED ? 128 + r->code : 1;
-		ec_job_describe(r, why, sizeof(why));
+		status = r->end == CTL_JOB_SIGNALED ? 128 + r->code : 1;
+		ctl_job_describe(r, why, sizeof(why));
 		snprintf(what, sizeof(what), "script %s", why);
 	}
 	s->done(s->arg, status, what);
@@ -66,7 +66,7 @@ static void on_spawned(void *arg, pid_t pid, unsigned long long starttime)
 
 int script_run(struct attach_script *s, char *const argv[], script_done_fn done, void *arg)
 {
-	struct ec_job_spec js = {
+	struct ctl_job_spec js = {
 	    .argv = argv,
 	    .timeout_ms = s->timeout_ms,
 	    .done = on_end,
@@ -79,7 +79,7 @@ int script_run(struct attach_script *s, char *const argv[], script_done_fn done,
 	s->done = done;
 	s->arg = arg;
 	snprintf(s->what, sizeof(s->what), "%s %s", argv[0], argv[1] ? argv[1] : "");
-	s->job = ec_exec_run(s->x, &js);
+	s->job = ctl_exec_run(s->x, &js);
 	if (!s->job) {
 		char what[300];
 
@@ -94,5 +94,5 @@ void script_stop(struct attach_script *s)
 {
 	s->done = NULL;
 	if (s->job)
-		ec_job_cancel(s->job); /* the runner reaps it, at the latest when it is freed */
+		ctl_job_cancel(s->job); /* the runner reaps it, at the latest when it is freed */
 }

@@ -698,7 +698,7 @@ void uplink_kick(struct uplink *u)
 	schedule_sm(u);
 }
 
-struct uplink *uplink_start(struct ecd *d, struct lws_context *lws, struct ec_exec *x)
+struct uplink *uplink_start(struct ecd *d, struct lws_context *lws, struct ctl_exec *x)
 {
 	struct lws_context_creation_info vi;
 	struct uplink *u = calloc(1, sizeof(*u));
