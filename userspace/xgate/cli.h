@@ -73,7 +73,8 @@ int usage_error(const char *object, const char *fmt, ...) __attribute__((format(
 
 /* The verb tables of each object (cmd_*.c). */
 extern const struct cmd host_verbs[], vpc_verbs[], subnet_verbs[], endpoint_verbs[], cache_verbs[],
-    gw_verbs[], mission_verbs[], cluster_verbs[], ingress_verbs[];
+    gw_verbs[], mission_verbs[], cluster_verbs[], ingress_verbs[], app_verbs[], session_verbs[],
+    node_verbs[];
 
 /* ---- ops.c: the operations every front end (commands, apply -f) uses ---- */
 struct vpc_spec {
@@ -137,8 +138,10 @@ int cmd_reset(struct cli *c, struct args *a);
 int cmd_stats(struct cli *c, struct args *a);
 int cmd_apply(struct cli *c, struct args *a);
 
-/* ---- edgeapi.c: the edgeclusterd API client (http or https) ---- */
+/* ---- edgeapi.c: the daemons' API client (http or https) ---- */
+struct ecc_daemon;
 struct ecc {
+	const struct ecc_daemon *d;
 	char server[512];
 	bool tls;
 	char host[256];
@@ -147,8 +150,16 @@ struct ecc {
 	char token[320];
 	const char *ca;
 };
+/* Which daemon a command talks to: its environment variables' prefix and
+ * its default server. */
+struct ecc_daemon {
+	const char *name;
+	const char *env; /* "XGATE": $XGATE_SERVER, $XGATE_TOKEN, $XGATE_TOKEN_FILE */
+	const char *server;
+};
+extern const struct ecc_daemon ecc_edgeclusterd, ecc_fornaxd;
 /* Take --server, --token, --token-file and --ca out of a (the rest stays). */
-int ecc_setup(struct ecc *e, struct args *a);
+int ecc_setup(struct ecc *e, struct args *a, const struct ecc_daemon *d);
 /* One request; XG_OK with the HTTP status and the JSON answer (or NULL). */
 int ecc_call(const struct ecc *e, const char *method, const char *path, const char *body,
 	     int *status, json_t **out);

@@ -339,7 +339,7 @@ static int cluster_main(struct cli *c, struct args *a, const char *verb)
 
 	if (arg_is(verb, "attach"))
 		join = take_join_token(a);
-	if ((rc = ecc_setup(&e, a)))
+	if ((rc = ecc_setup(&e, a, &ecc_edgeclusterd)))
 		return rc;
 	if (arg_is(verb, "attach") || arg_is(verb, "detach"))
 		return cluster_attach(c, &e, a, arg_is(verb, "detach"), join);

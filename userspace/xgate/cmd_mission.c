@@ -385,7 +385,7 @@ static int mission_main(struct cli *c, struct args *a, const char *verb)
 	struct ecc e;
 	int rc, nfiles = 0;
 
-	if ((rc = ecc_setup(&e, a)))
+	if ((rc = ecc_setup(&e, a, &ecc_edgeclusterd)))
 		return rc;
 	while ((s = arg_next(a))) {
 		if (arg_is(verb, "apply") && (arg_is(s, "-f") || arg_is(s, "--filename"))) {

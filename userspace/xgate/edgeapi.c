@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The edgeclusterd API client of `xgate mission|cluster`: one blocking
+ * The API client of the daemons' commands (`xgate mission|cluster` for
+ * edgeclusterd, `xgate app|session|node` for fornaxd): one blocking
  * request at a time over libwebsockets' HTTP client. lws rather than a
  * hand-written socket client because the same code then does https with
  * certificate and host name verification against --ca (or the system CAs),
  * chunked responses and keep-alive framing, and edgeclusterd's uplink speaks
  * WebSocket through the same library.
  *
- * Server: --server URL, else $XGATE_SERVER, else http://127.0.0.1:7443.
- * Token: --token T, --token-file F, $XGATE_TOKEN, $XGATE_TOKEN_FILE (first
- * found). CA: --ca FILE or $XGATE_CA.
+ * Server: --server URL, else $<PREFIX>_SERVER, else the daemon's default
+ * (edgeclusterd: $XGATE_SERVER, http://127.0.0.1:7443; fornaxd:
+ * $XGATE_FORNAX_SERVER, http://127.0.0.1:8470). Token: --token T,
+ * --token-file F, $<PREFIX>_TOKEN, $<PREFIX>_TOKEN_FILE (first found).
+ * CA: --ca FILE or $XGATE_CA.
  */
 #include <errno.h>
 #include <libwebsockets.h>
@@ -21,10 +24,9 @@
 #include "cli.h"
 #include "ctl_url.h"
 
-#define DEFAULT_SERVER "http://127.0.0.1:7443"
-#define RESP_MAX       (64u << 20)
-#define CHUNK	       (16u << 10)
-#define DEADLINE_S     30
+#define RESP_MAX   (64u << 20)
+#define CHUNK	   (16u << 10)
+#define DEADLINE_S 30
 
 struct call {
 	const struct ecc *e;
@@ -83,12 +85,24 @@ static int read_token_file(struct ecc *e, const char *path)
 	return rc ? xg_fail(rc, "token file %s holds no token", path) : XG_OK;
 }
 
-int ecc_setup(struct ecc *e, struct args *a)
+const struct ecc_daemon ecc_edgeclusterd = {"edgeclusterd", "XGATE", "http://127.0.0.1:7443"};
+const struct ecc_daemon ecc_fornaxd = {"fornaxd", "XGATE_FORNAX", "http://127.0.0.1:8470"};
+
+static const char *env(const struct ecc_daemon *d, const char *what)
 {
-	const char *server = getenv("XGATE_SERVER"), *token = NULL, *tfile = NULL;
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s_%s", d->env, what);
+	return getenv(name);
+}
+
+int ecc_setup(struct ecc *e, struct args *a, const struct ecc_daemon *d)
+{
+	const char *server = env(d, "SERVER"), *token = NULL, *tfile = NULL;
 	int kept = 0, rc;
 
 	memset(e, 0, sizeof(*e));
+	e->d = d;
 	e->ca = getenv("XGATE_CA");
 	for (int i = 0; i < a->argc; i++) {
 		const char *s = a->argv[i];
@@ -107,16 +121,16 @@ int ecc_setup(struct ecc *e, struct args *a)
 		*dst = a->argv[i];
 	}
 	a->argc = kept;
-	rc = parse_server(e, server && *server ? server : DEFAULT_SERVER);
+	rc = parse_server(e, server && *server ? server : d->server);
 	if (rc)
 		return rc;
 	if (token)
 		snprintf(e->token, sizeof(e->token), "%s", token);
 	else if (tfile)
 		return read_token_file(e, tfile);
-	else if ((token = getenv("XGATE_TOKEN")) && *token)
+	else if ((token = env(d, "TOKEN")) && *token)
 		snprintf(e->token, sizeof(e->token), "%s", token);
-	else if ((tfile = getenv("XGATE_TOKEN_FILE")) && *tfile)
+	else if ((tfile = env(d, "TOKEN_FILE")) && *tfile)
 		return read_token_file(e, tfile);
 	return XG_OK;
 }
@@ -292,15 +306,14 @@ int ecc_call(const struct ecc *e, const char *method, const char *path, const ch
 	lws_context_destroy(ctx);
 	free(buf);
 	if (k.failed || !k.status) {
-		rc = xg_fail(XG_EFAIL,
-			     "cannot reach edgeclusterd at %s: %s (set --server or $XGATE_SERVER)",
-			     e->server, k.err[0] ? k.err : "no answer");
+		rc = xg_fail(XG_EFAIL, "cannot reach %s at %s: %s (set --server or $%s_SERVER)",
+			     e->d->name, e->server, k.err[0] ? k.err : "no answer", e->d->env);
 	} else {
 		*status = k.status;
 		*out = k.resp.p ? json_loads(k.resp.p, 0, NULL) : NULL;
 		if (!*out && k.status < 300)
-			rc = xg_fail(XG_EFAIL, "edgeclusterd at %s sent an answer that is not JSON",
-				     e->server);
+			rc = xg_fail(XG_EFAIL, "%s at %s sent an answer that is not JSON",
+				     e->d->name, e->server);
 	}
 	xg_buf_free(&k.resp);
 	return rc;
@@ -319,10 +332,11 @@ int ecc_fail(int status, json_t *resp)
 	if (json_is_string(m))
 		xg_err("%s", json_string_value(m));
 	else
-		xg_err("edgeclusterd answered HTTP %d", status);
+		xg_err("the server answered HTTP %d", status);
 	if (status == 401)
-		fprintf(stderr, "(give a token with --token, --token-file, $XGATE_TOKEN or "
-				"$XGATE_TOKEN_FILE)\n");
+		fprintf(stderr,
+			"(give a token with --token or --token-file, or in the environment: "
+			"see `xgate help`)\n");
 	return code;
 }
 

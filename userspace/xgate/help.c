@@ -26,9 +26,10 @@ static const char exit_text[] =
     "  gw: 2 refused as invalid, 3 no such subnet or no gatewayd, 4 subnet already there.\n"
     "  ingress: 2 malformed endpoint, 3 unknown VNI (or no such session), 4 public port\n"
     "            taken by another session (or the pod endpoint serves one already).\n"
-    "  mission/cluster: 1 server unreachable or failing (5xx), 2 request refused as invalid\n"
-    "            (400/413/415/422: the server's message names the field), 3 not found (404),\n"
-    "            4 conflict (409: exists, or changed meanwhile), 5 bad or missing token (401).\n";
+    "  mission/cluster/app/session/node: 1 server unreachable or failing (5xx), 2 request\n"
+    "            refused as invalid (400/413/415/422: the server's message names the field),\n"
+    "            3 not found (404), 4 conflict (409: exists, or changed meanwhile), 5 bad or\n"
+    "            missing token (401). session open --wait: 1 the session timed out or closed.\n";
 
 static const char edge_notes[] =
     "  mission|cluster ... --server URL     default $XGATE_SERVER, else http://127.0.0.1:7443\n"
@@ -36,6 +37,13 @@ static const char edge_notes[] =
     "                                 defaults $XGATE_TOKEN, $XGATE_TOKEN_FILE, $XGATE_CA\n"
     "                                 (for cluster attach, --token is the join token: give the\n"
     "                                 API's with $XGATE_TOKEN or --token-file)\n";
+
+static const char fornax_notes[] =
+    "  app|session|node ... --server URL  default $XGATE_FORNAX_SERVER, else "
+    "http://127.0.0.1:8470\n"
+    "  app|session|node ... --token T | --token-file F | --ca FILE\n"
+    "                                 defaults $XGATE_FORNAX_TOKEN, $XGATE_FORNAX_TOKEN_FILE,\n"
+    "                                 $XGATE_CA; --namespace NS: default \"default\"\n";
 
 const struct object xg_objects[] = {
     {.name = "attach",
@@ -73,6 +81,13 @@ const struct object xg_objects[] = {
      .notes = edge_notes,
      .no_maps = true},
     {.name = "cluster", .verbs = cluster_verbs, .notes = edge_notes, .no_maps = true},
+    {.name = "app",
+     .section = "Serverless (a fornaxd's API)",
+     .verbs = app_verbs,
+     .notes = fornax_notes,
+     .no_maps = true},
+    {.name = "session", .verbs = session_verbs, .notes = fornax_notes, .no_maps = true},
+    {.name = "node", .verbs = node_verbs, .notes = fornax_notes, .no_maps = true},
     {0},
 };
 
