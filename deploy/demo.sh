@@ -3,19 +3,25 @@
 # bouncers and a gateway whose public NIC sits on a WAN router; three
 # gatewayds mesh and program the gateway XDP programs. Shows VPC 100 pods
 # pinging and talking TCP across every pair of clusters, VPC 200 (same CIDRs,
-# another tenant) isolated from it, mesh status and per-gateway counters,
-# then tears everything down (also on Ctrl-C).
+# another tenant) isolated from it, mesh status and per-gateway counters;
+# then the edge tree: an edgeclusterd per cluster and one for the cloud,
+# attached as a tree, a mission placed by labels and its states arriving at
+# the root. Tears everything down at the end (also on Ctrl-C).
 #   usage: demo.sh [BUILD_DIR]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(readlink -f "${1:-$HERE/../build}")
 XGATE=$BUILD/userspace/xgate
 GATEWAYD=$BUILD/userspace/gatewayd
-P=xgm
+ECD=$BUILD/control/edgeclusterd
+P=${DEMO_PREFIX:-xgm} # namespace prefix (the demo test sets its own)
+ET_RUN=/tmp/$P-tree
 source "$HERE/lib/mtopo.sh"
+source "$HERE/lib/edgetree.sh"
 source "$HERE/lib/demo.sh"
 
-demo_start mtopo_down "no namespaces, pins or daemons left" "$XGATE" "$GATEWAYD"
+demo_down() { et_down; mtopo_down; }
+demo_start demo_down "no namespaces, pins or daemons left" "$XGATE" "$GATEWAYD" "$ECD"
 [ "$(id -u)" = 0 ] || { echo "demo: must run as root (network namespaces, XDP)"; exit 1; }
 mtopo_down
 
@@ -67,3 +73,36 @@ printf '  from 1t (VPC 200) 10.1.3.11 (a VPC 100 pod in edge-3) answers: %s\n' "
 
 say "mesh status and per-gateway counters"
 /usr/bin/python3 "$HERE/lib/gwtable.py" "$XGATE" "$P" "$MT_RUN" "${CLUSTERS[@]}"
+
+say "the edge tree: an edgeclusterd per cluster, and the cloud's at the root"
+cat <<'TXT'
+   cloud (tier=cloud, https/wss)
+   |- edge-1 (zone=east)
+   `- edge-2 (zone=west)
+      `- edge-3 (zone=east)
+   each child registers with a join token, then holds its own credential
+TXT
+et_up || { echo "demo: an edgeclusterd did not start; logs:"; tail -n 3 "$ET_RUN"/*.log; exit 1; }
+want="cloud=ok edge-1=ok edge-2/edge-3=ok edge-2=ok"
+for i in $(seq 100); do [ "$(et_tree)" = "$want" ] && break; sleep 0.1; done
+printf '  the root sees: %s\n' "$(et_tree)"
+et cloud cluster get
+
+say "a mission for zone=east, applied at the root: each cluster evaluates placement itself"
+cat > "$ET_RUN/web.json" <<'EOF2'
+{"apiVersion": "edge.xgate.io/v1", "kind": "Mission", "metadata": {"name": "web"},
+ "spec": {"placement": {"matchLabels": {"zone": "east"}},
+          "content": "kind: Pod\nmetadata: {name: web}\n",
+          "command": {"command": ["/bin/sh", "-c", "date +%T > started"]},
+          "stateCheck": {"command": ["/bin/sh", "-c", "echo running since $(cat started)"],
+                         "intervalSeconds": 1}}}
+EOF2
+et cloud mission apply -f "$ET_RUN/web.json"
+for i in $(seq 100); do
+	et cloud -o json mission state web 2>/dev/null | jq -e '.["edge-1"] and .["edge-2/edge-3"]' > /dev/null 2>&1 && break
+	sleep 0.1
+done
+echo "  its states, as they arrived at the root (edge-2 is zone=west: not placed there):"
+et cloud mission state web | sed 's/^/  /'
+printf '  edge-3 holds it too (missions go to every cluster; only matching ones apply): '
+et edge-3 mission get -o json | jq -r '[.items[].metadata.name] | join(" ")'
