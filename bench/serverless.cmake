@@ -1,0 +1,8 @@
+# ---- session_open: fornaxd's session opens and pod placements ----
+# Included from bench/CMakeLists.txt. fx_probe drives a fornaxd over its
+# API and its node link (simulated node agents in the probe, or real
+# nodeagentds); see docs/bench.md "session_open".
+add_executable(fx_probe
+  ${CMAKE_CURRENT_LIST_DIR}/serverless/fx_probe.c ${CMAKE_CURRENT_LIST_DIR}/serverless/api.c
+  ${CMAKE_CURRENT_LIST_DIR}/serverless/sim_nodes.c)
+target_link_libraries(fx_probe PRIVATE ctl_loop PkgConfig::JANSSON PkgConfig::LWS m)
