@@ -9,9 +9,10 @@
  * checksum when the error carries it (a TCP one only if 18 bytes of the
  * segment are included) and the outer ICMP checksum amended (RFC 1624),
  * else the receiver would drop the error. Only errors whose embedded
- * header is IPv4 without options, TCP or UDP, with its 8 first L4 bytes,
- * and whose outer header has no options and is not fragmented are looked
- * at; anything else is not about a session (the host stack's business).
+ * header is IPv4 without options, TCP or UDP, not a later fragment, with
+ * its 8 first L4 bytes (and a total length that has them), and whose
+ * outer header has no options and is not fragmented are looked at;
+ * anything else is not about a session (the host stack's business).
  */
 #ifndef XG_SESS_ICMP_H
 #define XG_SESS_ICMP_H
@@ -57,6 +58,11 @@ XG_INLINE int xg_icmp_err_parse(void *data, void *data_end, __u32 tot_len, struc
 		return -1;
 	if (eip->version != 4 || eip->ihl != 5 ||
 	    (eip->protocol != IPPROTO_TCP && eip->protocol != IPPROTO_UDP))
+		return -1;
+	/* A quoted later fragment has payload where the ports would be, and
+	 * a quoted datagram shorter than its IPv4 header and 8 bytes has none:
+	 * neither is a session's (sessions send no fragments). */
+	if ((eip->frag_off & bpf_htons(XG_IP_OFFSET)) || bpf_ntohs(eip->tot_len) < sizeof(*eip) + 8)
 		return -1;
 	e->ip = ip;
 	e->icmp = icmp;
