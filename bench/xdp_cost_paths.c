@@ -217,6 +217,18 @@ void build_paths(void)
 	p->restore = true;
 	p->target = 40;
 
+	/* the same datagram to a dedicated-gateway session (port 5202): DNATed
+	 * and encapsulated toward the pod's host (.3), out of the NIC it came
+	 * in by; the frame grows 62 bytes in front, restored behind them */
+	p = add("ingress DNAT+encap -> pod's host", K_PATH, PR_INGRESS, G.ifx_nic, XDP_TX,
+		XG_R_INGRESS_DNAT_GW);
+	p->f.len = inner_udp(p->f.b, mac_remote_host, mac_nic, ip_sender, ip_self, 128);
+	put16(p->f.b + 36, 5202);
+	p->out_dst = ip_ephost;
+	p->out_len = p->f.len + encap_out;
+	p->restore = true;
+	p->shift = -(int)XG_ENCAP_LEN;
+
 	p = add("agent SNAT -> nic (session reply)", K_PATH, PR_AGENT, G.ifx_pod, XDP_REDIRECT,
 		XG_R_INGRESS_SNAT);
 	p->f.len = inner_udp(p->f.b, mac_pod, mac_gw, ov_pod, ip_sender, 128);

@@ -298,20 +298,25 @@ static int maps_shared(void)
 
 /*
  * Session ingress: UDP 10.98.0.1:5201 -> pod 10.1.1.60:5201 (what the DNAT
- * path hits), and UDP 10.98.0.1:30000 -> pod 10.1.1.60:40001 (whose
- * reverse entry the SNAT path hits; the encap paths' pod port, 40000, is
- * in no session).
+ * path hits), UDP 10.98.0.1:30000 -> pod 10.1.1.60:40001 (whose reverse
+ * entry the SNAT path hits; the encap paths' pod port, 40000, is in no
+ * session), and UDP 10.98.0.1:5202 -> pod 10.1.1.60:5202 in the
+ * dedicated-gateway form, the pod on host .3 (the DNAT + encap path).
  */
 static int sessions(void)
 {
-	const uint16_t pub[2] = { 5201, 30000 }, pod[2] = { 5201, 40001 };
+	const uint16_t pub[3] = { 5201, 30000, 5202 }, pod[3] = { 5201, 40001, 5202 };
+	const uint16_t flags[3] = { 0, 0, XG_SESS_FORM_GATEWAY };
+	const uint32_t host[3] = { 0, 0, ip_ephost };
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct xg_sess_key k = { .ip_be = ip_self, .port_be = htons(pub[i]), .proto = 17 };
-		struct xg_sess v = { .vni = VNI, .pod_ip_be = ov_pod, .pod_port_be = htons(pod[i]) };
+		struct xg_sess v = { .vni = VNI, .pod_ip_be = ov_pod, .pod_port_be = htons(pod[i]),
+				     .flags = flags[i], .host_be = host[i] };
 		struct xg_sess_rev_key rk = { .vni = VNI, .pod_ip_be = ov_pod,
 					      .pod_port_be = htons(pod[i]), .proto = 17 };
-		struct xg_sess_rev rv = { .pub_ip_be = ip_self, .pub_port_be = htons(pub[i]) };
+		struct xg_sess_rev rv = { .pub_ip_be = ip_self, .pub_port_be = htons(pub[i]),
+					  .flags = flags[i], .host_be = host[i] };
 
 		if (upd(G.transit->maps.xg_sess_rev, &rk, &rv, "session reverse") ||
 		    upd(G.transit->maps.xg_sess, &k, &v, "session"))

@@ -201,8 +201,8 @@ int xg_agent(struct xdp_md *ctx)
 	 * gateway, nowhere) is looked up: the pod-to-pod paths pay nothing. */
 	if (!arp && (rc || (d.kind == XG_AGC_ENCAP &&
 			    (d.reason == XG_R_ENCAP_DIVIDER || d.reason == XG_R_ENCAP_GATEWAY)))) {
-		__u32 to_host = 0;
-		int v = xg_sess_snat(&p, &to_host);
+		__u32 to_host = 0, reason = 0;
+		int v = xg_sess_snat(&p, &to_host, &reason);
 
 		if (v >= 0)
 			return v;
@@ -210,7 +210,7 @@ int xg_agent(struct xdp_md *ctx)
 			d.kind = XG_AGC_ENCAP;
 			d.dst_be = to_host;
 			d.opt_flags = XG_OPT_HOST_SESS_OUT;
-			d.reason = XG_R_INGRESS_REPLY_GW;
+			d.reason = reason;
 			rc = 0;
 		}
 	}

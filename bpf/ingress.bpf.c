@@ -10,7 +10,8 @@
  * `agent` on the pod's veth (lib/sess_snat.h). Dedicated-gateway form
  * (XG_SESS_FORM_GATEWAY): the DNATed frame is encapsulated toward the pod's
  * host instead, whose transit delivers it; the replies come back through
- * the overlay and transit here SNATs them. Policies: docs/architecture.md,
+ * the overlay and transit here SNATs them, and ICMP errors about a session
+ * take the same ways (xg_ingress_icmp_gw). Policies: docs/architecture.md,
  * "Session ingress".
  */
 #include "lib/common.h"
@@ -25,6 +26,65 @@
 #include "lib/sess_icmp.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * Dedicated-gateway form of xg_ingress_icmp: the translated error takes
+ * the session's way in, Geneve toward the pod's host flagged SESS_IN (that
+ * host's transit checks it against its entry as it does the datagrams),
+ * with the flow hash of the session's forward datagrams, so it takes their
+ * underlay path and outer source port. An error never answers an error: a
+ * refused next hop (a tunnel too small for it included) is only counted.
+ */
+XG_INLINE int xg_ingress_icmp_gw(struct xg_pkt *p, struct xg_sess *s, __u32 tot_len)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u16 outer_len = tot_len + XG_ENCAP_LEN, fl[2];
+	struct xg_nh_slot *nh;
+	struct xg_icmp_err e;
+	struct ethhdr *eth;
+	struct iphdr *ip;
+	int rc, excess;
+	__u32 mtu = 0;
+
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XDP_DROP; /* for the verifier: parsed by the caller */
+	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
+	if (excess < 0)
+		return XG_DROP(p, DROP_IP_LEN);
+	/* the session's forward flow: client -> pod, client port, pod port */
+	p->inner_src = xg_load32(&e.eip->daddr);
+	p->inner_dst = s->pod_ip_be;
+	fl[0] = e.eports[1];
+	fl[1] = s->pod_port_be;
+	__builtin_memcpy(&p->flow, fl, sizeof(fl));
+	p->flow ^= e.eip->protocol;
+	rc = xg_nexthop(p, s->host_be, outer_len, &nh, &mtu);
+	if (unlikely(rc))
+		return xg_count(p, rc), XDP_DROP;
+	p->vni = s->vni;
+	if (xg_ip_trim(ctx, excess))
+		return XG_DROP(p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XDP_DROP; /* for the verifier: parsed above */
+	xg_icmp_err_rewrite(&e, 1, s->pod_ip_be, s->pod_port_be);
+
+	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
+		return XG_DROP(p, DROP_HEADROOM);
+	eth = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	ip = (void *)eth + XG_ENCAP_LEN + sizeof(*eth);
+	if ((void *)(ip + 1) > data_end)
+		return XG_DROP(p, DROP_HEADROOM);
+	if (xg_geneve_write(p, eth, data_end, ip->tos, outer_len, s->host_be, XG_OPT_HOST_SESS_IN))
+		return XG_DROP(p, DROP_HEADROOM);
+	rc = xg_send(p, eth, nh, XG_R_INGRESS_ICMP_DNAT_GW);
+	if (rc != XDP_DROP)
+		xg_sess_account(p, &s->in, tot_len);
+	return rc;
+}
 
 /*
  * An ICMP error about a session's datagram (one its pod sent, translated
@@ -56,9 +116,11 @@ XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
 		return XG_PASS(p, PASS_NOT_L4);
 	if (e.ip->ttl <= 1)
 		return XG_DROP(p, DROP_TTL);
+	if (s->flags & XG_SESS_FORM_GATEWAY)
+		return xg_ingress_icmp_gw(p, s, tot_len);
 	p->vni = s->vni;
 	p->inner_dst = s->pod_ip_be;
-	ep = (s->flags & XG_SESS_FORM_GATEWAY) ? 0 : xg_endpoint_of(p);
+	ep = xg_endpoint_of(p);
 	if (!ep || !(ep->flags & XG_EP_LOCAL))
 		return XG_DROP(p, DROP_SESS_NO_POD);
 	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);

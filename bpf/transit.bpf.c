@@ -8,8 +8,9 @@
  *  - delivery: decapsulates frames for pods on this host into their veth and
  *    learns where the sender lives (direct path);
  *  - session ingress, dedicated-gateway form: delivers a session's DNATed
- *    frames from the ingress host, and on the ingress host SNATs the pod's
- *    replies and routes them out (xg_transit_sess).
+ *    frames (and ICMP errors about the session) from the ingress host, and
+ *    on the ingress host SNATs the pod's replies and errors and routes them
+ *    out (xg_transit_sess).
  * Everything that is not Geneve to this host goes to the stack untouched.
  */
 #include "lib/common.h"
@@ -77,6 +78,56 @@ XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth, const struc
  * can push a frame into another tenant's pod, or out from another's public
  * endpoint, by naming a session with another VNI.
  */
+/*
+ * An ICMP error about a session in the dedicated-gateway form (RFC 5508):
+ * SESS_IN, an error from outside the ingress host translated toward the
+ * pod (its quoted source is the pod's endpoint); SESS_OUT, the pod's own
+ * error about a datagram its session delivered (quoted destination),
+ * translated here to the public endpoint and routed out. Checked as the
+ * datagrams are (xg_transit_sess), on the quoted endpoint; the quote must
+ * parse as one we translate and name the outer pod-side address, else
+ * drop_sess_icmp_quote: only hosts of the cluster send these frames, and
+ * ours never send such a quote.
+ */
+XG_INLINE int xg_transit_sess_icmp(struct xg_pkt *p, __u32 outer_src, int out, struct ethhdr *ieth,
+				   void *data_end)
+{
+	struct iphdr *iip = (void *)(ieth + 1);
+	struct xg_sess_rev_key k = {};
+	struct xg_endpoint *ep;
+	struct xg_icmp_err e;
+	struct xg_sess_rev *r;
+	__u32 tot_len;
+	int hdr;
+
+	if ((void *)(iip + 1) > data_end)
+		return XDP_DROP; /* for the verifier: checked by the caller */
+	tot_len = bpf_ntohs(iip->tot_len);
+	if (xg_icmp_err_parse(ieth, data_end, tot_len, &e))
+		return XG_DROP(p, DROP_SESS_ICMP_QUOTE);
+	k.vni = p->vni;
+	k.pod_ip_be = xg_load32(out ? (void *)&e.eip->daddr : (void *)&e.eip->saddr);
+	k.pod_port_be = out ? e.eports[1] : e.eports[0];
+	k.proto = e.eip->protocol;
+	if (k.pod_ip_be != (out ? e.ip->saddr : e.ip->daddr))
+		return XG_DROP(p, DROP_SESS_ICMP_QUOTE);
+	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
+	if (!r || r->host_be != outer_src ||
+	    !(r->flags & (out ? XG_SESS_FORM_GATEWAY : XG_SESS_POD_SIDE)))
+		return XG_DROP(p, DROP_SESS_SPOOF);
+	if (!out) {
+		ep = xg_endpoint_of(p);
+		if (!ep || !(ep->flags & XG_EP_LOCAL))
+			return XG_DROP(p, DROP_SESS_NO_POD);
+		return xg_deliver(p, ieth, ep, 0, XG_R_SESS_ICMP_DELIVER_GW);
+	}
+	hdr = (void *)ieth - (void *)(long)p->ctx->data;
+	if (bpf_xdp_adjust_head(p->ctx, hdr))
+		return XG_DROP(p, DROP_HEADROOM);
+	return xg_sess_icmp_out(p, r->pub_ip_be, r->pub_port_be, &r->out, tot_len,
+				XG_R_INGRESS_ICMP_SNAT_GW);
+}
+
 XG_INLINE int xg_transit_sess(struct xg_pkt *p, __u32 outer_src, const struct xg_opt_host *opt,
 			      struct ethhdr *ieth, void *data_end)
 {
@@ -88,6 +139,9 @@ XG_INLINE int xg_transit_sess(struct xg_pkt *p, __u32 outer_src, const struct xg
 	__u16 *ports;
 	int hdr;
 
+	if ((void *)(iip + 1) <= data_end && ieth->h_proto == bpf_htons(ETH_P_IP) &&
+	    iip->protocol == IPPROTO_ICMP)
+		return xg_transit_sess_icmp(p, outer_src, out, ieth, data_end);
 	if ((void *)(iip + 1) > data_end || ieth->h_proto != bpf_htons(ETH_P_IP) ||
 	    (iip->protocol != IPPROTO_TCP && iip->protocol != IPPROTO_UDP) ||
 	    (iip->frag_off & bpf_htons(XG_IP_OFFSET)))

@@ -708,7 +708,12 @@ struct xg_sess_rev {
 	X(INGRESS_REPLY_GW, "agent: session reply, sent to the ingress host")    \
 	X(INGRESS_SNAT_GW, "transit: session reply from the pod's host, out")    \
 	X(SESS_DELIVER_GW, "transit: session frame from the ingress host, in")   \
-	X(DROP_SESS_SPOOF, "drop: overlay session frame matches no session")
+	X(DROP_SESS_SPOOF, "drop: overlay session frame matches no session")    \
+	X(INGRESS_ICMP_DNAT_GW, "ingress: ICMP error about a session, to the pod's host") \
+	X(SESS_ICMP_DELIVER_GW, "transit: ICMP error about a session, in")      \
+	X(INGRESS_ICMP_REPLY_GW, "agent: pod's ICMP error, to the ingress host") \
+	X(INGRESS_ICMP_SNAT_GW, "transit: pod's ICMP error from its host, out")  \
+	X(DROP_SESS_ICMP_QUOTE, "drop: overlay session ICMP error, bad quote")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

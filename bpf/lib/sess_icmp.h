@@ -9,9 +9,10 @@
  * checksum when the error carries it (a TCP one only if 18 bytes of the
  * segment are included) and the outer ICMP checksum amended (RFC 1624),
  * else the receiver would drop the error. Only errors whose embedded
- * header is IPv4 without options, TCP or UDP, with its 8 first L4 bytes,
- * and whose outer header has no options and is not fragmented are looked
- * at; anything else is not about a session (the host stack's business).
+ * header is IPv4 without options, TCP or UDP, not a later fragment, with
+ * its 8 first L4 bytes (and a total length that has them), and whose
+ * outer header has no options and is not fragmented are looked at;
+ * anything else is not about a session (the host stack's business).
  */
 #ifndef XG_SESS_ICMP_H
 #define XG_SESS_ICMP_H
@@ -57,6 +58,11 @@ XG_INLINE int xg_icmp_err_parse(void *data, void *data_end, __u32 tot_len, struc
 		return -1;
 	if (eip->version != 4 || eip->ihl != 5 ||
 	    (eip->protocol != IPPROTO_TCP && eip->protocol != IPPROTO_UDP))
+		return -1;
+	/* A quoted later fragment has payload where the ports would be, and
+	 * a quoted datagram shorter than its IPv4 header and 8 bytes has none:
+	 * neither is a session's (sessions send no fragments). */
+	if ((eip->frag_off & bpf_htons(XG_IP_OFFSET)) || bpf_ntohs(eip->tot_len) < sizeof(*eip) + 8)
 		return -1;
 	e->ip = ip;
 	e->icmp = icmp;
@@ -114,19 +120,55 @@ XG_INLINE void xg_icmp_err_rewrite(struct xg_icmp_err *e, int dnat, __u32 addr_b
 }
 
 /*
- * The agent's half: an ICMP error the pod sends about a datagram its
- * session delivered (embedded destination = the pod's session endpoint)
- * leaves translated to the public endpoint. -1 if it is not one.
+ * Send out the ICMP error at the start of the frame (Ethernet, IPv4,
+ * tot_len bytes; a pod's error about a datagram its session delivered)
+ * translated to the public endpoint: from the public address, quoting the
+ * datagram as the client sent it, next hop from the FIB as for the
+ * session's replies. Counted in ctr and under reason. The verdict.
  */
-XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len)
+XG_INLINE int xg_sess_icmp_out(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port_be,
+			       struct xg_sess_ctr *ctr, __u32 tot_len, __u32 reason)
+{
+	struct xdp_md *ctx = p->ctx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct xg_nh_slot *nh;
+	struct xg_icmp_err e;
+	int rc, excess;
+
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XDP_DROP; /* for the verifier: the callers parsed it */
+	if (e.ip->ttl <= 1)
+		return XG_DROP(p, DROP_TTL);
+	rc = xg_sess_route(p, &nh, IPPROTO_ICMP, pub_ip_be, e.ip->daddr, 0, 0, tot_len);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
+	if (excess < 0 || xg_ip_trim(ctx, excess))
+		return XG_DROP(p, DROP_IP_LEN);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
+		return XDP_DROP; /* for the verifier: parsed above */
+	xg_icmp_err_rewrite(&e, 0, pub_ip_be, pub_port_be);
+	return xg_sess_send(p, data, nh, ctr, tot_len, reason);
+}
+
+/*
+ * The agent's half: an ICMP error the pod sends about a datagram its
+ * session delivered (embedded destination = the pod's session endpoint).
+ * On-node form: it leaves translated to the public endpoint. Dedicated-
+ * gateway form, on the pod's host: *to_host is set to the ingress host,
+ * which the agent encapsulates the error to, untranslated, as it does the
+ * session's replies (the ingress host's transit translates it). -1 when
+ * the frame is not translated here, else the verdict.
+ */
+XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len, __u32 *to_host)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	struct xg_sess_rev_key k = {};
-	struct xg_nh_slot *nh;
 	struct xg_icmp_err e;
 	struct xg_sess_rev *r;
-	int rc, excess;
 
 	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
 		return -1;
@@ -137,22 +179,14 @@ XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len)
 	if (k.pod_ip_be != e.ip->saddr)
 		return -1;
 	r = bpf_map_lookup_elem(&xg_sess_rev, &k);
-	if (!r || r->flags)
-		return -1; /* form 2: not translated yet (docs/architecture.md) */
-	if (e.ip->ttl <= 1)
-		return XG_DROP(p, DROP_TTL);
-	rc = xg_sess_route(p, &nh, IPPROTO_ICMP, r->pub_ip_be, e.ip->daddr, 0, 0, tot_len);
-	if (rc)
-		return xg_count(p, rc), XDP_DROP;
-	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
-	if (excess < 0 || xg_ip_trim(ctx, excess))
-		return XG_DROP(p, DROP_IP_LEN);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	if (xg_icmp_err_parse(data, data_end, tot_len, &e))
-		return XDP_DROP; /* for the verifier: parsed above */
-	xg_icmp_err_rewrite(&e, 0, r->pub_ip_be, r->pub_port_be);
-	return xg_sess_send(p, data, nh, &r->out, tot_len, XG_R_INGRESS_ICMP_SNAT);
+	if (!r || (r->flags & XG_SESS_FORM_GATEWAY))
+		return -1; /* an ingress host's entry: its pod is elsewhere */
+	if (r->flags & XG_SESS_POD_SIDE) {
+		*to_host = r->host_be;
+		return -1;
+	}
+	return xg_sess_icmp_out(p, r->pub_ip_be, r->pub_port_be, &r->out, tot_len,
+				XG_R_INGRESS_ICMP_SNAT);
 }
 
 #endif

@@ -66,11 +66,12 @@ XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port
  * The agent's half: a datagram the pod (VNI p->vni) sends from a session's
  * pod endpoint. On-node form: SNATed and routed out (xg_sess_snat_rev).
  * Dedicated-gateway form, on the pod's host: *to_host is set to the
- * ingress host, which the agent encapsulates the reply to, untranslated
- * (the ingress host's transit translates it). Returns -1 when the frame is
- * not translated here (the agent goes on as usual), else the verdict.
+ * ingress host, which the agent encapsulates the reply (or the pod's ICMP
+ * error about a session) to, untranslated, counted under *reason (the
+ * ingress host's transit translates it). Returns -1 when the frame is not
+ * translated here (the agent goes on as usual), else the verdict.
  */
-XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host)
+XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host, __u32 *reason)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
@@ -83,8 +84,10 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host)
 
 	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return -1;
-	if (ip->protocol == IPPROTO_ICMP)
-		return xg_sess_icmp_snat(p, bpf_ntohs(ip->tot_len));
+	if (ip->protocol == IPPROTO_ICMP) {
+		*reason = XG_R_INGRESS_ICMP_REPLY_GW;
+		return xg_sess_icmp_snat(p, bpf_ntohs(ip->tot_len), to_host);
+	}
 	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 		return -1;
 	if (ip->frag_off & bpf_htons(XG_IP_OFFSET))
@@ -103,6 +106,7 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host)
 		return -1; /* an ingress host's entry: its pod is elsewhere */
 	if (r->flags & XG_SESS_POD_SIDE) {
 		*to_host = r->host_be;
+		*reason = XG_R_INGRESS_REPLY_GW;
 		return -1;
 	}
 	return xg_sess_snat_rev(p, r->pub_ip_be, r->pub_port_be, 0, r, XG_R_INGRESS_SNAT);

@@ -287,6 +287,35 @@ echo '{"vpcs": [{"vni": 9}], "sessions": [{"proto": "tcp", "public": "10.77.0.1:
 expect_rc 4 "apply: a public port another session holds" x apply -f "$TMP/sbad4.json"
 expect_err "sessions[0]: public endpoint 10.77.0.1:9080 is taken" "apply error names the taken port"
 expect_rc 3 "the refused file wrote nothing (no VPC 9)" x vpc del 9
+# sessions of the dedicated-gateway form: host (on the ingress host), via (on the pod's host)
+cat > "$TMP/sgw.json" <<'J'
+{ "sessions": [{"proto": "tcp", "public": "10.77.0.1:9180", "vni": 8, "pod": "10.8.0.7:80", "host": "10.77.0.3"},
+               {"proto": "udp", "public": "10.77.0.1:9153", "vni": 8, "pod": "10.8.0.7:53", "via": "10.77.0.2"}] }
+J
+expect_rc 0 "apply form-2 sessions" x apply -f "$TMP/sgw.json"
+expect_rc 0 "apply form-2 sessions again: kept" x apply -f "$TMP/sgw.json"
+forms=$(x ingress ls -o json | python3 -c 'import json,sys; print(" ".join(sorted("%s/%s/%s" % (r["public"], r["form"], r["host"]) for r in json.load(sys.stdin) if r["vni"] == 8 and r["pod"].startswith("10.8.0.7"))))')
+[ "$forms" = "10.77.0.1:9153/pod-side/10.77.0.2 10.77.0.1:9180/gateway/10.77.0.3" ] &&
+	ok "apply wrote the form and the other host" || not_ok "apply form-2 sessions: $forms"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1:9181", "vni": 8, "pod": "10.8.0.7:81", "host": "10.77.0.3", "via": "10.77.0.2"}]}' > "$TMP/sgbad1.json"
+expect_rc 2 "apply: a session with both host and via" x apply -f "$TMP/sgbad1.json"
+expect_err "sessions[0]: \"host\" (on the ingress host) and \"via\"" "apply error names the session with both"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1:9181", "vni": 8, "pod": "10.8.0.7:81", "via": "10.77.0.300"}]}' > "$TMP/sgbad2.json"
+expect_rc 2 "apply: a session's malformed via" x apply -f "$TMP/sgbad2.json"
+expect_err "sessions[0].via" "apply error names sessions[0].via"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1:9181", "vni": 8, "pod": "10.8.0.7:81", "host": "0.0.0.0"}]}' > "$TMP/sgbad3.json"
+expect_rc 2 "apply: a session's host 0.0.0.0" x apply -f "$TMP/sgbad3.json"
+expect_err "sessions[0].host: 0.0.0.0 is no host" "apply error names sessions[0].host"
+echo '{"sessions": [{"proto": "tcp", "public": "10.77.0.1:9181", "vni": 8, "pod": "10.8.0.7:81", "host": 3}]}' > "$TMP/sgbad4.json"
+expect_rc 2 "apply: a session's host not a string" x apply -f "$TMP/sgbad4.json"
+expect_err "sessions[0].host: must be a string" "apply error names the non-string host"
+# the same session on another pod's host: refused before the first write
+echo '{"vpcs": [{"vni": 9}], "sessions": [{"proto": "tcp", "public": "10.77.0.1:9180", "vni": 8, "pod": "10.8.0.7:80", "host": "10.77.0.4"}]}' > "$TMP/sgbad5.json"
+expect_rc 4 "apply: a session moved to another host is refused" x apply -f "$TMP/sgbad5.json"
+expect_err "sessions[0]: public endpoint 10.77.0.1:9180 is taken" "apply error names the session"
+expect_rc 3 "the refused form-2 file wrote nothing (no VPC 9)" x vpc del 9
+x ingress ls -o json | python3 -c 'import json,sys; sys.exit(0 if any(r["public"] == "10.77.0.1:9180" and r["host"] == "10.77.0.3" for r in json.load(sys.stdin)) else 1)' &&
+	ok "the refused file left the session's host alone" || not_ok "session host changed by a refused file"
 expect_rc 0 "reset after apply" x reset
 
 # ---- gateway keys: X25519, base64, compatible with WireGuard's tools ----

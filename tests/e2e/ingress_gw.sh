@@ -5,12 +5,17 @@
 # the pod, on another host; the pod's replies back through the overlay to
 # the ingress host's transit, SNATed out to the client. curl to an HTTP
 # server in the pod (which sees the client's own address), iperf3, a
-# spoofed-VNI frame from the underlay dropped and counted, and a UDP
-# stream to a session stopping as soon as the session is deleted.
-# usage: ingress_gw.sh PATH/TO/xgate
+# spoofed-VNI frame from the underlay dropped and counted, ICMP errors
+# about sessions translated both ways (connected UDP sockets refused on
+# either side), 1,000 sessions
+# added and removed on both hosts through libxgate (sess_churn) while
+# iperf3 runs, leaving no stray entry and no traffic through a removed one,
+# and a UDP stream to a session stopping as soon as the session is deleted.
+# usage: ingress_gw.sh PATH/TO/xgate PATH/TO/sess_churn
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 XGATE=$(readlink -f "$1")
+CHURN=$(readlink -f "$2")
 ING=xgt$$-ing
 PH=xgt$$-ph
 CLI=xgt$$-cli
@@ -131,19 +136,100 @@ assert t["form"] == "gateway" and t["host"] == "10.200.0.2", t
 assert t["in"]["packets"] > 10 and t["out"]["bytes"] > 2000000, t
 PY
 
-# iperf3 through the session
+# RFC 5508 across the overlay, both ways. Out: the pod's port unreachable
+# comes back about the public endpoint, so the client's connected socket is
+# refused. In: the pod sends from a session's port to a closed port of the
+# client, whose kernel answers port unreachable to the public address; the
+# ingress host translates it and sends it to the pod's host, so the pod's
+# connected socket is refused.
+xi ingress add udp 10.88.0.1:5354 vni 100 10.1.1.5:5354 host 10.200.0.2 &&
+	xp ingress add udp 10.88.0.1:5354 vni 100 10.1.1.5:5354 via 10.200.0.1 &&
+	xi ingress add udp 10.88.0.1:5355 vni 100 10.1.1.5:5355 host 10.200.0.2 &&
+	xp ingress add udp 10.88.0.1:5355 vni 100 10.1.1.5:5355 via 10.200.0.1 ||
+	not_ok "adding the ICMP sessions"
+refused() { # refused NS BIND_IP BIND_PORT DST_IP DST_PORT
+	ip netns exec "$1" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+if sys.argv[2] != "0":
+    s.bind((sys.argv[1], int(sys.argv[2])))
+s.connect((sys.argv[3], int(sys.argv[4])))
+s.send(b"anyone?")
+try:
+    s.recv(2048)
+except ConnectionRefusedError:
+    sys.exit(0)
+sys.exit(1)
+' "$2" "$3" "$4" "$5"
+}
+check "the pod's port unreachable reaches the client translated (connection refused)" \
+	refused "$CLI" 0.0.0.0 0 10.88.0.1 5354
+[ "$(counter "$PH" vp1 ingress_icmp_reply_gw)" -gt 0 ] && [ "$(counter "$ING" eth0 ingress_icmp_snat_gw)" -gt 0 ] &&
+	ok "counted: ingress_icmp_reply_gw, ingress_icmp_snat_gw" ||
+	not_ok "icmp_reply_gw $(counter "$PH" vp1 ingress_icmp_reply_gw) icmp_snat_gw $(counter "$ING" eth0 ingress_icmp_snat_gw)"
+check "the client's port unreachable reaches the pod translated (connection refused)" \
+	refused "$POD" 10.1.1.5 5355 10.88.0.2 40999
+[ "$(counter "$ING" nic0 ingress_icmp_dnat_gw)" -gt 0 ] && [ "$(counter "$PH" eth0 sess_icmp_deliver_gw)" -gt 0 ] &&
+	ok "counted: ingress_icmp_dnat_gw, sess_icmp_deliver_gw" ||
+	not_ok "icmp_dnat_gw $(counter "$ING" nic0 ingress_icmp_dnat_gw) icmp_deliver_gw $(counter "$PH" eth0 sess_icmp_deliver_gw)"
+for n in "$ING" "$PH"; do
+	"$XGATE" -N "$n" ingress del udp 10.88.0.1:5354 && "$XGATE" -N "$n" ingress del udp 10.88.0.1:5355 ||
+		not_ok "$n: removing the ICMP sessions"
+done
+
+# iperf3 through the session while 1,000 sessions churn around it on both
+# hosts (each host's half, as the daemons will write them)
 xi ingress add tcp 10.88.0.1:30201 vni 100 10.1.1.5:5201 host 10.200.0.2 &&
 	xp ingress add tcp 10.88.0.1:30201 vni 100 10.1.1.5:5201 via 10.200.0.1
 ip netns exec "$POD" iperf3 -s -B 10.1.1.5 -p 5201 -1 >/dev/null 2>&1 &
 PIDS="$PIDS $!"
 wait_for 10 listening "$POD" 5201 || not_ok "iperf3 server did not start"
-cl timeout 30 iperf3 -c 10.88.0.1 -p 30201 -t 2 -J >"$TMP/iperf.json" 2>/dev/null
-python3 - "$TMP/iperf.json" <<'PY' && ok "iperf3 through the ingress gateway" || not_ok "iperf3 through the ingress gateway"
+cl timeout 30 iperf3 -c 10.88.0.1 -p 30201 -t 4 -J >"$TMP/iperf.json" 2>/dev/null &
+ipc=$!
+sleep 0.5
+"$CHURN" "$ING" 10.88.0.1 100 10.1.1.5 40000 1000 3 host 10.200.0.2 >"$TMP/churn_i.txt" 2>&1 &
+chi=$!
+"$CHURN" "$PH" 10.88.0.1 100 10.1.1.5 40000 1000 3 via 10.200.0.1 >"$TMP/churn_p.txt" 2>&1 &&
+	ok "pod's host: 1,000 sessions added and removed 3 times during the stream ($(cat "$TMP/churn_p.txt"))" ||
+	not_ok "pod's host: session churn: $(cat "$TMP/churn_p.txt")"
+wait "$chi" &&
+	ok "ingress host: 1,000 sessions added and removed 3 times during the stream ($(cat "$TMP/churn_i.txt"))" ||
+	not_ok "ingress host: session churn: $(cat "$TMP/churn_i.txt")"
+wait "$ipc"
+python3 - "$TMP/iperf.json" <<'PY' && ok "iperf3 through the ingress gateway: the stream carried on" || not_ok "iperf3 through the ingress gateway"
 import json, sys
 b = json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]
 print("received", b)
 sys.exit(0 if b > 1000000 else 1)
 PY
+for n in "$ING" "$PH"; do
+	left=$("$XGATE" -N "$n" ingress ls -o json | python3 -c '
+import json, sys
+print(" ".join(sorted(r["proto"] + "/" + r["public"] for r in json.load(sys.stdin))))')
+	[ "$left" = "tcp/10.88.0.1:30201 tcp/10.88.0.1:8080 udp/10.88.0.1:5353" ] &&
+		ok "$n: no stray session after the churn" || not_ok "$n: sessions left: $left"
+	rev=$(bpftool map dump pinned "/sys/fs/bpf/xgate/$n/xg_sess_rev" -j | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+	[ "$rev" = 3 ] && ok "$n: no stray reverse entry after the churn" || not_ok "$n: reverse entries: $rev"
+done
+# datagrams to sessions the churn removed: the host's, none to the pod's host
+dnat0=$(counter "$ING" nic0 ingress_dnat_gw)
+pass0=$(counter "$ING" nic0 pass_no_session)
+cl python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for p in range(40000, 41000, 50):
+    s.sendto(b"x" * 32, ("10.88.0.1", p))
+'
+for _ in $(seq 50); do
+	[ "$(counter "$ING" nic0 pass_no_session)" -ge $((pass0 + 20)) ] && break
+	sleep 0.1
+done
+dnat1=$(counter "$ING" nic0 ingress_dnat_gw)
+pass1=$(counter "$ING" nic0 pass_no_session)
+[ "$dnat1" -eq "$dnat0" ] && [ $((pass1 - pass0)) -ge 20 ] &&
+	ok "removed sessions: 20 datagrams to the host stack (pass_no_session +$((pass1 - pass0))), none DNATed" ||
+	not_ok "removed sessions: dnat_gw $dnat0 -> $dnat1, pass_no_session +$((pass1 - pass0))"
 
 # A frame from the underlay naming the session's pod endpoint as a reply,
 # in another VNI: dropped and counted on the ingress host.

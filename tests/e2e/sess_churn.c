@@ -5,14 +5,16 @@
  * Every add and delete must succeed; the sessions it made are all gone at
  * the end. Prints the rates (reported, never asserted).
  *
- *   sess_churn INSTANCE PUBLIC_IP VNI POD_IP FIRST_PORT COUNT ROUNDS
+ *   sess_churn INSTANCE PUBLIC_IP VNI POD_IP FIRST_PORT COUNT ROUNDS [host|via HOST]
  * Round r adds COUNT UDP sessions PUBLIC_IP:FIRST_PORT+i -> POD_IP:FIRST_PORT+i,
- * then deletes them.
+ * then deletes them. With host or via, the sessions are the dedicated-gateway
+ * form's, as `xgate ingress add ... host|via HOST` makes them.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "xg.h"
@@ -27,18 +29,24 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-	__u32 pub, pod, vni, first, count, rounds;
+	__u32 pub, pod, vni, first, count, rounds, host = 0;
+	__u16 flags = 0;
 	struct xg_sess_maps s;
 	struct xg_maps m;
 	double t_add = 0, t_del = 0;
 	int rc;
 
-	if (argc != 8 || xg_parse_ip(argv[2], &pub) || xg_parse_vni(argv[3], &vni) ||
+	if (argc == 10 && (!strcmp(argv[8], "host") || !strcmp(argv[8], "via"))) {
+		flags = !strcmp(argv[8], "host") ? XG_SESS_FORM_GATEWAY : XG_SESS_POD_SIDE;
+		if (xg_parse_ip(argv[9], &host))
+			return XG_EUSAGE;
+	}
+	if ((argc != 8 && !flags) || xg_parse_ip(argv[2], &pub) || xg_parse_vni(argv[3], &vni) ||
 	    xg_parse_ip(argv[4], &pod) || xg_parse_u32("first port", argv[5], 1, 65535, &first) ||
 	    xg_parse_u32("count", argv[6], 1, 65535, &count) ||
 	    xg_parse_u32("rounds", argv[7], 1, 1000, &rounds) || first + count - 1 > 65535) {
 		fprintf(stderr, "usage: sess_churn INSTANCE PUBLIC_IP VNI POD_IP FIRST_PORT COUNT "
-				"ROUNDS\n");
+				"ROUNDS [host|via HOST]\n");
 		return XG_EUSAGE;
 	}
 	rc = xg_maps_open(argv[1], false, &m);
@@ -56,8 +64,11 @@ int main(int argc, char **argv)
 			struct xg_sess_key k = {.ip_be = pub,
 						.port_be = htons((__u16)(first + i)),
 						.proto = IPPROTO_UDP};
-			struct xg_sess v = {
-			    .vni = vni, .pod_ip_be = pod, .pod_port_be = htons((__u16)(first + i))};
+			struct xg_sess v = {.vni = vni,
+					    .pod_ip_be = pod,
+					    .pod_port_be = htons((__u16)(first + i)),
+					    .flags = flags,
+					    .host_be = host};
 
 			rc = xg_sess_add(&m, &s, &k, &v);
 		}

@@ -10,10 +10,14 @@
  *   "vpcs": [{"vni": N, "dividers": [A...]}],
  *   "subnets": [{"vni": N, "cidr": C, "bouncers": [A...], "gw": A, "gwmac": M, "remote": B}],
  *   "endpoints": [{"vni": N, "ip": A, "mac": M, "host": A | "dev": D}],
- *   "sessions": [{"proto": "tcp"|"udp", "public": "A:P", "vni": N, "pod": "A:P"}] }
+ *   "sessions": [{"proto": "tcp"|"udp", "public": "A:P", "vni": N, "pod": "A:P",
+ *                 "host": A | "via": A}] }
  * Entries are upserted; entries not in the file are left alone. A session
  * is added (kept as it is, counters too, when it is there already); a
- * public or pod endpoint held by another session refuses the file (exit 4). What the
+ * public or pod endpoint held by another session (another pod, form or
+ * other host included) refuses the file (exit 4). "host" (the pod's host,
+ * on the ingress host) and "via" (the ingress host, on the pod's host) are
+ * the dedicated-gateway form, as in `xgate ingress add`. What the
  * entries refer to (devices, VPCs) is checked too before the first write,
  * so a refused file changes nothing.
  */
@@ -186,6 +190,35 @@ static bool instance_has_maps(const char *instance)
 	return !access(path, F_OK);
 }
 
+/* A session's "host" or "via" (at most one, a host address): the
+ * dedicated-gateway form's flag and other host into v. 0, or the exit code
+ * after a message naming the JSON path. */
+static int get_sess_host(const char *file, const char *sect, size_t i, json_t *o, struct xg_sess *v)
+{
+	static const char *const keys[] = {"host", "via"};
+	static const __u16 flags[] = {XG_SESS_FORM_GATEWAY, XG_SESS_POD_SIDE};
+	char path[96];
+
+	for (int k = 0; k < 2; k++) {
+		int r = FIELD(o, keys[k], 0, xg_parse_ip(_s, &v->host_be));
+
+		if (r == 1)
+			continue;
+		if (r)
+			return r;
+		if (v->flags) {
+			snprintf(path, sizeof(path), "%s[%zu]", sect, i);
+			return bad(file, path,
+				   "\"host\" (on the ingress host) and \"via\" (on the pod's host) "
+				   "exclude each other");
+		}
+		if (!v->host_be)
+			return bad(file, path, "0.0.0.0 is no host");
+		v->flags = flags[k];
+	}
+	return 0;
+}
+
 static int build(const char *file, json_t *root, struct apply_plan *p)
 {
 	static const char *const top[] = {"host",      "attach",   "vpcs", "subnets",
@@ -196,7 +229,7 @@ static int build(const char *file, json_t *root, struct apply_plan *p)
 					   "gwmac", "remote", NULL};
 	static const char *const epk[] = {"vni", "ip", "mac", "host", "dev", NULL};
 	static const char *const atk[] = {"dev", "program", "mode", NULL};
-	static const char *const sessk[] = {"proto", "public", "vni", "pod", NULL};
+	static const char *const sessk[] = {"proto", "public", "vni", "pod", "host", "via", NULL};
 	char path[96];
 	const char *sect;
 	json_t *h, *arr, *o;
@@ -353,6 +386,8 @@ static int build(const char *file, json_t *root, struct apply_plan *p)
 	    FIELD(o, "pod", 1,
 		  xg_parse_endpoint("pod endpoint", _s, &x->v.pod_ip_be, &x->v.pod_port_be)))
 		return XG_EUSAGE;
+	if (get_sess_host(file, sect, i, o, &x->v))
+		return XG_EUSAGE;
 	for (size_t j = 0; j < i; j++) {
 		const struct sess_spec *y = &p->sess[j];
 
@@ -420,7 +455,8 @@ static int check_sessions(const char *file, const struct apply_plan *p, struct x
 		snprintf(path, sizeof(path), "sessions[%d]", k);
 		if (!bpf_map_lookup_elem(sm.fwd, &x->k, &cur) &&
 		    (cur.vni != x->v.vni || cur.pod_ip_be != x->v.pod_ip_be ||
-		     cur.pod_port_be != x->v.pod_port_be || cur.flags != x->v.flags))
+		     cur.pod_port_be != x->v.pod_port_be || cur.flags != x->v.flags ||
+		     cur.host_be != x->v.host_be))
 			rc =
 			    xg_fail(XG_EEXIST,
 				    "%s: %s: public endpoint %s:%u is taken by another "
@@ -504,8 +540,12 @@ int cmd_apply(struct cli *c, struct args *a)
 		struct xg_sess_maps sm;
 
 		rc = xg_sess_open(&m, &sm);
-		for (int k = 0; !rc && k < p.nsess; k++)
+		for (int k = 0; !rc && k < p.nsess; k++) {
 			rc = xg_sess_add(&m, &sm, &p.sess[k].k, &p.sess[k].v);
+			/* the other host is an underlay next hop XDP will need the MAC of */
+			if (!rc && p.sess[k].v.host_be)
+				xg_neigh_prime(p.sess[k].v.host_be);
+		}
 		if (sm.fwd >= 0)
 			xg_sess_close(&sm);
 	}
