@@ -13,6 +13,9 @@
  * next start adopts them, as after a kill -9.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
 #include <libwebsockets.h>
 #include <signal.h>
 #include <sodium.h>
@@ -63,6 +66,27 @@ static void usage(FILE *f)
 		   "again by the next start.\n");
 }
 
+/* A node that is a network namespace of this host (a test bed, a
+ * development box): entered here rather than by `ip netns exec`, which
+ * remounts /sys and so hides bpffs and the cgroup hierarchies. */
+static int enter_netns(const char *name)
+{
+	char path[128];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ctl_log("network namespace %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = setns(fd, CLONE_NEWNET);
+	if (rc)
+		ctl_log("entering network namespace %s: %s", name, strerror(errno));
+	close(fd);
+	return rc;
+}
+
 static int start(struct daemon *dm)
 {
 	static const int stop_signals[] = {SIGTERM, SIGINT};
@@ -70,6 +94,8 @@ static int start(struct daemon *dm)
 	struct na_agent_events ev;
 	char err[512];
 
+	if (dm->conf.netns[0] && enter_netns(dm->conf.netns))
+		return -1;
 	if (fs_mkdir_parent(dm->conf.database, 0700) || fs_mkdir_p(dm->conf.run_dir, 0700)) {
 		ctl_log("directories for %s, %s: %s", dm->conf.database, dm->conf.run_dir,
 			strerror(errno));

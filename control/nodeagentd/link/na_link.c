@@ -206,9 +206,6 @@ static int on_message(struct na_link *k, json_t *m)
 		}
 		send_ready(k);
 		return 0;
-	} else if (k->st != L_SYNCED) {
-		snprintf(err, sizeof(err), "type: '%.40s' before NodeFullSync", t);
-		rc = -1;
 	} else if (!strcmp(t, "PodCreate")) {
 		rc = na_agent_pod_create(k->agent, m, err, sizeof(err));
 	} else if (!strcmp(t, "PodTerminate")) {
@@ -300,8 +297,9 @@ void na_link_report(void *link, json_t *msg)
 {
 	struct na_link *k = link;
 
-	/* not linked: the full sync of the next link carries it */
-	if (!k || k->st != L_SYNCED) {
+	/* not linked: the full sync of the next link carries it (a command
+	 * refused before the sync is answered on the link it came by) */
+	if (!k || (k->st != L_SYNCED && k->st != L_OPEN)) {
 		json_decref(msg);
 		return;
 	}

@@ -90,6 +90,11 @@ static int node_key(struct ini *in, struct na_config *c, const char *k, const ch
 		return ipv4(in, k, v, &c->public_ip_be);
 	if (!strcasecmp(k, "Instance"))
 		return copy(in, k, v, c->instance, sizeof(c->instance));
+	if (!strcasecmp(k, "Netns")) {
+		if (!*v || strchr(v, '/') || !strcmp(v, ".") || !strcmp(v, ".."))
+			return ini_err(in, "Netns '%s': a name under /run/netns", v);
+		return copy(in, k, v, c->netns, sizeof(c->netns));
+	}
 	if (!strcasecmp(k, "Cpu")) {
 		if (na_cpu_milli(v, &c->cpu_milli) || c->cpu_milli < 1)
 			return ini_err(in, "Cpu '%s': expected a CPU quantity (2, 1500m)", v);

@@ -19,6 +19,7 @@ struct na_config {
 	char name[NA_NAME_MAX + 1];
 	uint32_t ip_be, public_ip_be;
 	char instance[64]; /* the xgate instance the node's programs use */
+	char netns[64];	   /* "": this one; else the daemon enters /run/netns/NAME */
 	int64_t cpu_milli, mem_bytes;
 	unsigned max_pods;
 	/* [Core] */

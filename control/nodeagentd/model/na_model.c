@@ -240,7 +240,7 @@ uint32_t na_slot_ip(uint32_t net_be, int plen, int slot)
 	uint64_t size = plen >= 32 ? 1 : (uint64_t)1 << (32 - plen);
 
 	/* .0 network, .1 gateway, last: broadcast */
-	if (slot < 0 || (uint64_t)slot + 3 > size)
+	if (slot < 0 || (uint64_t)slot + 4 > size)
 		return 0;
 	return htonl(ntohl(net_be) + 2 + (uint32_t)slot);
 }

@@ -218,10 +218,10 @@ int na_cg_freeze(struct na_cg *g, const char *name, pid_t pgid, bool frozen)
 	char d[PATH_MAX], f[PATH_MAX + 32];
 	int rc;
 
-	if (g->mode == NA_CG_NONE)
-		return kill(-pgid, frozen ? SIGSTOP : SIGCONT);
 	dir_of(g, g->mode == NA_CG_V1 ? "freezer" : NULL, name, d, sizeof(d));
-	if (g->mode == NA_CG_V1) {
+	if (g->mode == NA_CG_NONE) {
+		rc = kill(-pgid, frozen ? SIGSTOP : SIGCONT);
+	} else if (g->mode == NA_CG_V1) {
 		snprintf(f, sizeof(f), "%s/freezer.state", d);
 		rc = write_file(f, frozen ? "FROZEN" : "THAWED");
 	} else {
@@ -230,7 +230,8 @@ int na_cg_freeze(struct na_cg *g, const char *name, pid_t pgid, bool frozen)
 	}
 	if (rc || !frozen)
 		return rc;
-	/* FREEZING -> FROZEN takes a moment; standby is reported once it is true */
+	/* FREEZING -> FROZEN (or a SIGSTOP's delivery) takes a moment; standby
+	 * is reported once it is true */
 	for (int i = 0; i < 200 && !na_cg_frozen(g, name, pgid); i++)
 		sleep_ms(1);
 	return na_cg_frozen(g, name, pgid) ? 0 : -1;

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# End to end, nodeagentd on namespaces, driven by a fake fornaxd core
+# (nodeagent_core.py, python3-websockets): register with a join token,
+# configuration, a standby pod frozen in its cgroup, a session opened
+# (thawed, ingress entry in place, curl from a client namespace through the
+# node's public endpoint reaches the pod's app and gets the session data),
+# closed (entry removed, pod frozen again), kill -9 of nodeagentd with a
+# session open (it keeps serving; the restart adopts it; the revision
+# goes on), a command before ready refused, a pod that crashes -> its
+# session Closed and the pod Failed.
+# usage: nodeagent.sh PATH/TO/xgate PATH/TO/nodeagentd PATH/TO/fornax-echo NET_SCRIPT
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+XGATE=$(readlink -f "$1")
+NAD=$(readlink -f "$2")
+ECHO=$(readlink -f "$3")
+NETSH=$(readlink -f "$4")
+NODE=xgt$$-node
+CLI=xgt$$-cli
+CG=xgt$$
+TMP=$(mktemp -d)
+PY=/usr/bin/python3 # the distribution's: python3-websockets lives there
+source "$HERE/../lib.sh"
+x() { "$XGATE" -N "$NODE" "$@"; }
+cleanup() {
+	local p d n
+	for p in $(cat "$TMP/pids" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	# the pods: every process of their cgroups, then the groups
+	for d in /sys/fs/cgroup/{freezer,cpu,memory}/$CG; do
+		[ -d "$d" ] || continue
+		for p in $(cat "$d"/*/cgroup.procs 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+		echo THAWED > "$d"/*/freezer.state 2>/dev/null
+	done
+	sleep 0.2
+	for d in /sys/fs/cgroup/{freezer,cpu,memory}/$CG; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	"$XGATE" -N "$NODE" reset >/dev/null 2>&1
+	for n in $(ip netns list | awk '{print $1}' | grep "^xgt$$-"); do ip netns del "$n"; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
+$PY -c 'import websockets' 2>/dev/null || {
+	not_ok "python3-websockets is missing: run deploy/deps.sh"
+	summary
+	exit 1
+}
+[ -d /sys/fs/cgroup/freezer ] || [ -e /sys/fs/cgroup/cgroup.controllers ] ||
+	{ echo "1..0 # SKIP no cgroup freezer"; exit 0; }
+
+setup() {
+	local n
+	for n in "$NODE" "$CLI"; do ip netns add "$n" && ip -n "$n" link set lo up || return 1; done
+	ip netns exec "$NODE" sysctl -qw net.ipv4.ip_forward=1
+	# the public segment: the client's c0 is the far end of the node's NIC
+	ip link add c0 netns "$CLI" type veth peer name nic0 netns "$NODE" || return 1
+	ip -n "$CLI" addr add 10.88.0.2/24 dev c0
+	ip -n "$NODE" addr add 10.88.0.1/24 dev nic0
+	ip netns exec "$CLI" ethtool -K c0 tx off >/dev/null
+	ip -n "$CLI" link set c0 up
+	ip -n "$NODE" link set nic0 up
+	x host set ip 10.88.0.1 && x attach nic0 ingress && "$XGATE" -N "$CLI" attach c0 pass
+}
+if setup; then ok "topology up (client, node with ingress)"; else not_ok "topology up"; summary; exit 1; fi
+
+cat > "$TMP/node.conf" <<CONF
+[Node]
+Name = node-a
+Ip = 10.88.0.1
+PublicIp = 10.88.0.1
+Instance = $NODE
+Netns = $NODE
+[Core]
+URL = ws://127.0.0.1:18471
+JoinToken = join-token-0123456789abcdef
+ReconnectMaxSeconds = 1
+[Store]
+Database = $TMP/node.db
+[Pods]
+RunDir = $TMP/run
+NetnsPrefix = xgt$$-p
+VethPrefix = xv$$
+CgroupParent = $CG
+NetScript = $NETSH
+Xgate = $XGATE
+StartTimeoutSeconds = 20
+CONF
+
+# (not under `ip netns exec`: it remounts /sys, hiding bpffs and the
+# cgroups; the core listens in the node's namespace, nodeagentd enters it)
+env NAD="$NAD" CONF="$TMP/node.conf" ECHO="$ECHO" XGATE="$XGATE" \
+	NODE="$NODE" CLI="$CLI" CG="$CG" TMP="$TMP" \
+	$PY "$HERE/nodeagent_core.py" 18471
+rc=$?
+[ $rc = 0 ] && ok "the fake core's scenario passed" || not_ok "the fake core's scenario (exit $rc)"
+for f in "$TMP"/nad*.log; do
+	[ $rc = 0 ] || { echo "# ---- $f"; sed 's/^/# /' "$f" | tail -40; }
+done
+summary
