@@ -6,15 +6,17 @@
 # node's public endpoint reaches the pod's app and gets the session data),
 # closed (entry removed, pod frozen again), kill -9 of nodeagentd with a
 # session open (it keeps serving; the restart adopts it; the revision
-# goes on), a command before ready refused, a pod that crashes -> its
-# session Closed and the pod Failed.
-# usage: nodeagent.sh PATH/TO/xgate PATH/TO/nodeagentd PATH/TO/fornax-echo NET_SCRIPT
+# goes on), a command before ready refused, an app behind the session
+# wrapper, unknown pods and sessions answered NotFound, a pod that crashes
+# -> its session Closed and the pod Failed, a malformed command refused.
+# usage: nodeagent.sh XGATE NODEAGENTD FORNAX_ECHO FORNAX_SESSIONWRAPPER NET_SCRIPT
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 XGATE=$(readlink -f "$1")
 NAD=$(readlink -f "$2")
 ECHO=$(readlink -f "$3")
-NETSH=$(readlink -f "$4")
+WRAPPER=$(readlink -f "$4")
+NETSH=$(readlink -f "$5")
 NODE=xgt$$-node
 CLI=xgt$$-cli
 CG=xgt$$
@@ -89,7 +91,7 @@ CONF
 
 # (not under `ip netns exec`: it remounts /sys, hiding bpffs and the
 # cgroups; the core listens in the node's namespace, nodeagentd enters it)
-env NAD="$NAD" CONF="$TMP/node.conf" ECHO="$ECHO" XGATE="$XGATE" \
+env NAD="$NAD" CONF="$TMP/node.conf" ECHO="$ECHO" WRAPPER="$WRAPPER" XGATE="$XGATE" \
 	NODE="$NODE" CLI="$CLI" CG="$CG" TMP="$TMP" \
 	$PY "$HERE/nodeagent_core.py" 18471
 rc=$?

@@ -226,6 +226,42 @@ async def scenario(core):
     ok(curl(port) == "hello-s2", "the adopted session still serves")
     await link.expect(sess_is("default/s2", "Available"), "the adopted pod's session service reports again")
 
+    # an app without the session service, behind the wrapper: ready once
+    # its port accepts, its session data in a file; closed with
+    # killInstanceWhenSessionClosed: the pod is terminated
+    data_file = f"{E['TMP']}/wrapped.data"
+    wrapped = {"application": "default/wrapped", "usingNodeSessionService": True,
+               "containers": [{"name": "w", "command": [E["WRAPPER"]],
+                               "args": ["--port", "8081", "--", E["ECHO"], "--port", "8081"],
+                               "env": [{"name": "FORNAX_SESSION_DATA_FILE", "value": data_file}],
+                               "ports": [{"containerPort": 8081, "protocol": "TCP"}]}]}
+    await link.send(type="PodCreate", podIdentifier="default/wrapped-1", pod=wrapped,
+                    standby=False)
+    m = await link.expect(pod_is("Running"), "a pod not on standby is Running once it listens")
+    ok(m and m["pod"]["podIP"] == "10.1.1.3", "it has the next address")
+    await link.send(type="SessionOpen", sessionIdentifier="default/w1",
+                    podIdentifier="default/wrapped-1",
+                    session={"sessionData": b64("wrapped-data"), "closeGracePeriodSeconds": 5})
+    m = await link.expect(sess_is("default/w1", "Available"),
+                          "the wrapper reports ready once the app's port accepts")
+    wport = m and m["session"]["accessEndPoints"][0]["port"]
+    ok(curl(wport) == "no session\n", "curl reaches the wrapped app through its endpoint")
+    ok(open(data_file).read() == "wrapped-data" if os.path.exists(data_file) else False,
+       "the wrapper wrote the session data for the app")
+    await link.send(type="SessionClose", sessionIdentifier="default/w1",
+                    podIdentifier="default/wrapped-1")
+    await link.expect(sess_is("default/w1", "Closed"), "the wrapped session is Closed")
+    await link.expect(pod_is("Terminated", "SessionClosed"),
+                      "killInstanceWhenSessionClosed (the default): the pod is Terminated")
+
+    # unknown pod and session: answered with their state, never ignored
+    await link.send(type="PodTerminate", podIdentifier="default/nope", gracePeriodSeconds=0)
+    await link.expect(pod_is("Terminated", "NotFound"), "PodTerminate of an unknown pod: NotFound")
+    await link.send(type="SessionClose", sessionIdentifier="default/nope",
+                    podIdentifier="default/nope")
+    await link.expect(lambda m: m.get("type") == "SessionState" and
+                      m["session"]["reason"] == "NotFound", "SessionClose of an unknown session: NotFound")
+
     # the pod crashes: its session is Closed, the pod Failed, the entry gone
     for p in (cg("freezer", "cgroup.procs") or "").split():
         os.kill(int(p), signal.SIGKILL)
@@ -239,6 +275,12 @@ async def scenario(core):
         await asyncio.sleep(0.1)
     ok(f"{E['NODE'][:-5]}-p0" not in sh("ip", "netns", "list").stdout,
        "the failed pod's namespace is gone")
+    # a malformed command: refused (bad-message naming the field), link closed
+    await link.send(type="SessionOpen", sessionIdentifier="default/x", podIdentifier="default/y",
+                    session={"closeGracePeriodSeconds": "soon"})
+    m = await link.expect(lambda m: m.get("type") in ("error", "closed"), "a malformed command is refused")
+    ok(m and m.get("code") == "bad-message" and "session.closeGracePeriodSeconds" in m.get("message", ""),
+       f"bad-message naming the field ({m})")
     nad.send_signal(signal.SIGTERM)
     nad.wait()
 

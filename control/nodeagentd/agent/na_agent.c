@@ -433,10 +433,15 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 			continue;
 		reaped = na_proc_reap(r->p.pid, why, sizeof(why));
 		if (reaped > 0 || !na_proc_alive(r->p.pid, r->p.start)) {
+			char reason[NA_REASON_MAX];
+
 			if (reaped <= 0)
 				snprintf(why, sizeof(why), "the pod's process ended");
-			pod_end(r, r->p.terminating ? NA_POD_TERMINATED : NA_POD_FAILED,
-				r->p.terminating ? "Terminated" : "Exited", why);
+			/* asked to stop: the reason it was asked for stays */
+			snprintf(reason, sizeof(reason), "%s",
+				 r->p.terminating ? r->p.reason : "Exited");
+			pod_end(r, r->p.terminating ? NA_POD_TERMINATED : NA_POD_FAILED, reason,
+				why);
 			continue;
 		}
 		if (r->p.state == NA_POD_CREATING)

@@ -104,6 +104,8 @@ int main(int argc, char **argv)
 	app = fork();
 	if (app == 0) {
 		close(sfd);
+		/* the socket is the wrapper's: an app that looked for it would take it */
+		unsetenv("FORNAX_SESSION_SOCKET");
 		execvp(argv[i + 1], argv + i + 1);
 		fprintf(stderr, "fornax-sessionwrapper: %s: %s\n", argv[i + 1], strerror(errno));
 		_exit(127);
