@@ -28,12 +28,13 @@ cleanup() {
 	local p d n
 	for p in $(cat "$TMP/pids" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 	# the pods: every process of their cgroups, then the groups
-	for d in /sys/fs/cgroup/{freezer,cpu,memory}/$CG; do
+	# (a frozen task dies only once thawed)
+	for d in /sys/fs/cgroup/{freezer,cpu,memory}/$CG/*/; do
 		[ -d "$d" ] || continue
-		for p in $(cat "$d"/*/cgroup.procs 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-		echo THAWED > "$d"/*/freezer.state 2>/dev/null
+		for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+		[ -e "$d/freezer.state" ] && echo THAWED >"$d/freezer.state"
 	done
-	sleep 0.2
+	sleep 0.5
 	for d in /sys/fs/cgroup/{freezer,cpu,memory}/$CG; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
