@@ -40,6 +40,8 @@ cleanup() {
 	done
 	"$XGATE" -N "$NODE" reset >/dev/null 2>&1
 	for n in $(ip netns list | awk '{print $1}' | grep "^xgt$$-"); do ip netns del "$n"; done
+	# NAD_LOGS=DIR keeps the daemon's logs (sanitizer reports land there)
+	[ -n "${NAD_LOGS:-}" ] && cp "$TMP"/nad*.log "$NAD_LOGS"/ 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM

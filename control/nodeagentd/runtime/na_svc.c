@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libwebsockets.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +29,15 @@ struct na_svc {
 	void *arg;
 	char *in;
 	size_t in_len;
+	bool busy;  /* handing lines over: a free waits for the end */
+	bool freed; /* freed by the owner while busy */
 };
 
 static void deliver(struct na_svc *c)
 {
 	char *nl;
 
-	while (c->wsi && (nl = memchr(c->in, '\n', c->in_len))) {
+	while (!c->freed && (nl = memchr(c->in, '\n', c->in_len))) {
 		size_t n = (size_t)(nl - c->in) + 1;
 		json_t *m;
 
@@ -65,10 +68,18 @@ static int on_rx(struct na_svc *c)
 		memcpy(c->in + c->in_len, buf, (size_t)n);
 		c->in_len += (size_t)n;
 	}
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		return -1;
-	deliver(c);
-	return 0;
+	/* the lines before an end are delivered first: "closed" then EOF */
+	bool end = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+
+	c->busy = true;
+	deliver(c); /* the owner may free c from a line's callback */
+	c->busy = false;
+	if (c->freed) {
+		free(c->in);
+		free(c);
+		return 0;
+	}
+	return end ? -1 : 0;
 }
 
 static int cb_svc(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -83,6 +94,8 @@ static int cb_svc(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		c->fd = -1;
 		if (c->closed)
 			c->closed(c->arg);
+		free(c->in);
+		free(c); /* the owner was told: it drops its pointer */
 		return 0;
 	}
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
@@ -200,6 +213,11 @@ void na_svc_free(struct na_svc *c)
 	if (c->wsi) {
 		lws_set_opaque_user_data(c->wsi, NULL);
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		c->wsi = NULL;
+	}
+	if (c->busy) {
+		c->freed = true;
+		return;
 	}
 	free(c->in);
 	free(c);

@@ -24,8 +24,8 @@ struct na_svcs *na_svcs_new(struct lws_context *ctx);
 void na_svcs_free(struct na_svcs *v);
 
 /* Connect to path: NULL with err (no listener yet: "Connection refused"
- * or "No such file"). msg gets each line as an object (a line that is
- * not one closes the connection); closed comes once, when the pod closed it. */
+ * or "No such file"). msg gets each line as an object; closed comes once,
+ * when the pod closed it, and the connection is freed right after it. */
 struct na_svc *na_svc_connect(struct na_svcs *v, const char *path, na_svc_msg_fn msg,
 			      na_svc_closed_fn closed, void *arg, char *err, size_t errlen);
 /* Send one line (takes the reference): 0, or -1 (the connection is gone or full). */
