@@ -3,9 +3,11 @@
  * its limits, a process started in it (and in no netns of its own here),
  * its port seen listening from /proc, frozen and thawed, killed with its
  * children, the group removed; a command that does not exist is told at
- * the spawn. Both hierarchies: whichever this host has (v1 here, v2 where
- * mounted) and the no-cgroup mode (SIGSTOP). */
+ * the spawn. Whichever hierarchy this host has (v1 here, v2 where mounted),
+ * the no-cgroup mode (SIGSTOP), and v2 on a hybrid host's unified
+ * hierarchy when there is one. */
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 
 extern char **environ;
 
-static void run(enum na_cgroup_mode mode, const char *parent)
+static void run(enum na_cgroup_mode mode, const char *root, const char *parent, bool limits)
 {
 	char procs[4][PATH_MAX], err[256], log[] = "/tmp/test_na_cgroup.log";
 	/* a shell that listens (python) and has a child of its own (sleep) */
@@ -34,13 +36,14 @@ static void run(enum na_cgroup_mode mode, const char *parent)
 	int port = 0;
 
 	unlink("/tmp/test_na_cgroup.port");
-	if (na_cg_init(&g, mode, NULL, parent, err, sizeof(err))) {
+	if (na_cg_init(&g, mode, root, parent, err, sizeof(err))) {
 		CHECK(mode != NA_CG_NONE, "cgroup %s not here: %s", na_cgroup_mode_name(mode), err);
 		return;
 	}
 	printf("# mode %s\n", na_cgroup_mode_name(g.mode));
 	err[0] = 0;
-	CHECK(!na_cg_create(&g, "slot0", 500, 64 << 20, err, sizeof(err)), "create (%s)", err);
+	CHECK(!na_cg_create(&g, "slot0", limits ? 500 : 0, limits ? 64 << 20 : 0, err, sizeof(err)),
+	      "create (%s)", err);
 	int n = na_cg_procs_files(&g, "slot0", procs, 4);
 	struct na_spawn s = {argv, environ, NULL, log, procs, n};
 	CHECK(!na_proc_spawn(&s, &pid, &start, err, sizeof(err)) && start > 0, "spawn (%s)", err);
@@ -106,8 +109,18 @@ int main(void)
 		return 0;
 	}
 	snprintf(parent, sizeof(parent), "xgt%d", (int)getpid());
-	run(NA_CG_AUTO, parent);
-	run(NA_CG_NONE, parent);
+	run(NA_CG_AUTO, NULL, parent, true);
+	run(NA_CG_NONE, NULL, parent, true);
 	rm_parent(parent);
+	/* a hybrid host's v2 hierarchy (no controllers of its own here): the
+	 * v2 freezer, procs and kill paths, without limits */
+	if (!access("/sys/fs/cgroup/unified/cgroup.freeze", F_OK) ||
+	    !access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK)) {
+		char d[PATH_MAX];
+
+		run(NA_CG_V2, "/sys/fs/cgroup/unified", parent, false);
+		snprintf(d, sizeof(d), "/sys/fs/cgroup/unified/%s", parent);
+		rmdir(d);
+	}
 	return unit_summary();
 }
