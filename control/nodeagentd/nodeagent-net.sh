@@ -2,8 +2,10 @@
 # nodeagentd's pod network (docs/serverless.md, "nodeagentd"): the cold
 # path of a pod, run by the daemon once per pod and once per configuration.
 # Every step may be run again (a restart of the daemon repeats it).
-#   node INSTANCE XGATE VNI CIDR NODEIP
-#       the tenant's VPC and the pod subnet of this node (bounced here)
+#   node INSTANCE XGATE VNI CIDR NODEIP [NETNS_PREFIX VETH_PREFIX]
+#       the tenant's VPC and the pod subnet of this node (bounced here);
+#       with the prefixes (a new store), first the pods' namespaces, veths
+#       and endpoint entries a lost store named
 #   up   INSTANCE XGATE NETNS VETH VNI ADDR/LEN MAC GATEWAY MTU
 #       a network namespace, a veth (the pod's eth0, its host side running
 #       the `agent` program) and the pod's endpoint entry
@@ -26,8 +28,24 @@ ok_if() { # ok_if CODE... -- command
 }
 case "$op" in
 node)
-	[ $# = 5 ] || die "usage: node INSTANCE XGATE VNI CIDR NODEIP"
+	[ $# = 5 ] || [ $# = 7 ] ||
+		die "usage: node INSTANCE XGATE VNI CIDR NODEIP [NETNS_PREFIX VETH_PREFIX]"
 	inst=$1 xg=$2 vni=$3 cidr=$4 nodeip=$5
+	if [ $# = 7 ]; then
+		nsp=$6 vp=$7
+		"$xg" -n "$inst" endpoint ls -o json 2>/dev/null |
+			jq -r --arg vp "$vp" '.[] | select(.dev != null and (.dev | test("^" + $vp + "[0-9]+$"))) | "\(.vni) \(.ip) \(.dev)"' |
+			while read -r v a d; do
+				"$xg" -n "$inst" detach "$d" >/dev/null 2>&1
+				"$xg" -n "$inst" endpoint del "$v" "$a" >/dev/null 2>&1
+			done
+		for d in $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^$vp[0-9]+$"); do
+			ip link del "$d" 2>/dev/null
+		done
+		for n in $(ip netns list | awk '{print $1}' | grep -E "^$nsp[0-9]+$"); do
+			ip netns del "$n"
+		done
+	fi
 	ok_if 4 -- "$xg" -n "$inst" vpc add "$vni" || die "vpc add $vni failed"
 	ok_if 4 -- "$xg" -n "$inst" subnet add "$vni" "$cidr" bouncers "$nodeip" ||
 		die "subnet add $vni $cidr failed"

@@ -281,6 +281,43 @@ async def scenario(core):
     m = await link.expect(lambda m: m.get("type") in ("error", "closed"), "a malformed command is refused")
     ok(m and m.get("code") == "bad-message" and "session.closeGracePeriodSeconds" in m.get("message", ""),
        f"bad-message naming the field ({m})")
+
+    # the node links again by itself; then it loses its store: it starts
+    # again at revision 0 with the join token, and what the lost store ran
+    # (its pod's processes and cgroup, namespace, ingress entry) is gone
+    link = await asyncio.wait_for(core.links.get(), 20)
+    reg = await link.expect(lambda m: m.get("type") == "NodeRegister", "the node reconnects by itself")
+    await link.send(**conf_msg(False))
+    await link.send(type="NodeFullSync")
+    await link.expect(lambda m: m.get("type") == "NodeReady", "NodeReady again")
+    await link.send(type="PodCreate", podIdentifier="default/echo-2", pod=POD, standby=True)
+    await link.expect(pod_is("Standby"), "another standby pod", 30)
+    await link.send(type="SessionOpen", sessionIdentifier="default/s3",
+                    podIdentifier="default/echo-2", session={"sessionData": b64("hello-s3")})
+    m = await link.expect(sess_is("default/s3", "Available"), "its session is Available")
+    p3 = m and m["session"]["accessEndPoints"][0]["port"]
+    ok(curl(p3) == "hello-s3", "and serves")
+    nad.send_signal(signal.SIGTERM)
+    nad.wait()
+    ok(curl(p3) == "hello-s3", "a stopped (SIGTERM) nodeagentd leaves the session serving")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(f"{E['TMP']}/node.db{suffix}"):
+            os.unlink(f"{E['TMP']}/node.db{suffix}")
+    nad = start_nad(3)
+    link = await asyncio.wait_for(core.links.get(), 20)
+    reg = await link.expect(lambda m: m.get("type") == "NodeRegister", "NodeRegister with a new store")
+    ok(reg and reg["auth"] == {"join": TOKEN} and reg["nodeRevision"] == 0,
+       "a node that lost its store joins again at revision 0")
+    core.rev = 0
+    await link.send(**conf_msg(True))
+    await link.send(type="NodeFullSync")
+    st = await link.expect(lambda m: m.get("type") == "NodeState", "NodeState of the new store")
+    ok(st and st["pods"] == [] and st["sessions"] == [], "it knows no pods")
+    await link.expect(lambda m: m.get("type") == "NodeReady", "NodeReady with the new store")
+    ok(cg("freezer", "cgroup.procs") is None, "the lost store's pod: its cgroup is gone")
+    ok(f"{E['NODE'][:-5]}-p0" not in sh("ip", "netns", "list").stdout, "its namespace is gone")
+    ok(ingress() == [], "its ingress entry is gone")
+    ok(curl(p3) != "hello-s3", "its endpoint no longer reaches it")
     nad.send_signal(signal.SIGTERM)
     nad.wait()
 

@@ -53,6 +53,7 @@ struct na_agent {
 	bool maps_open;
 	/* NodeConfiguration */
 	bool configured, net_ready;
+	bool fresh; /* started on an empty store: sweep what a lost one named */
 	struct ctl_job *node_job;
 	uint32_t net_be, gw_be, vni;
 	int plen;

@@ -7,6 +7,7 @@
  * state as the link sends it.
  */
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,15 @@ struct na_agent *na_agent_start(const struct na_config *conf, struct na_store *s
 		pod_end(r, r->p.terminating ? NA_POD_TERMINATED : NA_POD_FAILED, "ExitedWhileDown",
 			"the pod's process ended while the agent was down");
 	}
+	/* an empty store on a node that ran pods: they are nobody's now */
+	a->fresh = na_store_revision(store) == 0 && !a->pods;
+	if (a->fresh) {
+		int n = na_cg_sweep(&a->cg);
+
+		if (n)
+			ctl_log("a new store: %d pod cgroup(s) of a lost one killed and removed",
+				n);
+	}
 	agent_tick_soon(a);
 	return a;
 }
@@ -185,6 +195,32 @@ void na_agent_stop(struct na_agent *a)
 	free(a);
 }
 
+/* A new store: the ingress entries of the node's public address and port
+ * range are a lost store's sessions. */
+static void sweep_ingress(struct na_agent *a)
+{
+	struct xg_sess_key k, next, *prev, gone[256];
+	unsigned n;
+
+	do {
+		n = 0;
+		prev = NULL;
+		while (n < 256 && !bpf_map_get_next_key(a->smaps.fwd, prev, &next)) {
+			uint16_t port = ntohs(next.port_be);
+
+			k = next;
+			prev = &k;
+			if (next.ip_be == a->conf->public_ip_be && port >= a->port_lo &&
+			    port <= a->port_hi)
+				gone[n++] = next;
+		}
+		for (unsigned i = 0; i < n; i++)
+			xg_sess_del(&a->smaps, &gone[i]);
+		if (n)
+			ctl_log("a new store: %u ingress entries of a lost one removed", n);
+	} while (n == 256);
+}
+
 static void node_done(void *arg, const struct ctl_job_result *res)
 {
 	struct na_agent *a = arg;
@@ -202,6 +238,9 @@ static void node_done(void *arg, const struct ctl_job_result *res)
 			a->conf->instance);
 		return;
 	}
+	if (a->fresh)
+		sweep_ingress(a);
+	a->fresh = false;
 	a->net_ready = true;
 	if (a->ev.ready)
 		a->ev.ready(a->ev.arg);
@@ -210,14 +249,11 @@ static void node_done(void *arg, const struct ctl_job_result *res)
 int na_agent_configure(struct na_agent *a, json_t *m, char *err, size_t errlen)
 {
 	char vni[16], cidr[40], ip[INET_ADDRSTRLEN], *dump;
-	char *argv[] = {(char *)a->conf->net_script,
-			"node",
-			(char *)a->conf->instance,
-			(char *)a->conf->xgate,
-			vni,
-			cidr,
-			ip,
-			NULL};
+	char *argv[] = {(char *)a->conf->net_script, "node", (char *)a->conf->instance,
+			(char *)a->conf->xgate, vni, cidr, ip,
+			/* a new store: the namespaces and veths of a lost one go too */
+			a->fresh ? (char *)a->conf->netns_prefix : NULL,
+			(char *)a->conf->veth_prefix, NULL};
 	struct ctl_job_spec s;
 	uint32_t old_net = a->net_be;
 	int old_plen = a->plen;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Pods' cgroups, v1 and v2; see na_cgroup.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -297,4 +298,28 @@ int na_cg_remove(struct na_cg *g, const char *name)
 			rc = -1;
 	}
 	return rc;
+}
+
+int na_cg_sweep(struct na_cg *g)
+{
+	char d[PATH_MAX];
+	struct dirent *de;
+	DIR *dir;
+	int n = 0;
+
+	if (g->mode == NA_CG_NONE)
+		return 0;
+	/* the freezer's (v1) or the one (v2) hierarchy names the groups */
+	dir_of(g, g->mode == NA_CG_V1 ? "freezer" : NULL, NULL, d, sizeof(d));
+	dir = opendir(d);
+	while (dir && (de = readdir(dir))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || strlen(de->d_name) > 64)
+			continue;
+		na_cg_kill(g, de->d_name, 0);
+		if (!na_cg_remove(g, de->d_name))
+			n++;
+	}
+	if (dir)
+		closedir(dir);
+	return n;
 }

@@ -42,6 +42,9 @@ bool na_cg_frozen(const struct na_cg *g, const char *name, pid_t pgid);
 void na_cg_kill(struct na_cg *g, const char *name, pid_t pgid);
 /* How many processes the group holds (-1: no such group). */
 int na_cg_count(const struct na_cg *g, const char *name);
+/* Every group under the parent: its processes killed, the group removed
+ * (a node that lost its store and with it what it ran). How many. */
+int na_cg_sweep(struct na_cg *g);
 /* Remove the group (it must be empty): 0 or -1. */
 int na_cg_remove(struct na_cg *g, const char *name);
 
