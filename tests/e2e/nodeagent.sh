@@ -99,6 +99,13 @@ env NAD="$NAD" CONF="$TMP/node.conf" ECHO="$ECHO" WRAPPER="$WRAPPER" XGATE="$XGA
 	$PY "$HERE/nodeagent_core.py" 18471
 rc=$?
 [ $rc = 0 ] && ok "the fake core's scenario passed" || not_ok "the fake core's scenario (exit $rc)"
+# the test build has ASan/UBSan: a report in a daemon's log is a failure
+if grep -l "runtime error\|Sanitizer" "$TMP"/nad*.log >/dev/null 2>&1; then
+	not_ok "sanitizer reports in nodeagentd's logs"
+	rc=1
+else
+	ok "no sanitizer report in nodeagentd's logs"
+fi
 for f in "$TMP"/nad*.log; do
 	[ $rc = 0 ] || { echo "# ---- $f"; sed 's/^/# /' "$f" | tail -40; }
 done

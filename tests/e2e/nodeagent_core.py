@@ -122,10 +122,10 @@ class Core:
         await link.pump()
 
 
-def conf_msg(cred):
+def conf_msg(cred, state_s=60):
     m = {"type": "NodeConfiguration", "node": "node-a", "podCIDR": "10.1.1.0/24", "vni": 100,
          "gateway": "10.1.1.1", "endpoints": {"form": 1, "portRange": [30000, 30099]},
-         "stateSeconds": 60}
+         "stateSeconds": state_s}
     if cred:
         m["credential"] = CRED
     return m
@@ -254,6 +254,16 @@ async def scenario(core):
     await link.expect(pod_is("Terminated", "SessionClosed"),
                       "killInstanceWhenSessionClosed (the default): the pod is Terminated")
 
+    # a standby (frozen) pod terminated by the core: thawed so that it can die
+    await link.send(type="PodCreate", podIdentifier="default/echo-3", pod=POD, standby=True)
+    m = await link.expect(pod_is("Standby"), "a third standby pod", 30)
+    slot = int(m["pod"]["podIP"].split(".")[-1]) - 2 if m else 0
+    await link.send(type="PodTerminate", podIdentifier="default/echo-3", gracePeriodSeconds=1)
+    await link.expect(pod_is("Terminating"), "PodTerminate: Terminating")
+    await link.expect(pod_is("Terminated", "TerminatedByCore"), "then Terminated")
+    ok(not os.path.exists(f"/sys/fs/cgroup/freezer/{E['CG']}/slot{slot}"),
+       "the terminated pod's cgroup is removed")
+
     # unknown pod and session: answered with their state, never ignored
     await link.send(type="PodTerminate", podIdentifier="default/nope", gracePeriodSeconds=0)
     await link.expect(pod_is("Terminated", "NotFound"), "PodTerminate of an unknown pod: NotFound")
@@ -309,11 +319,12 @@ async def scenario(core):
     ok(reg and reg["auth"] == {"join": TOKEN} and reg["nodeRevision"] == 0,
        "a node that lost its store joins again at revision 0")
     core.rev = 0
-    await link.send(**conf_msg(True))
+    await link.send(**conf_msg(True, state_s=1))
     await link.send(type="NodeFullSync")
     st = await link.expect(lambda m: m.get("type") == "NodeState", "NodeState of the new store")
     ok(st and st["pods"] == [] and st["sessions"] == [], "it knows no pods")
     await link.expect(lambda m: m.get("type") == "NodeReady", "NodeReady with the new store")
+    await link.expect(lambda m: m.get("type") == "NodeState", "a NodeState every stateSeconds", 5)
     ok(cg("freezer", "cgroup.procs") is None, "the lost store's pod: its cgroup is gone")
     ok(f"{E['NODE'][:-5]}-p0" not in sh("ip", "netns", "list").stdout, "its namespace is gone")
     ok(ingress() == [], "its ingress entry is gone")

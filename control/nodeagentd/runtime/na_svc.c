@@ -37,7 +37,7 @@ static void deliver(struct na_svc *c)
 {
 	char *nl;
 
-	while (!c->freed && (nl = memchr(c->in, '\n', c->in_len))) {
+	while (!c->freed && c->in_len && (nl = memchr(c->in, '\n', c->in_len))) {
 		size_t n = (size_t)(nl - c->in) + 1;
 		json_t *m;
 
