@@ -272,6 +272,13 @@ async def scenario(core):
     await link.expect(lambda m: m.get("type") == "SessionState" and
                       m["session"]["reason"] == "NotFound", "SessionClose of an unknown session: NotFound")
 
+    bad = json.loads(json.dumps(POD))
+    bad["containers"][0]["resources"]["limits"]["memory"] = "64MB"
+    await link.send(type="PodCreate", podIdentifier="default/bad", pod=bad, standby=True)
+    m = await link.expect(pod_is("Failed", "InvalidSpec"), "a pod spec the node cannot run: InvalidSpec")
+    ok(m and "pod.containers[0].resources.limits.memory" in m["pod"]["message"],
+       f"its message names the field ({m and m['pod']['message']})")
+
     # the pod crashes: its session is Closed, the pod Failed, the entry gone
     for p in (cg("freezer", "cgroup.procs") or "").split():
         os.kill(int(p), signal.SIGKILL)

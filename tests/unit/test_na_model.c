@@ -77,6 +77,45 @@ int main(void)
 	      "a bad protocol is quoted (%s)", err);
 	json_decref(p.spec);
 
+	/* the whole spec: each error names its field */
+	static const struct {
+		const char *json, *field;
+	} bad[] = {
+	    {"{\"containers\":[{\"ports\":[{\"containerPort\":80}]}]}", "command"},
+	    {"{\"containers\":[{\"command\":[],\"ports\":[{\"containerPort\":80}]}]}", "command"},
+	    {"{\"containers\":[{\"command\":[\"a\",1],\"ports\":[{\"containerPort\":80}]}]}",
+	     "command[1]"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"args\":\"x\",\"ports\":[{"
+	     "\"containerPort\":80}]}]}",
+	     "args"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"env\":[{\"name\":\"A=B\"}],"
+	     "\"ports\":[{\"containerPort\":80}]}]}",
+	     "env[0]"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"resources\":{\"limits\":{\"cpu\":"
+	     "\"lots\"}},\"ports\":[{\"containerPort\":80}]}]}",
+	     "resources.limits.cpu"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"resources\":{\"limits\":{\"memory\":"
+	     "\"64MB\"}},\"ports\":[{\"containerPort\":80}]}]}",
+	     "resources.limits.memory"},
+	    {"{\"containers\":[{\"command\":[\"a\"]}]}", "ports"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *spec = json_loads(bad[i].json, 0, NULL);
+		char want[80];
+
+		snprintf(want, sizeof(want), "pod.containers[0].%s:", bad[i].field);
+		CHECK(spec && na_pod_check_spec(spec, err, sizeof(err)) == -1 && strstr(err, want),
+		      "spec refused at %s (%s)", bad[i].field, err);
+		json_decref(spec);
+	}
+	p.spec = json_loads("{\"containers\":[{\"command\":[\"a\"],\"args\":[\"b\"],"
+			    "\"env\":[{\"name\":\"K\",\"value\":\"V\"}],\"resources\":{"
+			    "\"limits\":{\"cpu\":\"500m\",\"memory\":\"64Mi\"}},\"ports\":[{"
+			    "\"containerPort\":80}]}]}",
+			    0, NULL);
+	CHECK(!na_pod_check_spec(p.spec, err, sizeof(err)), "a whole spec passes (%s)", err);
+	json_decref(p.spec);
+
 	/* addresses: .0 network, .1 gateway, the last broadcast */
 	uint32_t net = htonl(0x0a010100);
 	CHECK_EXPR(na_slot_ip(net, 24, 0) == htonl(0x0a010102));

@@ -490,8 +490,6 @@ int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 {
 	const char *id = str_field(m, "podIdentifier");
 	json_t *pod = json_object_get(m, "pod");
-	json_t *cmd =
-	    json_object_get(json_array_get(json_object_get(pod, "containers"), 0), "command");
 	struct pod_rt *r;
 	char why[200];
 
@@ -518,12 +516,8 @@ int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 	r->p.standby = json_is_true(json_object_get(m, "standby"));
 	r->p.svc = json_is_true(json_object_get(pod, "usingNodeSessionService"));
 	r->p.state = NA_POD_CREATING;
-	why[0] = 0;
-	if (!na_pod_ports_from_spec(&r->p, why, sizeof(why)) &&
-	    (!json_is_array(cmd) || !json_array_size(cmd) ||
-	     !json_is_string(json_array_get(cmd, 0))))
-		snprintf(why, sizeof(why), "pod.containers[0].command: required");
-	if (why[0]) {
+	if (na_pod_check_spec(pod, why, sizeof(why)) ||
+	    na_pod_ports_from_spec(&r->p, why, sizeof(why))) {
 		pod_refuse(a, id, r->p.app, NA_POD_FAILED, "InvalidSpec", why);
 		json_decref(r->p.spec);
 		free(r);

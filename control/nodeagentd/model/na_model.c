@@ -116,6 +116,66 @@ int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen)
 	return 0;
 }
 
+static int strings(json_t *a, bool required, const char *field, char *err, size_t errlen)
+{
+	json_t *v;
+	size_t i;
+
+	if (!a && !required)
+		return 0;
+	if (!json_is_array(a) || (required && !json_array_size(a))) {
+		snprintf(err, errlen, "pod.containers[0].%s: %s", field,
+			 required ? "a non-empty list of strings is required"
+				  : "a list of strings");
+		return -1;
+	}
+	json_array_foreach(a, i, v) if (!json_is_string(v))
+	{
+		snprintf(err, errlen, "pod.containers[0].%s[%zu]: a string", field, i);
+		return -1;
+	}
+	return 0;
+}
+
+int na_pod_check_spec(json_t *pod, char *err, size_t errlen)
+{
+	json_t *c = json_array_get(json_object_get(pod, "containers"), 0);
+	json_t *lim = json_object_get(json_object_get(c, "resources"), "limits"), *v;
+	struct na_pod p;
+	int64_t q;
+	size_t i;
+
+	memset(&p, 0, sizeof(p));
+	p.spec = pod;
+	if (na_pod_ports_from_spec(&p, err, errlen) ||
+	    strings(json_object_get(c, "command"), true, "command", err, errlen) ||
+	    strings(json_object_get(c, "args"), false, "args", err, errlen))
+		return -1;
+	json_array_foreach(json_object_get(c, "env"), i, v)
+	{
+		const char *k = json_string_value(json_object_get(v, "name"));
+		json_t *val = json_object_get(v, "value");
+
+		if (!k || !*k || strchr(k, '=') || (val && !json_is_string(val))) {
+			snprintf(
+			    err, errlen,
+			    "pod.containers[0].env[%zu]: a name (without '=') and a string value",
+			    i);
+			return -1;
+		}
+	}
+	if ((v = json_object_get(lim, "cpu")) && na_cpu_milli(json_string_value(v), &q)) {
+		snprintf(err, errlen, "pod.containers[0].resources.limits.cpu: not a CPU quantity");
+		return -1;
+	}
+	if ((v = json_object_get(lim, "memory")) && na_mem_bytes(json_string_value(v), &q)) {
+		snprintf(err, errlen,
+			 "pod.containers[0].resources.limits.memory: not a memory quantity");
+		return -1;
+	}
+	return 0;
+}
+
 static const char *proto_name(uint8_t p)
 {
 	return p == IPPROTO_UDP ? "UDP" : "TCP";

@@ -98,6 +98,10 @@ struct na_sess {
 /* Fill p->ports from the spec's containers[0].ports: 0, or -1 with the
  * field path in err. */
 int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen);
+/* A PodCreate's pod spec as the node runs it: containers[0] with a
+ * command (strings), args and env (strings, names without '='), limits
+ * that are quantities, ports. 0, or -1 with "FIELD.PATH: what" in err. */
+int na_pod_check_spec(json_t *pod, char *err, size_t errlen);
 /* The Pod and Session objects of the link. */
 json_t *na_pod_json(const struct na_pod *p);
 json_t *na_sess_json(const struct na_sess *s);
