@@ -8,7 +8,9 @@
 # session open (it keeps serving; the restart adopts it; the revision
 # goes on), a command before ready refused, an app behind the session
 # wrapper, unknown pods and sessions answered NotFound, a pod that crashes
-# -> its session Closed and the pod Failed, a malformed command refused.
+# -> its session Closed and the pod Failed, a malformed command refused,
+# a lost store (a new node at revision 0 that removes what the old one
+# ran), over wss:// verified against a CA.
 # usage: nodeagent.sh XGATE NODEAGENTD FORNAX_ECHO FORNAX_SESSIONWRAPPER NET_SCRIPT
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +25,7 @@ CG=xgt$$
 TMP=$(mktemp -d)
 PY=/usr/bin/python3 # the distribution's: python3-websockets lives there
 source "$HERE/../lib.sh"
+source "$HERE/../../deploy/lib/ca.sh"
 x() { "$XGATE" -N "$NODE" "$@"; }
 cleanup() {
 	local p d n
@@ -92,9 +95,13 @@ Xgate = $XGATE
 StartTimeoutSeconds = 20
 CONF
 
+# the same node linking over TLS (the last part of the scenario)
+test_ca "$TMP" || { not_ok "test CA"; summary; exit 1; }
+sed -e 's|^URL = .*|URL = wss://127.0.0.1:18472\nCA = '"$TMP"'/ca.pem|' "$TMP/node.conf" >"$TMP/node-tls.conf"
+
 # (not under `ip netns exec`: it remounts /sys, hiding bpffs and the
 # cgroups; the core listens in the node's namespace, nodeagentd enters it)
-env NAD="$NAD" CONF="$TMP/node.conf" ECHO="$ECHO" WRAPPER="$WRAPPER" XGATE="$XGATE" \
+env NAD="$NAD" CONF="$TMP/node.conf" CONF_TLS="$TMP/node-tls.conf" ECHO="$ECHO" WRAPPER="$WRAPPER" XGATE="$XGATE" \
 	NODE="$NODE" CLI="$CLI" CG="$CG" TMP="$TMP" \
 	$PY "$HERE/nodeagent_core.py" 18471
 rc=$?

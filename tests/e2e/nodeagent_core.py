@@ -4,7 +4,7 @@
 # can kill -9 and restart it), and drives the scenario, printing one
 # "ok"/"not ok" line per check. Runs inside the node's namespace.
 # usage: nodeagent_core.py PORT   (environment: NAD CONF ECHO XGATE NODE CLI CG TMP)
-import asyncio, base64, ctypes, json, os, signal, socket, subprocess, sys, time
+import asyncio, base64, ctypes, json, os, signal, socket, ssl, subprocess, sys, time
 import websockets
 
 PORT = int(sys.argv[1])
@@ -23,9 +23,9 @@ def ok(cond, what):
     return cond
 
 
-def start_nad(n):
+def start_nad(n, conf="CONF"):
     log = open(f"{E['TMP']}/nad{n}.log", "w")
-    p = subprocess.Popen([E["NAD"], "-c", E["CONF"]], stdout=log, stderr=subprocess.STDOUT)
+    p = subprocess.Popen([E["NAD"], "-c", E[conf]], stdout=log, stderr=subprocess.STDOUT)
     with open(f"{E['TMP']}/pids", "a") as f:
         f.write(f"{p.pid}\n")
     PROCS.append(p)
@@ -60,6 +60,7 @@ class Link:
 
     def __init__(self, ws, core):
         self.ws, self.core, self.q = ws, core, asyncio.Queue()
+        self.tls = ws.transport.get_extra_info("sslcontext") is not None
 
     async def send(self, **m):
         await self.ws.send(json.dumps(m))
@@ -320,8 +321,9 @@ async def scenario(core):
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(f"{E['TMP']}/node.db{suffix}"):
             os.unlink(f"{E['TMP']}/node.db{suffix}")
-    nad = start_nad(3)
+    nad = start_nad(3, "CONF_TLS")
     link = await asyncio.wait_for(core.links.get(), 20)
+    ok(link.tls, "the new node links over wss:// (its CA verified the core)")
     reg = await link.expect(lambda m: m.get("type") == "NodeRegister", "NodeRegister with a new store")
     ok(reg and reg["auth"] == {"join": TOKEN} and reg["nodeRevision"] == 0,
        "a node that lost its store joins again at revision 0")
@@ -340,7 +342,7 @@ async def scenario(core):
     nad.wait()
 
 
-def listen_in_node():
+def listen_in_node(port):
     """The core's socket on the node namespace's loopback (setns for the
     socket() call only: the rest of this process stays where it is)."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -351,7 +353,7 @@ def listen_in_node():
     try:
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("127.0.0.1", PORT))
+        s.bind(("127.0.0.1", port))
         s.listen()
     finally:
         libc.setns(here, 0x40000000)
@@ -362,8 +364,12 @@ def listen_in_node():
 
 async def main():
     core = Core()
-    async with websockets.serve(core.handler, sock=listen_in_node(),
-                                subprotocols=["node.fornax.xgate.io.v1"]):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(f"{E['TMP']}/srv.pem", f"{E['TMP']}/srv.key")
+    async with websockets.serve(core.handler, sock=listen_in_node(PORT),
+                                subprotocols=["node.fornax.xgate.io.v1"]), \
+            websockets.serve(core.handler, sock=listen_in_node(PORT + 1), ssl=ctx,
+                             subprotocols=["node.fornax.xgate.io.v1"]):
         try:
             await asyncio.wait_for(scenario(core), 240)
         except asyncio.TimeoutError:
