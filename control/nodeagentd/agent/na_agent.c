@@ -455,7 +455,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
 	}
 	fast |= sess_tick(a, now);
-	if (!a->stopping)
+	/* nothing to watch: no wakeups until a command brings a pod */
+	if (!a->stopping && (a->pods || a->sess))
 		lws_sul_schedule(a->lws, 0, &a->tick, on_tick,
 				 (fast ? TICK_FAST_MS : TICK_SLOW_MS) * LWS_US_PER_MS);
 }
