@@ -233,7 +233,7 @@ static void on_svc_closed(void *arg)
 {
 	struct pod_rt *r = arg;
 
-	r->svc = NULL; /* the connection freed itself... */
+	r->svc = NULL; /* na_svc frees the connection after this callback */
 	ctl_log("pod %s: its session service closed the connection", r->p.id);
 }
 
