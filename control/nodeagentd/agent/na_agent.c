@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The node's pods: placed on a slot of the pod CIDR (the slot names its
+ * network namespace, its veth, its cgroup and its directory), plugged by
+ * the network script (a namespace, a veth with the `agent` program on its
+ * host side, an endpoint entry: the cold path, run on the base's command
+ * runner), then started as a process tree in its cgroup and namespace.
+ * Creating -> (its ports listen, its session service answers) -> Standby
+ * (frozen) or Running. An exit is Failed, or Terminated when asked for;
+ * either way its sessions are closed first and its network taken down.
+ *
+ * Every reported change is written with its revision before it is sent:
+ * after a kill -9 the store holds what the core was told, and the pods it
+ * names are adopted again if their leader still runs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "na_agent_int.h"
+
+extern char **environ;
+
+void agent_send(struct na_agent *a, json_t *m)
+{
+	if (a->ev.report)
+		a->ev.report(a->ev.arg, m);
+	else
+		json_decref(m);
+}
+
+struct pod_rt *pod_find(struct na_agent *a, const char *id)
+{
+	for (struct pod_rt *r = a->pods; r; r = r->next)
+		if (!strcmp(r->p.id, id))
+			return r;
+	return NULL;
+}
+
+/* Write the pod with its next revision, then tell the core. */
+void pod_report(struct na_agent *a, struct pod_rt *r, enum na_pod_state st, const char *reason,
+		const char *message)
+{
+	int64_t rev = 0;
+
+	r->p.state = st;
+	snprintf(r->p.reason, sizeof(r->p.reason), "%s", reason ? reason : "");
+	snprintf(r->p.message, sizeof(r->p.message), "%s", message ? message : "");
+	if (na_store_pod_put(a->store, &r->p, true, &rev)) {
+		ctl_log("pod %s: cannot store state %s: %s", r->p.id, na_pod_state_name(st),
+			na_store_errmsg(a->store));
+		return;
+	}
+	if (st == NA_POD_FAILED)
+		ctl_log("pod %s: Failed: %s %s", r->p.id, r->p.reason, r->p.message);
+	agent_send(a, json_pack("{s:s,s:I,s:o}", "type", "PodState", "nodeRevision",
+				(json_int_t)rev, "pod", na_pod_json(&r->p)));
+}
+
+/* A command for a pod that cannot be taken: reported, not kept. */
+static void pod_refuse(struct na_agent *a, const char *id, const char *app, enum na_pod_state st,
+		       const char *reason, const char *message)
+{
+	struct na_pod p;
+	int64_t rev = 0;
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.id, sizeof(p.id), "%s", id);
+	snprintf(p.app, sizeof(p.app), "%s", app ? app : "");
+	p.state = st;
+	snprintf(p.reason, sizeof(p.reason), "%s", reason);
+	snprintf(p.message, sizeof(p.message), "%s", message ? message : "");
+	if (na_store_bump(a->store, &rev))
+		return;
+	agent_send(a, json_pack("{s:s,s:I,s:o}", "type", "PodState", "nodeRevision",
+				(json_int_t)rev, "pod", na_pod_json(&p)));
+}
+
+static void names(struct na_agent *a, struct pod_rt *r)
+{
+	snprintf(r->netns, sizeof(r->netns), "%s%d", a->conf->netns_prefix, r->p.slot);
+	snprintf(r->veth, sizeof(r->veth), "%s%d", a->conf->veth_prefix, r->p.slot);
+	snprintf(r->cgname, sizeof(r->cgname), "slot%d", r->p.slot);
+	snprintf(r->dir, sizeof(r->dir), "%s/pods/slot%d", a->conf->run_dir, r->p.slot);
+}
+
+/* ---- the network script ---- */
+
+static void pod_forget(struct pod_rt *r)
+{
+	struct na_agent *a = r->a;
+
+	for (struct pod_rt **pp = &a->pods; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	na_store_pod_del(a->store, r->p.id);
+	na_svc_free(r->svc);
+	json_decref(r->p.spec);
+	free(r);
+}
+
+static void down_done(void *arg, const struct ctl_job_result *res)
+{
+	struct pod_rt *r = arg;
+
+	r->job = NULL;
+	if (r->a->stopping)
+		return;
+	if (res->end != CTL_JOB_EXITED || res->code)
+		ctl_log("pod %s: taking its network down failed: %.300s", r->p.id, res->err);
+	pod_forget(r);
+}
+
+static struct ctl_job *script(struct na_agent *a, char **argv, ctl_job_done_fn done, void *arg)
+{
+	struct ctl_job_spec s;
+
+	memset(&s, 0, sizeof(s));
+	s.argv = argv;
+	s.timeout_ms = 60000;
+	s.done = done;
+	s.arg = arg;
+	return ctl_exec_run(a->x, &s);
+}
+
+static void net_down(struct pod_rt *r)
+{
+	struct na_agent *a = r->a;
+	char ip[INET_ADDRSTRLEN], vni[16];
+	char *argv[] = {(char *)a->conf->net_script,
+			"down",
+			(char *)a->conf->instance,
+			(char *)a->conf->xgate,
+			r->netns,
+			r->veth,
+			vni,
+			ip,
+			NULL};
+
+	inet_ntop(AF_INET, &r->p.ip_be, ip, sizeof(ip));
+	snprintf(vni, sizeof(vni), "%u", a->vni);
+	r->job = script(a, (char **)argv, down_done, r);
+	if (!r->job)
+		pod_forget(r);
+}
+
+/* The pod ended (or never started): what it holds goes, in order: the
+ * sessions' entries, the processes, the cgroup, then the network. */
+void pod_end(struct pod_rt *r, enum na_pod_state st, const char *reason, const char *msg)
+{
+	struct na_agent *a = r->a;
+
+	if (r->gone)
+		return;
+	r->gone = true;
+	sess_pod_gone(a, r, st == NA_POD_TERMINATED ? "PodTerminated" : "PodFailed");
+	if (r->p.pid > 0) {
+		char why[32];
+
+		na_cg_kill(&a->cg, r->cgname, r->p.pid);
+		/* reaped (ours) or gone (adopted): then its cgroup can go */
+		for (int i = 0; i < 2000 && na_proc_reap(r->p.pid, why, sizeof(why)) == 0 &&
+				na_proc_alive(r->p.pid, r->p.start);
+		     i++)
+			usleep(1000);
+	}
+	na_cg_remove(&a->cg, r->cgname);
+	na_svc_free(r->svc);
+	r->svc = NULL;
+	pod_report(a, r, st, reason, msg);
+	if (r->job)
+		ctl_job_cancel(r->job); /* its callback sees gone */
+	else
+		net_down(r);
+}
+
+void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
+{
+	if (r->gone || r->p.terminating)
+		return;
+	r->p.terminating = true;
+	sess_pod_gone(r->a, r, reason);
+	if (r->p.pid <= 0 || !na_proc_alive(r->p.pid, r->p.start)) {
+		pod_end(r, NA_POD_TERMINATED, reason, NULL);
+		return;
+	}
+	pod_report(r->a, r, NA_POD_TERMINATING, reason, NULL);
+	pod_thaw(r);
+	kill(-r->p.pid, SIGTERM);
+	r->kill_at_ms = ctl_now_ms() + grace_ms;
+	agent_tick_soon(r->a);
+}
+
+int pod_thaw(struct pod_rt *r)
+{
+	if (!r->frozen)
+		return 0;
+	if (na_cg_freeze(&r->a->cg, r->cgname, r->p.pid, false)) {
+		ctl_log("pod %s: cannot thaw: %s", r->p.id, strerror(errno));
+		return -1;
+	}
+	r->frozen = false;
+	return 0;
+}
+
+void pod_to_standby(struct pod_rt *r)
+{
+	if (r->gone || r->p.terminating || sess_pod_busy(r->a, r->p.id))
+		return;
+	if (!r->frozen && na_cg_freeze(&r->a->cg, r->cgname, r->p.pid, true)) {
+		pod_terminate(r, KILL_GRACE_MS, "FreezeFailed");
+		return;
+	}
+	r->frozen = true;
+	pod_report(r->a, r, NA_POD_STANDBY, NULL, NULL);
+}
+
+/* ---- starting ---- */
+
+static void on_svc_msg(void *arg, json_t *m)
+{
+	sess_on_pod_msg(arg, m);
+}
+
+static void on_svc_closed(void *arg)
+{
+	struct pod_rt *r = arg;
+
+	r->svc = NULL; /* na_svc frees the connection after this callback */
+	ctl_log("pod %s: its session service closed the connection", r->p.id);
+}
+
+void pod_svc_connect(struct pod_rt *r)
+{
+	char path[PATH_MAX], err[256];
+
+	if (r->svc || !r->p.svc)
+		return;
+	snprintf(path, sizeof(path), "%s/session.sock", r->dir);
+	r->svc = na_svc_connect(r->a->svcs, path, on_svc_msg, on_svc_closed, r, err, sizeof(err));
+	if (r->svc)
+		sess_on_svc_up(r);
+}
+
+static void env_add(json_t *env, const char *k, const char *v)
+{
+	json_array_append_new(env, json_sprintf("%s=%s", k, v));
+}
+
+static int pod_spawn(struct pod_rt *r, char *err, size_t errlen)
+{
+	struct na_agent *a = r->a;
+	json_t *c = json_array_get(json_object_get(r->p.spec, "containers"), 0);
+	json_t *cmd = json_object_get(c, "command"), *args = json_object_get(c, "args"), *v;
+	json_t *lim = json_object_get(json_object_get(c, "resources"), "limits");
+	json_t *envs = json_array(), *cd;
+	char cgp[4][PATH_MAX], path[PATH_MAX + 32], log[PATH_MAX + 32], ip[INET_ADDRSTRLEN];
+	size_t i, n = 0, ne = 0;
+	int64_t cpu = 0, mem = 0;
+	char **argv, **envp;
+	int rc = -1;
+
+	/* the daemon's PATH and the like, the node's variables, then the spec's */
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, "PATH=", 5) || !strncmp(*e, "LANG=", 5))
+			json_array_append_new(envs, json_string(*e));
+	inet_ntop(AF_INET, &r->p.ip_be, ip, sizeof(ip));
+	env_add(envs, "FORNAX_POD_IDENTIFIER", r->p.id);
+	env_add(envs, "FORNAX_POD_IP", ip);
+	env_add(envs, "FORNAX_NODE", a->conf->name);
+	if (r->p.svc) {
+		snprintf(path, sizeof(path), "%s/session.sock", r->dir);
+		env_add(envs, "FORNAX_SESSION_SOCKET", path);
+	}
+	cd = json_object_get(r->p.spec, "configData");
+	if (json_is_object(cd)) {
+		char *s = json_dumps(cd, JSON_COMPACT);
+
+		env_add(envs, "FORNAX_CONFIG_DATA", s ? s : "{}");
+		free(s);
+	}
+	json_array_foreach(json_object_get(c, "env"), i, v)
+	{
+		const char *k = json_string_value(json_object_get(v, "name"));
+		const char *val = json_string_value(json_object_get(v, "value"));
+
+		if (k && *k && !strchr(k, '='))
+			env_add(envs, k, val ? val : "");
+	}
+	argv = calloc(json_array_size(cmd) + json_array_size(args) + 1, sizeof(char *));
+	envp = calloc(json_array_size(envs) + 1, sizeof(char *));
+	if (!argv || !envp)
+		goto out;
+	json_array_foreach(cmd, i, v) argv[n++] = (char *)json_string_value(v);
+	json_array_foreach(args, i, v) argv[n++] = (char *)json_string_value(v);
+	json_array_foreach(envs, i, v) envp[ne++] = (char *)json_string_value(v);
+	na_cpu_milli(json_string_value(json_object_get(lim, "cpu")), &cpu);
+	na_mem_bytes(json_string_value(json_object_get(lim, "memory")), &mem);
+	if (na_cg_create(&a->cg, r->cgname, cpu, mem, err, errlen))
+		goto out;
+	snprintf(path, sizeof(path), "/run/netns/%s", r->netns);
+	snprintf(log, sizeof(log), "%s/log", r->dir);
+	{
+		struct na_spawn s = {argv, envp, path,
+				     log,  cgp,	 na_cg_procs_files(&a->cg, r->cgname, cgp, 4)};
+
+		rc = na_proc_spawn(&s, &r->p.pid, &r->p.start, err, errlen);
+	}
+	if (!rc) {
+		r->started_ms = ctl_now_ms();
+		na_store_pod_put(a->store, &r->p, false, NULL);
+	}
+out:
+	free(argv);
+	free(envp);
+	json_decref(envs);
+	return rc;
+}
+
+static void up_done(void *arg, const struct ctl_job_result *res)
+{
+	struct pod_rt *r = arg;
+	char err[300];
+
+	r->job = NULL;
+	if (r->a->stopping)
+		return;
+	if (r->gone) { /* ended while its network was made: take it down */
+		net_down(r);
+		return;
+	}
+	if (res->end != CTL_JOB_EXITED || res->code) {
+		snprintf(err, sizeof(err), "pod network: %.250s", res->err ? res->err : "");
+		pod_end(r, NA_POD_FAILED, "NetworkFailed", err);
+		return;
+	}
+	r->net_up = true;
+	if (pod_spawn(r, err, sizeof(err))) {
+		pod_end(r, NA_POD_FAILED, "StartFailed", err);
+		return;
+	}
+	agent_tick_soon(r->a);
+}
+
+static void net_up(struct pod_rt *r)
+{
+	struct na_agent *a = r->a;
+	char ip[INET_ADDRSTRLEN + 4], gw[INET_ADDRSTRLEN], mac[18], vni[16], mtu[16];
+	uint8_t m[6];
+	char *argv[] = {(char *)a->conf->net_script,
+			"up",
+			(char *)a->conf->instance,
+			(char *)a->conf->xgate,
+			r->netns,
+			r->veth,
+			vni,
+			ip,
+			mac,
+			gw,
+			mtu,
+			NULL};
+
+	inet_ntop(AF_INET, &r->p.ip_be, ip, INET_ADDRSTRLEN);
+	snprintf(ip + strlen(ip), sizeof(ip) - strlen(ip), "/%d", a->plen);
+	inet_ntop(AF_INET, &a->gw_be, gw, sizeof(gw));
+	na_pod_mac(r->p.ip_be, m);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
+		 m[5]);
+	snprintf(vni, sizeof(vni), "%u", a->vni);
+	snprintf(mtu, sizeof(mtu), "%u", a->conf->mtu);
+	r->job = script(a, (char **)argv, up_done, r);
+	if (!r->job)
+		pod_end(r, NA_POD_FAILED, "NetworkFailed", "cannot run the network script");
+}
+
+/* Creating: its ports listen and its session service answers -> Standby
+ * or Running; past StartTimeoutSeconds -> Failed. */
+static bool pod_starting(struct pod_rt *r, uint64_t now)
+{
+	bool up = true;
+
+	if (r->job || !r->p.pid)
+		return true;
+	for (int i = 0; i < r->p.n_ports && up; i++)
+		up = na_proc_listening(r->p.pid, r->p.ports[i].port, r->p.ports[i].proto);
+	if (up && r->p.svc)
+		pod_svc_connect(r);
+	if (up && (!r->p.svc || r->svc)) {
+		if (r->p.standby) {
+			if (na_cg_freeze(&r->a->cg, r->cgname, r->p.pid, true)) {
+				pod_terminate(r, 0, "FreezeFailed");
+				return false;
+			}
+			r->frozen = true;
+			pod_report(r->a, r, NA_POD_STANDBY, NULL, NULL);
+		} else {
+			pod_report(r->a, r, NA_POD_RUNNING, NULL, NULL);
+		}
+		return false;
+	}
+	if (now - r->started_ms > r->a->conf->start_timeout_s * 1000ull) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "its ports did not listen within %us",
+			 r->a->conf->start_timeout_s);
+		r->p.terminating = false;
+		pod_end(r, NA_POD_FAILED, "StartTimeout", msg);
+		return false;
+	}
+	return true;
+}
+
+static void on_tick(lws_sorted_usec_list_t *sul)
+{
+	struct na_agent *a = lws_container_of(sul, struct na_agent, tick);
+	uint64_t now = ctl_now_ms();
+	bool fast = false;
+	struct pod_rt *r, *next;
+
+	for (r = a->pods; r; r = next) {
+		char why[48];
+		int reaped;
+
+		next = r->next;
+		if (r->gone || !r->p.pid)
+			continue;
+		reaped = na_proc_reap(r->p.pid, why, sizeof(why));
+		if (reaped > 0 || !na_proc_alive(r->p.pid, r->p.start)) {
+			char reason[NA_REASON_MAX];
+
+			if (reaped <= 0)
+				snprintf(why, sizeof(why), "the pod's process ended");
+			/* asked to stop: the reason it was asked for stays */
+			snprintf(reason, sizeof(reason), "%s",
+				 r->p.terminating ? r->p.reason : "Exited");
+			pod_end(r, r->p.terminating ? NA_POD_TERMINATED : NA_POD_FAILED, reason,
+				why);
+			continue;
+		}
+		if (r->p.state == NA_POD_CREATING)
+			fast |= pod_starting(r, now);
+		if (r->kill_at_ms) {
+			if (now >= r->kill_at_ms)
+				na_cg_kill(&a->cg, r->cgname, r->p.pid);
+			fast = true;
+		}
+		if (r->p.svc && !r->svc && !r->frozen && r->p.state != NA_POD_CREATING)
+			pod_svc_connect(r); /* after a restart of ours, or of its service */
+	}
+	fast |= sess_tick(a, now);
+	/* nothing to watch: no wakeups until a command brings a pod */
+	if (!a->stopping && (a->pods || a->sess))
+		lws_sul_schedule(a->lws, 0, &a->tick, on_tick,
+				 (fast ? TICK_FAST_MS : TICK_SLOW_MS) * LWS_US_PER_MS);
+}
+
+void agent_tick_soon(struct na_agent *a)
+{
+	if (!a->stopping)
+		lws_sul_schedule(a->lws, 0, &a->tick, on_tick, TICK_FAST_MS * LWS_US_PER_MS);
+}
+
+/* ---- commands ---- */
+
+static int slot_free(struct na_agent *a)
+{
+	for (int s = 0; s < (int)a->conf->max_pods; s++) {
+		bool used = false;
+
+		for (struct pod_rt *r = a->pods; r && !used; r = r->next)
+			used = r->p.slot == s;
+		if (!used && na_slot_ip(a->net_be, a->plen, s))
+			return s;
+	}
+	return -1;
+}
+
+static const char *str_field(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
+{
+	const char *id = str_field(m, "podIdentifier");
+	json_t *pod = json_object_get(m, "pod");
+	struct pod_rt *r;
+	char why[200];
+
+	if (!id || !*id || strlen(id) > NA_ID_MAX)
+		return snprintf(err, errlen, "podIdentifier"), -1;
+	if (!json_is_object(pod))
+		return snprintf(err, errlen, "pod"), -1;
+	if ((r = pod_find(a, id))) { /* sent again: its state again */
+		pod_report(a, r, r->p.state, r->p.reason, r->p.message);
+		return 0;
+	}
+	if (!na_agent_ready(a)) {
+		pod_refuse(a, id, str_field(pod, "application"), NA_POD_FAILED, "NodeNotReady",
+			   NULL);
+		return 0;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return snprintf(err, errlen, "out of memory"), -1;
+	r->a = a;
+	snprintf(r->p.id, sizeof(r->p.id), "%s", id);
+	snprintf(r->p.app, sizeof(r->p.app), "%s", str_field(pod, "application") ?: "");
+	r->p.spec = json_incref(pod);
+	r->p.standby = json_is_true(json_object_get(m, "standby"));
+	r->p.svc = json_is_true(json_object_get(pod, "usingNodeSessionService"));
+	r->p.state = NA_POD_CREATING;
+	if (na_pod_check_spec(pod, why, sizeof(why)) ||
+	    na_pod_ports_from_spec(&r->p, why, sizeof(why))) {
+		pod_refuse(a, id, r->p.app, NA_POD_FAILED, "InvalidSpec", why);
+		json_decref(r->p.spec);
+		free(r);
+		return 0;
+	}
+	r->p.slot = slot_free(a);
+	if (r->p.slot < 0) {
+		pod_refuse(a, id, r->p.app, NA_POD_FAILED, "NodeFull", "no free pod address");
+		json_decref(r->p.spec);
+		free(r);
+		return 0;
+	}
+	r->p.ip_be = na_slot_ip(a->net_be, a->plen, r->p.slot);
+	names(a, r);
+	if (fs_mkdir_p(r->dir, 0700)) {
+		snprintf(why, sizeof(why), "%.150s: %s", r->dir, strerror(errno));
+		pod_refuse(a, id, r->p.app, NA_POD_FAILED, "StartFailed", why);
+		json_decref(r->p.spec);
+		free(r);
+		return 0;
+	}
+	{ /* a socket left by the slot's last pod would answer for nobody */
+		char sock[PATH_MAX];
+
+		snprintf(sock, sizeof(sock), "%s/session.sock", r->dir);
+		unlink(sock);
+	}
+	r->next = a->pods;
+	a->pods = r;
+	pod_report(a, r, NA_POD_CREATING, NULL, NULL);
+	net_up(r);
+	return 0;
+}
+
+int na_agent_pod_terminate(struct na_agent *a, json_t *m, char *err, size_t errlen)
+{
+	const char *id = str_field(m, "podIdentifier");
+	json_t *g = json_object_get(m, "gracePeriodSeconds");
+	struct pod_rt *r;
+
+	if (!id)
+		return snprintf(err, errlen, "podIdentifier"), -1;
+	if (g && (!json_is_integer(g) || json_integer_value(g) < 0))
+		return snprintf(err, errlen, "gracePeriodSeconds"), -1;
+	r = pod_find(a, id);
+	if (!r) {
+		pod_refuse(a, id, NULL, NA_POD_TERMINATED, "NotFound", NULL);
+		return 0;
+	}
+	if (r->gone || r->p.terminating) {
+		pod_report(a, r, r->p.state, r->p.reason, r->p.message);
+		return 0;
+	}
+	pod_terminate(r, g ? (unsigned)json_integer_value(g) * 1000 : KILL_GRACE_MS,
+		      "TerminatedByCore");
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Inside the agent: its pods and sessions at run time. */
+#ifndef NA_AGENT_INT_H
+#define NA_AGENT_INT_H
+
+#include <libwebsockets.h>
+
+#include "ctl_exec.h"
+#include "ctl_log.h"
+#include "na_agent.h"
+#include "na_cgroup.h"
+#include "na_proc.h"
+#include "na_svc.h"
+#include "xg.h"
+
+#define TICK_FAST_MS  10   /* while a pod starts or a session waits for its port */
+#define TICK_SLOW_MS  250  /* exits of running pods */
+#define KILL_GRACE_MS 5000 /* PodTerminate without a grace period */
+
+struct pod_rt {
+	struct pod_rt *next;
+	struct na_agent *a;
+	struct na_pod p;
+	char netns[32], veth[16], cgname[24];
+	char dir[256];	     /* its log and its session socket */
+	struct ctl_job *job; /* the network script running for it */
+	struct na_svc *svc;
+	bool net_up; /* the up script succeeded (down runs at the end) */
+	bool frozen;
+	bool gone;	     /* ended: waits for its network to be taken down */
+	uint64_t started_ms; /* spawned */
+	uint64_t kill_at_ms; /* SIGKILL when past (0: none) */
+};
+
+struct sess_rt {
+	struct sess_rt *next;
+	struct na_sess s;
+	bool entries;	      /* its ingress entries are in place */
+	bool open_sent;	      /* told the pod (session service) */
+	uint64_t close_at_ms; /* Closing: closed for good when past */
+};
+
+struct na_agent {
+	const struct na_config *conf;
+	struct na_store *store;
+	struct lws_context *lws;
+	struct ctl_exec *x;
+	struct na_agent_events ev;
+	struct na_cg cg;
+	struct na_svcs *svcs;
+	struct xg_maps maps;
+	struct xg_sess_maps smaps;
+	bool maps_open;
+	/* NodeConfiguration */
+	bool configured, net_ready;
+	bool fresh; /* started on an empty store: sweep what a lost one named */
+	struct ctl_job *node_job;
+	uint32_t net_be, gw_be, vni;
+	int plen;
+	uint16_t port_lo, port_hi, port_next;
+	unsigned state_s;
+	struct pod_rt *pods;
+	struct sess_rt *sess;
+	lws_sorted_usec_list_t tick;
+	bool stopping;
+};
+
+/* na_agent.c */
+struct pod_rt *pod_find(struct na_agent *a, const char *id);
+void pod_report(struct na_agent *a, struct pod_rt *r, enum na_pod_state st, const char *reason,
+		const char *message);
+/* it ended (or never started): sessions closed, processes killed, cgroup
+ * and network taken down, the pod forgotten */
+void pod_end(struct pod_rt *r, enum na_pod_state st, const char *reason, const char *msg);
+void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason);
+/* back to the pool: frozen, Standby (when no session holds it) */
+void pod_to_standby(struct pod_rt *r);
+int pod_thaw(struct pod_rt *r);
+void pod_svc_connect(struct pod_rt *r);
+void agent_tick_soon(struct na_agent *a);
+void agent_send(struct na_agent *a, json_t *m);
+
+/* na_sessions.c */
+struct sess_rt *sess_find(struct na_agent *a, const char *id);
+void sess_report(struct na_agent *a, struct sess_rt *x, enum na_sess_state st, const char *reason);
+/* the pod ended: its sessions close (entries removed first) */
+void sess_pod_gone(struct na_agent *a, struct pod_rt *r, const char *reason);
+/* the tick: sessions waiting for their port, closes past their grace */
+bool sess_tick(struct na_agent *a, uint64_t now);
+void sess_on_pod_msg(struct pod_rt *r, json_t *m);
+/* the pod's session service is connected: what it must be told again */
+void sess_on_svc_up(struct pod_rt *r);
+int sess_adopt(struct na_agent *a, struct na_sess *s);
+void sess_free_all(struct na_agent *a);
+bool sess_pod_busy(struct na_agent *a, const char *pod);
+
+#endif

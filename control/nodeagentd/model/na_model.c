@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* nodeagentd's states, records and their JSON on the node link. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "na_model.h"
+
+static const char *const pod_names[] = {"Creating",   "Standby",     "Activating", "Running",
+					"Evacuating", "Terminating", "Terminated", "Failed"};
+static const char *const sess_names[] = {"Starting", "Available", "InUse",
+					 "Closing",  "Closed",	  "Timeout"};
+
+const char *na_pod_state_name(enum na_pod_state s)
+{
+	return (unsigned)s < sizeof(pod_names) / sizeof(pod_names[0]) ? pod_names[s] : "?";
+}
+
+const char *na_sess_state_name(enum na_sess_state s)
+{
+	return (unsigned)s < sizeof(sess_names) / sizeof(sess_names[0]) ? sess_names[s] : "?";
+}
+
+int na_pod_state_parse(const char *s, enum na_pod_state *out)
+{
+	for (unsigned i = 0; s && i < sizeof(pod_names) / sizeof(pod_names[0]); i++)
+		if (!strcmp(s, pod_names[i])) {
+			*out = (enum na_pod_state)i;
+			return 0;
+		}
+	return -1;
+}
+
+int na_sess_state_parse(const char *s, enum na_sess_state *out)
+{
+	for (unsigned i = 0; s && i < sizeof(sess_names) / sizeof(sess_names[0]); i++)
+		if (!strcmp(s, sess_names[i])) {
+			*out = (enum na_sess_state)i;
+			return 0;
+		}
+	return -1;
+}
+
+bool na_pod_final(enum na_pod_state s)
+{
+	return s == NA_POD_TERMINATED || s == NA_POD_FAILED;
+}
+
+bool na_sess_final(enum na_sess_state s)
+{
+	return s == NA_SESS_CLOSED || s == NA_SESS_TIMEOUT;
+}
+
+bool na_sess_may(enum na_sess_state from, enum na_sess_state to)
+{
+	if (from == to || na_sess_final(from))
+		return false;
+	switch (to) {
+	case NA_SESS_STARTING:
+		return false;
+	case NA_SESS_AVAILABLE:
+		return from == NA_SESS_STARTING || from == NA_SESS_INUSE;
+	case NA_SESS_INUSE:
+		return from == NA_SESS_AVAILABLE || from == NA_SESS_STARTING;
+	case NA_SESS_CLOSING:
+		return true;
+	case NA_SESS_CLOSED:
+		return true;
+	case NA_SESS_TIMEOUT:
+		return from == NA_SESS_STARTING;
+	}
+	return false;
+}
+
+int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen)
+{
+	json_t *c = json_array_get(json_object_get(p->spec, "containers"), 0);
+	json_t *ports = json_object_get(c, "ports"), *v;
+	size_t i;
+
+	p->n_ports = 0;
+	if (!json_is_object(c)) {
+		snprintf(err, errlen, "pod.containers: one container is required");
+		return -1;
+	}
+	if (!json_is_array(ports) || json_array_size(ports) < 1 ||
+	    json_array_size(ports) > NA_PORTS_MAX) {
+		snprintf(err, errlen, "pod.containers[0].ports: 1 to %d ports are required",
+			 NA_PORTS_MAX);
+		return -1;
+	}
+	json_array_foreach(ports, i, v)
+	{
+		json_int_t n = json_integer_value(json_object_get(v, "containerPort"));
+		const char *pr = json_string_value(json_object_get(v, "protocol"));
+
+		if (n < 1 || n > 65535) {
+			snprintf(err, errlen,
+				 "pod.containers[0].ports[%zu].containerPort: 1..65535", i);
+			return -1;
+		}
+		if (pr && strcmp(pr, "TCP") && strcmp(pr, "UDP")) {
+			snprintf(err, errlen,
+				 "pod.containers[0].ports[%zu].protocol: '%.20s' is not TCP or UDP",
+				 i, pr);
+			return -1;
+		}
+		p->ports[i].port = (uint16_t)n;
+		p->ports[i].proto = pr && !strcmp(pr, "UDP") ? IPPROTO_UDP : IPPROTO_TCP;
+		p->n_ports++;
+	}
+	return 0;
+}
+
+static int strings(json_t *a, bool required, const char *field, char *err, size_t errlen)
+{
+	json_t *v;
+	size_t i;
+
+	if (!a && !required)
+		return 0;
+	if (!json_is_array(a) || (required && !json_array_size(a))) {
+		snprintf(err, errlen, "pod.containers[0].%s: %s", field,
+			 required ? "a non-empty list of strings is required"
+				  : "a list of strings");
+		return -1;
+	}
+	json_array_foreach(a, i, v) if (!json_is_string(v))
+	{
+		snprintf(err, errlen, "pod.containers[0].%s[%zu]: a string", field, i);
+		return -1;
+	}
+	return 0;
+}
+
+int na_pod_check_spec(json_t *pod, char *err, size_t errlen)
+{
+	json_t *c = json_array_get(json_object_get(pod, "containers"), 0);
+	json_t *lim = json_object_get(json_object_get(c, "resources"), "limits"), *v;
+	struct na_pod p;
+	int64_t q;
+	size_t i;
+
+	memset(&p, 0, sizeof(p));
+	p.spec = pod;
+	if (na_pod_ports_from_spec(&p, err, errlen) ||
+	    strings(json_object_get(c, "command"), true, "command", err, errlen) ||
+	    strings(json_object_get(c, "args"), false, "args", err, errlen))
+		return -1;
+	json_array_foreach(json_object_get(c, "env"), i, v)
+	{
+		const char *k = json_string_value(json_object_get(v, "name"));
+		json_t *val = json_object_get(v, "value");
+
+		if (!k || !*k || strchr(k, '=') || (val && !json_is_string(val))) {
+			snprintf(
+			    err, errlen,
+			    "pod.containers[0].env[%zu]: a name (without '=') and a string value",
+			    i);
+			return -1;
+		}
+	}
+	if ((v = json_object_get(lim, "cpu")) && na_cpu_milli(json_string_value(v), &q)) {
+		snprintf(err, errlen, "pod.containers[0].resources.limits.cpu: not a CPU quantity");
+		return -1;
+	}
+	if ((v = json_object_get(lim, "memory")) && na_mem_bytes(json_string_value(v), &q)) {
+		snprintf(err, errlen,
+			 "pod.containers[0].resources.limits.memory: not a memory quantity");
+		return -1;
+	}
+	return 0;
+}
+
+static const char *proto_name(uint8_t p)
+{
+	return p == IPPROTO_UDP ? "UDP" : "TCP";
+}
+
+json_t *na_pod_json(const struct na_pod *p)
+{
+	char ip[INET_ADDRSTRLEN] = "";
+	json_t *ports = json_array(), *o;
+
+	for (int i = 0; i < p->n_ports; i++)
+		json_array_append_new(ports,
+				      json_pack("{s:i,s:s}", "containerPort", p->ports[i].port,
+						"protocol", proto_name(p->ports[i].proto)));
+	if (p->ip_be)
+		inet_ntop(AF_INET, &p->ip_be, ip, sizeof(ip));
+	o = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:s}", "podIdentifier", p->id, "application",
+		      p->app, "state", na_pod_state_name(p->state), "podIP", ip, "ports", ports,
+		      "reason", p->reason, "message", p->message);
+	return o;
+}
+
+json_t *na_eps_json(const struct na_sess *s)
+{
+	json_t *a = json_array();
+	char ip[INET_ADDRSTRLEN];
+
+	for (int i = 0; i < s->n_eps; i++) {
+		inet_ntop(AF_INET, &s->eps[i].ip_be, ip, sizeof(ip));
+		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:i}", "protocol",
+						   proto_name(s->eps[i].proto), "ipAddress", ip,
+						   "port", s->eps[i].port, "podPort",
+						   s->eps[i].pod_port));
+	}
+	return a;
+}
+
+int na_eps_from_json(struct na_sess *s, json_t *a)
+{
+	json_t *v;
+	size_t i;
+
+	s->n_eps = 0;
+	if (!json_is_array(a) || json_array_size(a) > NA_PORTS_MAX)
+		return -1;
+	json_array_foreach(a, i, v)
+	{
+		const char *ip = json_string_value(json_object_get(v, "ipAddress"));
+		const char *pr = json_string_value(json_object_get(v, "protocol"));
+		json_int_t port = json_integer_value(json_object_get(v, "port"));
+		json_int_t pp = json_integer_value(json_object_get(v, "podPort"));
+		struct na_endpoint *e = &s->eps[i];
+
+		if (!ip || inet_pton(AF_INET, ip, &e->ip_be) != 1 || port < 1 || port > 65535 ||
+		    pp < 1 || pp > 65535)
+			return -1;
+		e->proto = pr && !strcmp(pr, "UDP") ? IPPROTO_UDP : IPPROTO_TCP;
+		e->port = (uint16_t)port;
+		e->pod_port = (uint16_t)pp;
+		s->n_eps++;
+	}
+	return 0;
+}
+
+json_t *na_sess_json(const struct na_sess *s)
+{
+	return json_pack("{s:s,s:s,s:s,s:o,s:i,s:s}", "sessionIdentifier", s->id, "podIdentifier",
+			 s->pod, "state", na_sess_state_name(s->state), "accessEndPoints",
+			 na_eps_json(s), "clientSessions", s->clients, "reason", s->reason);
+}
+
+int na_cpu_milli(const char *q, int64_t *out)
+{
+	char *end;
+	double v;
+
+	if (!q || !*q)
+		return -1;
+	errno = 0;
+	v = strtod(q, &end);
+	if (errno || end == q || v < 0 || !isfinite(v))
+		return -1;
+	if (!strcmp(end, "m"))
+		*out = (int64_t)v;
+	else if (!*end)
+		*out = (int64_t)(v * 1000);
+	else
+		return -1;
+	return *out > (int64_t)1 << 40 ? -1 : 0;
+}
+
+int na_mem_bytes(const char *q, int64_t *out)
+{
+	static const struct {
+		const char *s;
+		double mul;
+	} sfx[] = {{"", 1},	      {"k", 1e3},	    {"M", 1e6},
+		   {"G", 1e9},	      {"T", 1e12},	    {"Ki", 1024.0},
+		   {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}};
+	char *end;
+	double v;
+
+	if (!q || !*q)
+		return -1;
+	errno = 0;
+	v = strtod(q, &end);
+	if (errno || end == q || v < 0 || !isfinite(v))
+		return -1;
+	for (unsigned i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
+		if (!strcmp(end, sfx[i].s)) {
+			v *= sfx[i].mul;
+			if (v > 9e18)
+				return -1;
+			*out = (int64_t)v;
+			return 0;
+		}
+	return -1;
+}
+
+uint32_t na_slot_ip(uint32_t net_be, int plen, int slot)
+{
+	uint64_t size = plen >= 32 ? 1 : (uint64_t)1 << (32 - plen);
+
+	/* .0 network, .1 gateway, last: broadcast */
+	if (slot < 0 || (uint64_t)slot + 4 > size)
+		return 0;
+	return htonl(ntohl(net_be) + 2 + (uint32_t)slot);
+}
+
+void na_pod_mac(uint32_t ip_be, uint8_t mac[6])
+{
+	mac[0] = 0x02;
+	mac[1] = 0x4e; /* 'N' */
+	memcpy(mac + 2, &ip_be, 4);
+}

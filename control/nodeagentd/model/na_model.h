@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * nodeagentd's vocabulary: the pod and session states of the node link
+ * (proto/fornax.md "The node link"), the records the store keeps and the
+ * agent works on, and the configuration. No I/O here: the unit tests and
+ * every layer above link it.
+ */
+#ifndef NA_MODEL_H
+#define NA_MODEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NA_ID_MAX     254 /* NS/NAME */
+#define NA_REASON_MAX 64
+#define NA_MSG_MAX    256
+#define NA_PORTS_MAX  8 /* container ports per pod */
+
+enum na_pod_state {
+	NA_POD_CREATING,
+	NA_POD_STANDBY,
+	NA_POD_ACTIVATING,
+	NA_POD_RUNNING,
+	NA_POD_EVACUATING,
+	NA_POD_TERMINATING,
+	NA_POD_TERMINATED,
+	NA_POD_FAILED,
+};
+enum na_sess_state {
+	NA_SESS_STARTING,
+	NA_SESS_AVAILABLE,
+	NA_SESS_INUSE,
+	NA_SESS_CLOSING,
+	NA_SESS_CLOSED,
+	NA_SESS_TIMEOUT,
+};
+
+const char *na_pod_state_name(enum na_pod_state s);
+const char *na_sess_state_name(enum na_sess_state s);
+int na_pod_state_parse(const char *s, enum na_pod_state *out);
+int na_sess_state_parse(const char *s, enum na_sess_state *out);
+/* Terminated or Failed: the pod is gone for good. */
+bool na_pod_final(enum na_pod_state s);
+/* Closed or Timeout. */
+bool na_sess_final(enum na_sess_state s);
+/*
+ * The session state machine on the node: Starting -> Available -> InUse ->
+ * Closing -> Closed, InUse <-> Available as clients come and go, Closing
+ * or Closed from any live state; a final state never changes. Whether
+ * from -> to is allowed (to == from is not a change).
+ */
+bool na_sess_may(enum na_sess_state from, enum na_sess_state to);
+
+struct na_port {
+	uint16_t port;
+	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
+};
+
+struct na_pod {
+	char id[NA_ID_MAX + 1];
+	char app[NA_ID_MAX + 1];
+	enum na_pod_state state;
+	char reason[NA_REASON_MAX], message[NA_MSG_MAX];
+	int slot;	  /* names its netns, veth and address; -1 before placement */
+	uint32_t ip_be;	  /* pod address (0 before placement) */
+	pid_t pid;	  /* the tree's leader (0 before start) */
+	uint64_t start;	  /* its /proc starttime: tells a reused pid apart */
+	bool standby;	  /* frozen once started, until a session opens */
+	bool svc;	  /* usingNodeSessionService */
+	bool terminating; /* asked to stop: its exit is Terminated, not Failed */
+	json_t *spec;	  /* the PodCreate "pod" object (owned) */
+	struct na_port ports[NA_PORTS_MAX];
+	int n_ports;
+};
+
+struct na_endpoint {
+	uint8_t proto;
+	uint32_t ip_be; /* public */
+	uint16_t port;	/* public */
+	uint16_t pod_port;
+};
+
+struct na_sess {
+	char id[NA_ID_MAX + 1];
+	char pod[NA_ID_MAX + 1];
+	enum na_sess_state state;
+	char reason[NA_REASON_MAX];
+	int clients;
+	unsigned grace_s;   /* close grace period */
+	bool kill_on_close; /* killInstanceWhenSessionClosed */
+	char *data;	    /* sessionData, base64 as sent (owned) */
+	struct na_endpoint eps[NA_PORTS_MAX];
+	int n_eps;
+};
+
+/* Fill p->ports from the spec's containers[0].ports: 0, or -1 with the
+ * field path in err. */
+int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen);
+/* A PodCreate's pod spec as the node runs it: containers[0] with a
+ * command (strings), args and env (strings, names without '='), limits
+ * that are quantities, ports. 0, or -1 with "FIELD.PATH: what" in err. */
+int na_pod_check_spec(json_t *pod, char *err, size_t errlen);
+/* The Pod and Session objects of the link. */
+json_t *na_pod_json(const struct na_pod *p);
+json_t *na_sess_json(const struct na_sess *s);
+/* eps <-> [{protocol, ipAddress, port, podPort}] */
+json_t *na_eps_json(const struct na_sess *s);
+int na_eps_from_json(struct na_sess *s, json_t *a);
+
+/* Kubernetes quantities: "500m" / "0.5" / "2" cpu -> millicores;
+ * "64Mi" / "1G" / "1000" memory -> bytes. -1 when not one. */
+int na_cpu_milli(const char *q, int64_t *out);
+int na_mem_bytes(const char *q, int64_t *out);
+
+/* The address of slot n of cidr (network ip_be, prefix plen): slots start
+ * at .2 (.1 is the pods' gateway); 0 when the slot is past the range. */
+uint32_t na_slot_ip(uint32_t net_be, int plen, int slot);
+/* A locally administered MAC derived from the pod address. */
+void na_pod_mac(uint32_t ip_be, uint8_t mac[6]);
+
+#endif

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* nodeagentd's vocabulary: the session state machine, Kubernetes
+ * quantities, ports from a pod's spec (errors name the field), pod
+ * addresses from the slot, and the config file's errors (the line, the
+ * value quoted). */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "na_config.h"
+#include "na_model.h"
+#include "unit.h"
+
+static int parse(const char *text, struct na_config *c, char *err, size_t len)
+{
+	return na_conf_parse("t.conf", text, c, err, len);
+}
+
+int main(void)
+{
+	struct na_config c;
+	struct na_pod p;
+	char err[300];
+	int64_t v;
+
+	/* the session machine */
+	CHECK_EXPR(na_sess_may(NA_SESS_STARTING, NA_SESS_AVAILABLE));
+	CHECK_EXPR(na_sess_may(NA_SESS_AVAILABLE, NA_SESS_INUSE));
+	CHECK_EXPR(na_sess_may(NA_SESS_INUSE, NA_SESS_AVAILABLE));
+	CHECK_EXPR(na_sess_may(NA_SESS_INUSE, NA_SESS_CLOSING));
+	CHECK_EXPR(na_sess_may(NA_SESS_CLOSING, NA_SESS_CLOSED));
+	CHECK_EXPR(na_sess_may(NA_SESS_STARTING, NA_SESS_TIMEOUT));
+	CHECK_EXPR(!na_sess_may(NA_SESS_AVAILABLE, NA_SESS_TIMEOUT));
+	CHECK_EXPR(!na_sess_may(NA_SESS_CLOSING, NA_SESS_AVAILABLE));
+	CHECK_EXPR(!na_sess_may(NA_SESS_CLOSED, NA_SESS_CLOSING));
+	CHECK_EXPR(!na_sess_may(NA_SESS_TIMEOUT, NA_SESS_CLOSED));
+	CHECK_EXPR(!na_sess_may(NA_SESS_AVAILABLE, NA_SESS_AVAILABLE));
+	CHECK_EXPR(!na_sess_may(NA_SESS_AVAILABLE, NA_SESS_STARTING));
+	for (int s = NA_POD_CREATING; s <= NA_POD_FAILED; s++) {
+		enum na_pod_state back;
+
+		CHECK(!na_pod_state_parse(na_pod_state_name(s), &back) &&
+			  back == (enum na_pod_state)s,
+		      "pod state %s round trip", na_pod_state_name(s));
+	}
+
+	/* quantities */
+	CHECK(!na_cpu_milli("500m", &v) && v == 500, "500m");
+	CHECK(!na_cpu_milli("0.5", &v) && v == 500, "0.5 cpu");
+	CHECK(!na_cpu_milli("2", &v) && v == 2000, "2 cpu");
+	CHECK_EXPR(na_cpu_milli("2x", &v) == -1);
+	CHECK_EXPR(na_cpu_milli("-1", &v) == -1);
+	CHECK(!na_mem_bytes("64Mi", &v) && v == 64 << 20, "64Mi");
+	CHECK(!na_mem_bytes("1G", &v) && v == 1000000000, "1G");
+	CHECK(!na_mem_bytes("1000", &v) && v == 1000, "1000");
+	CHECK_EXPR(na_mem_bytes("64MB", &v) == -1);
+
+	/* ports from the spec */
+	memset(&p, 0, sizeof(p));
+	p.spec = json_loads("{\"containers\":[{\"ports\":[{\"containerPort\":8080},"
+			    "{\"containerPort\":53,\"protocol\":\"UDP\"}]}]}",
+			    0, NULL);
+	CHECK(!na_pod_ports_from_spec(&p, err, sizeof(err)) && p.n_ports == 2 &&
+		  p.ports[0].port == 8080 && p.ports[0].proto == IPPROTO_TCP &&
+		  p.ports[1].proto == IPPROTO_UDP,
+	      "two ports, TCP by default");
+	json_decref(p.spec);
+	p.spec = json_loads("{\"containers\":[{\"ports\":[{\"containerPort\":70000}]}]}", 0, NULL);
+	CHECK(na_pod_ports_from_spec(&p, err, sizeof(err)) == -1 &&
+		  strstr(err, "pod.containers[0].ports[0].containerPort"),
+	      "a bad port names its field (%s)", err);
+	json_decref(p.spec);
+	p.spec = json_loads("{\"containers\":[{\"ports\":[{\"containerPort\":1,\"protocol\":"
+			    "\"SCTP\"}]}]}",
+			    0, NULL);
+	CHECK(na_pod_ports_from_spec(&p, err, sizeof(err)) == -1 && strstr(err, "'SCTP'"),
+	      "a bad protocol is quoted (%s)", err);
+	json_decref(p.spec);
+
+	/* the whole spec: each error names its field */
+	static const struct {
+		const char *json, *field;
+	} bad[] = {
+	    {"{\"containers\":[{\"ports\":[{\"containerPort\":80}]}]}", "command"},
+	    {"{\"containers\":[{\"command\":[],\"ports\":[{\"containerPort\":80}]}]}", "command"},
+	    {"{\"containers\":[{\"command\":[\"a\",1],\"ports\":[{\"containerPort\":80}]}]}",
+	     "command[1]"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"args\":\"x\",\"ports\":[{"
+	     "\"containerPort\":80}]}]}",
+	     "args"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"env\":[{\"name\":\"A=B\"}],"
+	     "\"ports\":[{\"containerPort\":80}]}]}",
+	     "env[0]"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"resources\":{\"limits\":{\"cpu\":"
+	     "\"lots\"}},\"ports\":[{\"containerPort\":80}]}]}",
+	     "resources.limits.cpu"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"resources\":{\"limits\":{\"memory\":"
+	     "\"64MB\"}},\"ports\":[{\"containerPort\":80}]}]}",
+	     "resources.limits.memory"},
+	    {"{\"containers\":[{\"command\":[\"a\"]}]}", "ports"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *spec = json_loads(bad[i].json, 0, NULL);
+		char want[80];
+
+		snprintf(want, sizeof(want), "pod.containers[0].%s:", bad[i].field);
+		CHECK(spec && na_pod_check_spec(spec, err, sizeof(err)) == -1 && strstr(err, want),
+		      "spec refused at %s (%s)", bad[i].field, err);
+		json_decref(spec);
+	}
+	p.spec = json_loads("{\"containers\":[{\"command\":[\"a\"],\"args\":[\"b\"],"
+			    "\"env\":[{\"name\":\"K\",\"value\":\"V\"}],\"resources\":{"
+			    "\"limits\":{\"cpu\":\"500m\",\"memory\":\"64Mi\"}},\"ports\":[{"
+			    "\"containerPort\":80}]}]}",
+			    0, NULL);
+	CHECK(!na_pod_check_spec(p.spec, err, sizeof(err)), "a whole spec passes (%s)", err);
+	json_decref(p.spec);
+
+	/* addresses: .0 network, .1 gateway, the last broadcast */
+	uint32_t net = htonl(0x0a010100);
+	CHECK_EXPR(na_slot_ip(net, 24, 0) == htonl(0x0a010102));
+	CHECK_EXPR(na_slot_ip(net, 24, 252) == htonl(0x0a0101fe));
+	CHECK_EXPR(na_slot_ip(net, 24, 253) == 0);
+	CHECK_EXPR(na_slot_ip(net, 30, 1) == 0);
+
+	/* the config */
+	CHECK(!parse("[Node]\nName = node-a\nIp = 10.0.0.1\n", &c, err, sizeof(err)) &&
+		  c.public_ip_be == c.ip_be && c.max_pods == 100 && c.cgroup == NA_CG_AUTO &&
+		  strstr(c.database, "node-a"),
+	      "defaults (%s)", err);
+	CHECK(parse("[Node]\nName = Node_A\nIp = 10.0.0.1\n", &c, err, sizeof(err)) == -1 &&
+		  strstr(err, "t.conf:2:") && strstr(err, "'Node_A'"),
+	      "a bad name: line and value (%s)", err);
+	CHECK(parse("[Node]\nName = a\nIp = 10.0.0.1\n[Core]\nURL = ws://10.1.1.1:8470\n", &c, err,
+		    sizeof(err)) == -1 &&
+		  strstr(err, "t.conf:5:") && strstr(err, "wss://"),
+	      "ws:// off loopback refused (%s)", err);
+	CHECK(parse("[Node]\nName = a\nIp = 10.0.0.1\n[Pods]\nCgroup = v3\n", &c, err,
+		    sizeof(err)) == -1 &&
+		  strstr(err, "'v3'"),
+	      "a bad cgroup mode (%s)", err);
+	CHECK(parse("[Node]\nName = a\n", &c, err, sizeof(err)) == -1 && strstr(err, "Ip"),
+	      "Ip required (%s)", err);
+	CHECK(parse("[Node]\nName = a\nIp = 10.0.0.1\nFoo = 1\n", &c, err, sizeof(err)) == -1 &&
+		  strstr(err, "t.conf:4:") && strstr(err, "'Foo'"),
+	      "an unknown key (%s)", err);
+	CHECK(!parse("[Node]\nName = a\nIp = 10.0.0.1\nCpu = 1500m\nMemory = 1Gi\n[Pods]\n"
+		     "Cgroup = v1\nVethPrefix = xv123\n",
+		     &c, err, sizeof(err)) &&
+		  c.cpu_milli == 1500 && c.mem_bytes == 1ll << 30 && c.cgroup == NA_CG_V1,
+	      "values (%s)", err);
+	return unit_summary();
+}

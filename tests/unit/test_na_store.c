@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* nodeagentd's store on a real SQLite file: the revision goes up by one
+ * with each reported change and only with it, survives a reopen (what a
+ * kill -9 leaves), a write that fails leaves it alone, pods and sessions
+ * come back as written, and a reset starts the node again at 0. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+
+#include "na_store.h"
+#include "unit.h"
+
+static struct na_pod pod(const char *id, enum na_pod_state st)
+{
+	struct na_pod p;
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.id, sizeof(p.id), "%s", id);
+	snprintf(p.app, sizeof(p.app), "default/echo");
+	p.state = st;
+	p.slot = 3;
+	p.ip_be = htonl(0x0a010105);
+	p.pid = 4242;
+	p.start = 987654321ull;
+	p.standby = true;
+	p.svc = true;
+	p.spec = json_pack("{s:[{s:[s],s:[{s:i,s:s}]}]}", "containers", "command", "/bin/true",
+			   "ports", "containerPort", 8080, "protocol", "TCP");
+	return p;
+}
+
+struct seen {
+	int pods, sessions;
+	struct na_pod p;
+	struct na_sess s;
+};
+
+static int on_pod(void *arg, struct na_pod *p)
+{
+	struct seen *v = arg;
+
+	json_decref(v->p.spec);
+	v->p = *p;
+	v->pods++;
+	return 0;
+}
+
+static int on_sess(void *arg, struct na_sess *s)
+{
+	struct seen *v = arg;
+
+	free(v->s.data);
+	v->s = *s;
+	v->sessions++;
+	return 0;
+}
+
+int main(void)
+{
+	char path[] = "/tmp/test_na_storeXXXXXX", db[64], err[256], buf[128];
+	struct na_store s;
+	struct na_pod p = pod("default/echo-1", NA_POD_CREATING);
+	struct na_sess x;
+	struct seen v;
+	int64_t rev = -1;
+	int fd = mkstemp(path);
+
+	close(fd);
+	unlink(path);
+	snprintf(db, sizeof(db), "%s.db", path);
+	CHECK(!na_store_open(&s, db, err, sizeof(err)), "open %s (%s)", db, err);
+	CHECK_EXPR(na_store_revision(&s) == 0);
+	CHECK(!na_store_pod_put(&s, &p, true, &rev) && rev == 1,
+	      "a reported pod change: revision 1");
+	CHECK(!na_store_pod_put(&s, &p, false, NULL) && na_store_revision(&s) == 1,
+	      "a change not reported (its pid): the revision stays");
+	p.state = NA_POD_STANDBY;
+	CHECK(!na_store_pod_put(&s, &p, true, &rev) && rev == 2, "Standby: revision 2");
+	CHECK(!na_store_bump(&s, &rev) && rev == 3, "a refused command: revision 3");
+
+	memset(&x, 0, sizeof(x));
+	snprintf(x.id, sizeof(x.id), "default/s1");
+	snprintf(x.pod, sizeof(x.pod), "default/echo-1");
+	x.state = NA_SESS_AVAILABLE;
+	x.grace_s = 7;
+	x.kill_on_close = true;
+	x.data = strdup("aGVsbG8=");
+	x.n_eps = 1;
+	x.eps[0] = (struct na_endpoint){IPPROTO_TCP, htonl(0xc6336410), 30001, 8080};
+	CHECK(!na_store_sess_put(&s, &x, true, &rev) && rev == 4, "a session change: revision 4");
+	CHECK(!na_store_meta_put(&s, "credential", "abc") && na_store_revision(&s) == 4,
+	      "the credential is no change of the node's state");
+
+	/* a write that fails (a closed statement cache is not the point: a
+	 * table gone) leaves the revision as it was */
+	ctl_db_run(&s.sql, "ALTER TABLE sessions RENAME TO sessions_gone");
+	CHECK(na_store_sess_put(&s, &x, true, &rev) == -1 && na_store_revision(&s) == 4,
+	      "a failed write does not move the revision (%s)", na_store_errmsg(&s));
+	ctl_db_run(&s.sql, "ALTER TABLE sessions_gone RENAME TO sessions");
+	na_store_close(&s);
+
+	/* what a kill -9 leaves: the same revision, the same records */
+	CHECK(!na_store_open(&s, db, err, sizeof(err)), "reopen (%s)", err);
+	CHECK(na_store_revision(&s) == 4, "the revision survives a reopen (%lld)",
+	      (long long)na_store_revision(&s));
+	memset(&v, 0, sizeof(v));
+	CHECK(!na_store_load(&s, on_pod, on_sess, &v), "load");
+	CHECK(v.pods == 1 && v.sessions == 1, "one pod, one session (%d, %d)", v.pods, v.sessions);
+	CHECK(!strcmp(v.p.id, "default/echo-1") && v.p.state == NA_POD_STANDBY && v.p.slot == 3 &&
+		  v.p.pid == 4242 && v.p.start == 987654321ull && v.p.standby && v.p.svc &&
+		  v.p.ip_be == htonl(0x0a010105),
+	      "the pod as written");
+	CHECK(v.p.n_ports == 1 && v.p.ports[0].port == 8080, "its ports from its spec");
+	CHECK(!strcmp(v.s.id, "default/s1") && v.s.state == NA_SESS_AVAILABLE && v.s.grace_s == 7 &&
+		  v.s.kill_on_close && !strcmp(v.s.data, "aGVsbG8=") && v.s.n_eps == 1 &&
+		  v.s.eps[0].port == 30001 && v.s.eps[0].pod_port == 8080 &&
+		  v.s.eps[0].ip_be == htonl(0xc6336410),
+	      "the session as written, endpoints included");
+	CHECK(na_store_meta_get(&s, "credential", buf, sizeof(buf)) == 0 && !strcmp(buf, "abc"),
+	      "the credential");
+	CHECK(na_store_meta_get(&s, "nothing", buf, sizeof(buf)) == 1 && !buf[0], "an absent key");
+	CHECK(!na_store_sess_del(&s, "default/s1") && !na_store_pod_del(&s, "default/echo-1"),
+	      "delete");
+	CHECK(!na_store_reset(&s) && na_store_revision(&s) == 0, "a reset starts again at 0");
+	na_store_close(&s);
+	CHECK(!na_store_open(&s, db, err, sizeof(err)) && na_store_revision(&s) == 0,
+	      "and stays at 0 after a reopen");
+	na_store_close(&s);
+	json_decref(v.p.spec);
+	json_decref(p.spec);
+	free(v.s.data);
+	free(x.data);
+	unlink(db);
+	snprintf(buf, sizeof(buf), "%s-wal", db);
+	unlink(buf);
+	snprintf(buf, sizeof(buf), "%s-shm", db);
+	unlink(buf);
+	return unit_summary();
+}
