@@ -127,16 +127,50 @@ static int node_delete(struct fx_api *a, const struct route *rt, json_t *body, j
 }
 
 static const struct resource resources[] = {
-    {"applications", "application", "Application", FX_K_APP, true,
-     {"get", "list", "watch", "create", "update", "delete"}, {"app"}, app_create, app_update,
-     app_delete, NULL},
-    {"applicationsessions", "applicationsession", "ApplicationSession", FX_K_SESSION, true,
-     {"get", "list", "watch", "create", "delete"}, {"session", "as"}, sess_create, NULL,
-     sess_delete, NULL},
-    {"pods", "pod", "Pod", FX_K_POD, true, {"get", "list", "watch"}, {NULL}, NULL, NULL, NULL,
+    {"applications",
+     "application",
+     "Application",
+     FX_K_APP,
+     true,
+     {"get", "list", "watch", "create", "update", "delete"},
+     {"app"},
+     app_create,
+     app_update,
+     app_delete,
      NULL},
-    {"nodes", "node", "Node", FX_K_NODE, false, {"get", "list", "watch", "delete"}, {NULL},
-     NULL, NULL, node_delete, NULL},
+    {"applicationsessions",
+     "applicationsession",
+     "ApplicationSession",
+     FX_K_SESSION,
+     true,
+     {"get", "list", "watch", "create", "delete"},
+     {"session", "as"},
+     sess_create,
+     NULL,
+     sess_delete,
+     NULL},
+    {"pods",
+     "pod",
+     "Pod",
+     FX_K_POD,
+     true,
+     {"get", "list", "watch"},
+     {NULL},
+     NULL,
+     NULL,
+     NULL,
+     NULL},
+    {"nodes",
+     "node",
+     "Node",
+     FX_K_NODE,
+     false,
+     {"get", "list", "watch", "delete"},
+     {NULL},
+     NULL,
+     NULL,
+     node_delete,
+     NULL},
 };
 #define N_RESOURCES (sizeof(resources) / sizeof(resources[0]))
 
@@ -154,8 +188,8 @@ json_t *fx_api_resource_list(void)
 			json_array_append_new(shorts, json_string(r->short_names[s]));
 		json_array_append_new(list, json_pack("{s:s,s:s,s:b,s:s,s:o,s:o}", "name", r->name,
 						      "singularName", r->singular, "namespaced",
-						      r->namespaced, "kind", r->kind, "verbs", verbs,
-						      "shortNames", shorts));
+						      r->namespaced, "kind", r->kind, "verbs",
+						      verbs, "shortNames", shorts));
 	}
 	return json_pack("{s:s,s:s,s:s,s:o}", "kind", "APIResourceList", "apiVersion", "v1",
 			 "groupVersion", FX_API_VERSION, "resources", list);
@@ -305,15 +339,16 @@ static void do_list(struct fx_api *a, const struct route *rt, const char *query,
 		{
 			bool m;
 
-			if (selector_match(sel, json_object_get(json_object_get(v, "metadata"),
-								"labels"),
-					   &m)) {
+			if (selector_match(
+				sel, json_object_get(json_object_get(v, "metadata"), "labels"),
+				&m)) {
 				items_close(it);
 				json_decref(all);
-				return api_err(rs, 400, "labelSelector",
-					     "labelSelector '%.200s': expected k=v, k!=v, k or !k "
-					     "joined by ','",
-					     sel);
+				return api_err(
+				    rs, 400, "labelSelector",
+				    "labelSelector '%.200s': expected k=v, k!=v, k or !k "
+				    "joined by ','",
+				    sel);
 			}
 			if (m)
 				json_array_append(it->arr, v);
@@ -366,8 +401,8 @@ static struct ctl_watch *watch_of(struct fx_api *a, enum fx_kind k, const char *
 
 void fx_api_event(struct fx_api *a, enum fx_kind k, const char *type, json_t *obj, uint64_t rv)
 {
-	const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-							   "namespace"));
+	const char *ns =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
 	struct ctl_watch *w;
 
 	if ((unsigned)k >= FX_K_COUNT)
@@ -399,7 +434,7 @@ static void do_watch(struct fx_api *a, const struct route *rt, const char *query
 		from = strtoull(rvs, &end, 10);
 		if (*end || *rvs == '-')
 			return api_err(rs, 400, "resourceVersion",
-				     "resourceVersion '%s': a decimal number", rvs);
+				       "resourceVersion '%s': a decimal number", rvs);
 	}
 	if (!w)
 		return api_err(rs, 503, NULL, "too many namespaces watched separately");
@@ -456,13 +491,13 @@ static int route(const char *p, struct route *rt, struct ctl_http_resp *rs)
 		}
 		if (len[1] > FX_NS_MAX) {
 			api_err(rs, 400, "metadata.namespace", "namespace: longer than %d",
-			      FX_NS_MAX);
+				FX_NS_MAX);
 			return 400;
 		}
 		snprintf(rt->ns, sizeof(rt->ns), "%.*s", (int)len[1], seg[1]);
 		if (ctl_k8s_dns_label(rt->ns)) {
 			api_err(rs, 400, "metadata.namespace",
-			      "namespace '%s': must be a DNS-1123 label", rt->ns);
+				"namespace '%s': must be a DNS-1123 label", rt->ns);
 			return 400;
 		}
 		seg[0] = seg[2], len[0] = len[2];
@@ -485,7 +520,7 @@ static int route(const char *p, struct route *rt, struct ctl_http_resp *rs)
 		snprintf(rt->name, sizeof(rt->name), "%.*s", (int)len[1], seg[1]);
 		if (rt->r->namespaced && !rt->ns[0]) {
 			api_err(rs, 404, NULL, "%s are namespaced: namespaces/NS/%s/NAME",
-			      rt->r->name, rt->r->name);
+				rt->r->name, rt->r->name);
 			return 404;
 		}
 	}
@@ -541,7 +576,7 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 
 			if (!o)
 				return api_err(rs, 404, NULL, "%s \"%s\" not found", rt.r->name,
-					     rt.name);
+					       rt.name);
 			return respond(rs, 200, o);
 		}
 		return want_watch(rq->query) ? do_watch(a, &rt, rq->query, rs)
@@ -551,7 +586,7 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 		code = 201;
 		if (op && !rt.ns[0])
 			return api_err(rs, 404, NULL, "create in a namespace: namespaces/NS/%s",
-				     rt.r->name);
+				       rt.r->name);
 		break;
 	case CTL_PUT:
 		op = item ? rt.r->update : NULL;
@@ -565,7 +600,7 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 	}
 	if (!op) {
 		api_err(rs, 405, NULL, "%s is not served on %s%s", rq->method_name, rt.r->name,
-		      item ? "/NAME" : "");
+			item ? "/NAME" : "");
 		rs->allow = allow_of(rt.r, item);
 		return;
 	}
@@ -574,7 +609,7 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 
 		if (!rq->body || !(body = json_loadb(rq->body, rq->body_len, 0, &je)))
 			return api_err(rs, 400, "", "the body is not JSON: %s (line %d)",
-				     rq->body ? je.text : "no body", je.line);
+				       rq->body ? je.text : "no body", je.line);
 	}
 	if (op(a, &rt, body, &out, &e)) {
 		json_decref(body);
@@ -610,8 +645,7 @@ void fx_stream_conn(struct fx_stream *st, void (*wake)(void *conn), void *conn)
 
 /* ---- setup ---- */
 
-struct fx_api *fx_api_new(struct fx_core *core, struct fx_store *st,
-			  const struct fx_api_hooks *h)
+struct fx_api *fx_api_new(struct fx_core *core, struct fx_store *st, const struct fx_api_hooks *h)
 {
 	struct fx_api *a = calloc(1, sizeof(*a));
 

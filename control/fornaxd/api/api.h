@@ -25,8 +25,7 @@ struct fx_api_hooks {
 	void (*close_link)(void *arg, void *link);
 };
 
-struct fx_api *fx_api_new(struct fx_core *core, struct fx_store *st,
-			  const struct fx_api_hooks *h);
+struct fx_api *fx_api_new(struct fx_core *core, struct fx_store *st, const struct fx_api_hooks *h);
 void fx_api_free(struct fx_api *a);
 /* The core's event hook: every watch of the kind sees it. */
 void fx_api_event(struct fx_api *a, enum fx_kind k, const char *type, json_t *obj, uint64_t rv);

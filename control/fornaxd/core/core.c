@@ -44,7 +44,8 @@ static json_t *app_json(struct fx_app *a)
 	json_object_set_new(
 	    o, "status",
 	    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:O,s:O}", "desiredInstances", a->desired,
-		      "totalInstances", a->n[FX_POOL_PENDING] + a->n[FX_POOL_IDLE] + a->n[FX_POOL_ALLOC],
+		      "totalInstances",
+		      a->n[FX_POOL_PENDING] + a->n[FX_POOL_IDLE] + a->n[FX_POOL_ALLOC],
 		      "pendingInstances", a->n[FX_POOL_PENDING], "deletingInstances",
 		      a->n[FX_POOL_DELETING], "allocatedInstances", a->n[FX_POOL_ALLOC],
 		      "idleInstances", a->n[FX_POOL_IDLE], "latestHistory",
@@ -118,7 +119,8 @@ static int load_app(void *arg, const char *text, uint64_t rv)
 	struct fx_err e;
 
 	if (!o || fx_app_validate(o, NULL, &sp, &e)) {
-		ctl_log("store: an application does not load (%s); skipped", o ? e.msg : "not JSON");
+		ctl_log("store: an application does not load (%s); skipped",
+			o ? e.msg : "not JSON");
 		json_decref(o);
 		return 0;
 	}
@@ -368,8 +370,8 @@ int fx_core_app_delete(struct fx_core *c, const char *ns, const char *name, json
 
 static const char alnum[] = "bcdfghjklmnpqrstvwxz2456789";
 
-struct fx_pod *fx_pod_new(struct fx_core *c, struct fx_app *a, struct fx_node *n,
-			  const char *name, enum fx_pool pool, enum fx_pod_state st)
+struct fx_pod *fx_pod_new(struct fx_core *c, struct fx_app *a, struct fx_node *n, const char *name,
+			  enum fx_pool pool, enum fx_pod_state st)
 {
 	struct fx_pod *p = calloc(1, sizeof(*p));
 
@@ -495,8 +497,8 @@ static void pod_create(struct fx_core *c, struct fx_app *a, struct fx_node *n)
 			  "podIdentifier", p->id, "pod", "podIdentifier", p->id, "application",
 			  a->id, "state", "Creating", "containers",
 			  json_object_get(spec, "containers"), "configData",
-			  json_object_get(spec, "configData") ?: empty,
-			  "usingNodeSessionService", a->spec.session_service, "ports",
+			  json_object_get(spec, "configData") ?: empty, "usingNodeSessionService",
+			  a->spec.session_service, "ports",
 			  json_object_get(json_array_get(json_object_get(spec, "containers"), 0),
 					  "ports"),
 			  "standby", 1));
@@ -613,13 +615,13 @@ static void assign(struct fx_core *c, struct fx_sess *s, struct fx_pod *p)
 	s->open_seq = c->seq + 1;
 	s->clk.open_timeout_s = s->spec.open_timeout_s;
 	fx_send(c, p->node,
-		json_pack("{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s,s:i,s:i,s:b}}", "type", "SessionOpen",
-			  "sessionIdentifier", s->id, "podIdentifier", p->id, "session",
-			  "sessionIdentifier", s->id, "podIdentifier", p->id, "state", "Starting",
-			  "sessionData", json_string_value(json_object_get(spec, "sessionData")) ?: "",
-			  "openTimeoutSeconds", s->spec.open_timeout_s, "closeGracePeriodSeconds",
-			  s->spec.close_grace_s, "killInstanceWhenSessionClosed",
-			  s->spec.kill_on_close));
+		json_pack(
+		    "{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s,s:i,s:i,s:b}}", "type", "SessionOpen",
+		    "sessionIdentifier", s->id, "podIdentifier", p->id, "session",
+		    "sessionIdentifier", s->id, "podIdentifier", p->id, "state", "Starting",
+		    "sessionData", json_string_value(json_object_get(spec, "sessionData")) ?: "",
+		    "openTimeoutSeconds", s->spec.open_timeout_s, "closeGracePeriodSeconds",
+		    s->spec.close_grace_s, "killInstanceWhenSessionClosed", s->spec.kill_on_close));
 	fx_changed(c, FX_K_POD, "MODIFIED", p);
 }
 
@@ -684,8 +686,7 @@ int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body, json
 	return 0;
 }
 
-void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st,
-		   const char *reason)
+void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st, const char *reason)
 {
 	struct fx_pod *p = s->pod;
 
@@ -810,7 +811,7 @@ json_t *fx_core_get(struct fx_core *c, enum fx_kind k, const char *ns, const cha
 
 json_t *fx_core_list(struct fx_core *c, enum fx_kind k, const char *ns, uint64_t *rev)
 {
-	struct fx_map *m = k == FX_K_APP	 ? &c->apps
+	struct fx_map *m = k == FX_K_APP       ? &c->apps
 			   : k == FX_K_SESSION ? &c->sessions
 			   : k == FX_K_POD     ? &c->pods
 					       : &c->nodes;

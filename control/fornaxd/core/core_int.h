@@ -33,9 +33,9 @@ struct fx_app {
 	json_t *obj; /* as stored (metadata with uid, resourceVersion; spec) */
 	struct fx_app_spec spec;
 	uint64_t rv;
-	struct fx_pod *pods;		   /* its pods (pod->app_next) */
-	struct fx_sess *q_head, *q_tail;   /* pending sessions, oldest first */
-	int n[4];			   /* pods per pool */
+	struct fx_pod *pods;		 /* its pods (pod->app_next) */
+	struct fx_sess *q_head, *q_tail; /* pending sessions, oldest first */
+	int n[4];			 /* pods per pool */
 	int n_queued;
 	int desired;
 	uint64_t next_round_ms;
@@ -103,15 +103,14 @@ json_t *fx_pod_json(struct fx_pod *p);
 json_t *fx_sess_json(struct fx_sess *s);
 
 /* pools and sessions (core.c), used by the nodes' reports */
-struct fx_pod *fx_pod_new(struct fx_core *c, struct fx_app *a, struct fx_node *n,
-			  const char *name, enum fx_pool pool, enum fx_pod_state st);
+struct fx_pod *fx_pod_new(struct fx_core *c, struct fx_app *a, struct fx_node *n, const char *name,
+			  enum fx_pool pool, enum fx_pod_state st);
 void fx_pod_set_pool(struct fx_pod *p, enum fx_pool pool);
 /* the pod is gone (the node said so, or the node is gone): its session closes */
 void fx_pod_remove(struct fx_core *c, struct fx_pod *p, const char *reason);
 void fx_pod_terminate(struct fx_core *c, struct fx_pod *p);
 /* a final state for s: the pod is given back or killed */
-void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st,
-		   const char *reason);
+void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st, const char *reason);
 struct fx_sess *fx_sess_new(struct fx_core *c, struct fx_app *a, const char *ns, const char *name);
 void fx_serve_queue(struct fx_core *c, struct fx_app *a);
 void fx_kick(struct fx_core *c);

@@ -200,8 +200,8 @@ static json_t *micro_time(int64_t us)
 
 json_t *fx_sess_json(struct fx_sess *s)
 {
-	json_t *md = meta(s->ns, s->name, s->rv, s->created), *spec = json_deep_copy(
-								       json_object_get(s->in, "spec"));
+	json_t *md = meta(s->ns, s->name, s->rv, s->created),
+	       *spec = json_deep_copy(json_object_get(s->in, "spec"));
 	json_t *labels = json_object_get(json_object_get(s->in, "metadata"), "labels");
 	json_t *st;
 
@@ -215,14 +215,13 @@ json_t *fx_sess_json(struct fx_sess *s)
 			    json_boolean(s->spec.kill_on_close));
 	st = json_pack("{s:s,s:O,s:I,s:I,s:o,s:o,s:I}", "sessionStatus", fx_sess_state_name(s->st),
 		       "accessEndPoints", s->endpoints, "creationTimeMicro",
-		       (json_int_t)s->created_us, "availableTimeMicro",
-		       (json_int_t)s->available_us, "availableTime", micro_time(s->available_us),
-		       "closeTime", micro_time(s->close_us), "clientSessions",
-		       (json_int_t)s->client_sessions);
+		       (json_int_t)s->created_us, "availableTimeMicro", (json_int_t)s->available_us,
+		       "availableTime", micro_time(s->available_us), "closeTime",
+		       micro_time(s->close_us), "clientSessions", (json_int_t)s->client_sessions);
 	if (s->pod_id[0])
-		json_object_set_new(st, "podReference",
-				    json_pack("{s:s,s:s}", "name", strchr(s->pod_id, '/') + 1,
-					      "node", s->node));
+		json_object_set_new(
+		    st, "podReference",
+		    json_pack("{s:s,s:s}", "name", strchr(s->pod_id, '/') + 1, "node", s->node));
 	if (s->reason[0])
 		json_object_set_new(st, "reason", json_string(s->reason));
 	return object("ApplicationSession", md, spec, st);
@@ -245,8 +244,8 @@ static const char *pod_phase(const struct fx_pod *p)
 json_t *fx_pod_json(struct fx_pod *p)
 {
 	json_t *md = meta(p->ns, p->name, p->rv, p->created), *spec, *st;
-	json_t *cs = p->app ? json_object_get(json_object_get(p->app->obj, "spec"), "containers")
-			    : NULL;
+	json_t *cs =
+	    p->app ? json_object_get(json_object_get(p->app->obj, "spec"), "containers") : NULL;
 
 	json_object_set_new(md, "labels",
 			    json_pack("{s:s}", "application", p->app ? p->app->name : ""));
@@ -278,13 +277,13 @@ json_t *fx_node_json(struct fx_core *c, struct fx_node *n)
 	if (pub)
 		json_array_append_new(addr,
 				      json_pack("{s:s,s:s}", "type", "ExternalIP", "address", pub));
-	st = json_pack(
-	    "{s:{s:I,s:I,s:I},s:{s:I,s:I,s:I},s:o,s:[{s:s,s:s}],s:I,s:b}", "capacity", "cpu",
-	    (json_int_t)n->cpu, "memory", (json_int_t)n->mem, "pods", (json_int_t)n->pods_cap,
-	    "allocatable", "cpu", (json_int_t)(n->cpu - n->cpu_used), "memory",
-	    (json_int_t)(n->mem - n->mem_used), "pods", (json_int_t)(n->pods_cap - n->n_pods),
-	    "addresses", addr, "conditions", "type", "Ready", "status",
-	    n->ready && n->link ? "True" : "False", "nodeRevision", (json_int_t)n->rev.cur,
-	    "linked", n->link != NULL);
+	st = json_pack("{s:{s:I,s:I,s:I},s:{s:I,s:I,s:I},s:o,s:[{s:s,s:s}],s:I,s:b}", "capacity",
+		       "cpu", (json_int_t)n->cpu, "memory", (json_int_t)n->mem, "pods",
+		       (json_int_t)n->pods_cap, "allocatable", "cpu",
+		       (json_int_t)(n->cpu - n->cpu_used), "memory",
+		       (json_int_t)(n->mem - n->mem_used), "pods",
+		       (json_int_t)(n->pods_cap - n->n_pods), "addresses", addr, "conditions",
+		       "type", "Ready", "status", n->ready && n->link ? "True" : "False",
+		       "nodeRevision", (json_int_t)n->rev.cur, "linked", n->link != NULL);
 	return object("Node", md, json_pack("{s:s}", "podCIDR", n->cidr), st);
 }

@@ -32,10 +32,19 @@ static long double quantity(const char *s)
 	static const struct {
 		const char *sfx;
 		long double mul;
-	} sfx[] = {{"", 1},	  {"m", 1e-3},	   {"k", 1e3},	       {"M", 1e6},
-		   {"G", 1e9},	  {"T", 1e12},	   {"P", 1e15},	       {"E", 1e18},
-		   {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L},
-		   {"Ti", 1099511627776.0L}, {"Pi", 1125899906842624.0L},
+	} sfx[] = {{"", 1},
+		   {"m", 1e-3},
+		   {"k", 1e3},
+		   {"M", 1e6},
+		   {"G", 1e9},
+		   {"T", 1e12},
+		   {"P", 1e15},
+		   {"E", 1e18},
+		   {"Ki", 1024.0L},
+		   {"Mi", 1048576.0L},
+		   {"Gi", 1073741824.0L},
+		   {"Ti", 1099511627776.0L},
+		   {"Pi", 1125899906842624.0L},
 		   {"Ei", 1152921504606846976.0L}};
 	long double v = 0, frac = 0.1L;
 	const char *p = s;
@@ -184,10 +193,11 @@ int fx_policy_parse(json_t *sp, struct fx_policy *p, struct fx_err *e)
 			       max, min);
 	type = json_string_value(get(sp, "scalingPolicyType"));
 	if (!type || (strcmp(type, "idle_session_number") && strcmp(type, "idle_session_percent")))
-		return fx_errf(e, 422, "spec.scalingPolicy.scalingPolicyType",
-			       "spec.scalingPolicy.scalingPolicyType '%.60s': idle_session_number or "
-			       "idle_session_percent",
-			       type ? type : "");
+		return fx_errf(
+		    e, 422, "spec.scalingPolicy.scalingPolicyType",
+		    "spec.scalingPolicy.scalingPolicyType '%.60s': idle_session_number or "
+		    "idle_session_percent",
+		    type ? type : "");
 	p->type = strcmp(type, "idle_session_number") ? FX_IDLE_PERCENT : FX_IDLE_NUMBER;
 	snprintf(f, sizeof(f), "%s.%s", P,
 		 p->type == FX_IDLE_NUMBER ? "idleSessionNumThreshold"
@@ -229,16 +239,18 @@ static int resources(json_t *c, struct fx_app_spec *out, struct fx_err *e)
 			char f[160];
 			int64_t n;
 
-			snprintf(f, sizeof(f), "spec.containers[0].resources.%s.%.40s", groups[g], k);
+			snprintf(f, sizeof(f), "spec.containers[0].resources.%s.%.40s", groups[g],
+				 k);
 			if (strcmp(k, "cpu") && strcmp(k, "memory"))
 				return fx_errf(e, 422, f, "%s: only cpu and memory", f);
-			n = !json_is_string(v) ? -1
+			n = !json_is_string(v)	? -1
 			    : !strcmp(k, "cpu") ? fx_cpu_milli(json_string_value(v))
 						: fx_mem_bytes(json_string_value(v));
 			if (n < 0)
-				return fx_errf(e, 422, f,
-					       "%s '%.60s': not a quantity (e.g. 100m, 0.5, 64Mi, 1G)",
-					       f, json_is_string(v) ? json_string_value(v) : "?");
+				return fx_errf(
+				    e, 422, f,
+				    "%s '%.60s': not a quantity (e.g. 100m, 0.5, 64Mi, 1G)", f,
+				    json_is_string(v) ? json_string_value(v) : "?");
 			if (g == 0 && !strcmp(k, "cpu"))
 				out->cpu_req = n;
 			else if (g == 0)
@@ -293,7 +305,8 @@ static int container(json_t *c, struct fx_app_spec *out, struct fx_err *e)
 			if (!json_is_string(get(v, "name")) ||
 			    !json_string_length(get(v, "name")) ||
 			    (get(v, "value") && !json_is_string(get(v, "value"))))
-				return fx_errf(e, 422, f, "%s: {\"name\":N,\"value\":V} strings", f);
+				return fx_errf(e, 422, f, "%s: {\"name\":N,\"value\":V} strings",
+					       f);
 		}
 	}
 	if (!json_is_array(ports) || !json_array_size(ports))

@@ -27,10 +27,10 @@ static const struct {
 	const char *name;
 	bool repeat;
 } keys[] = {
-    {SEC_API, "Listen", 0},	   {SEC_API, "TLSCert", 0},	  {SEC_API, "TLSKey", 0},
-    {SEC_API, "Token", 1},	   {SEC_API, "TokenFile", 1},	  {SEC_API, "MaxBody", 0},
-    {SEC_STORE, "Database", 0},	   {SEC_NODES, "JoinToken", 1},	  {SEC_NODES, "PodCIDR", 0},
-    {SEC_NODES, "NodePrefix", 0},  {SEC_NODES, "VNI", 0},	  {SEC_NODES, "PortRange", 0},
+    {SEC_API, "Listen", 0},	    {SEC_API, "TLSCert", 0},	    {SEC_API, "TLSKey", 0},
+    {SEC_API, "Token", 1},	    {SEC_API, "TokenFile", 1},	    {SEC_API, "MaxBody", 0},
+    {SEC_STORE, "Database", 0},	    {SEC_NODES, "JoinToken", 1},    {SEC_NODES, "PodCIDR", 0},
+    {SEC_NODES, "NodePrefix", 0},   {SEC_NODES, "VNI", 0},	    {SEC_NODES, "PortRange", 0},
     {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0},
 };
 enum {
@@ -250,10 +250,11 @@ static int finish(struct pstate *s, struct fx_conf *c)
 		return ini_err_at(&s->in, s->sec_line[SEC_API],
 				  "[API] needs a Token or TokenFile: every request must carry one");
 	if (!loopback && !kl[K_CERT])
-		return ini_err_at(&s->in, kl[K_LISTEN],
-				  "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
-				  "(tokens must not cross a network in clear)",
-				  inet_ntoa(c->listen.sin_addr));
+		return ini_err_at(
+		    &s->in, kl[K_LISTEN],
+		    "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
+		    "(tokens must not cross a network in clear)",
+		    inet_ntoa(c->listen.sin_addr));
 	if (c->node_bits <= c->pod_net_bits)
 		return ini_err_at(&s->in, kl[K_NODEPREFIX] ? kl[K_NODEPREFIX] : kl[K_PODCIDR],
 				  "NodePrefix /%d must be longer than PodCIDR's /%d", c->node_bits,

@@ -25,10 +25,10 @@ struct fx_conf {
 
 	unsigned char join_tokens[FX_MAX_TOKENS][CTL_TOKEN_HASH_LEN]; /* [Nodes] JoinToken */
 	int n_join_tokens;
-	uint32_t pod_net;     /* [Nodes] PodCIDR (host order), split into per-node subnets */
-	int pod_net_bits;     /* its prefix length */
-	int node_bits;	      /* [Nodes] NodePrefix: each node's subnet prefix length */
-	uint32_t vni;	      /* [Nodes] VNI */
+	uint32_t pod_net;	   /* [Nodes] PodCIDR (host order), split into per-node subnets */
+	int pod_net_bits;	   /* its prefix length */
+	int node_bits;		   /* [Nodes] NodePrefix: each node's subnet prefix length */
+	uint32_t vni;		   /* [Nodes] VNI */
 	unsigned port_lo, port_hi; /* [Nodes] PortRange: form 1 endpoint ports */
 	unsigned state_s;	   /* [Nodes] StateSeconds */
 	size_t queue_max;	   /* [Nodes] SendQueueMax */

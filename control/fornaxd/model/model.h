@@ -18,13 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FX_GROUP       "core.fornax-serverless.centaurusinfra.io"
-#define FX_API_VERSION FX_GROUP "/v1"
-#define FX_NAME_MAX    253 /* object names: DNS-1123 subdomains */
-#define FX_NS_MAX      63  /* namespaces: DNS-1123 labels */
-#define FX_ID_MAX      (FX_NS_MAX + 1 + FX_NAME_MAX) /* "NS/NAME" */
-#define FX_SESSION_DATA_MAX (16 * 1024)	       /* decoded bytes */
-#define FX_FINAL_KEEP_MS    60000		       /* a Closed/Timeout session stays readable */
+#define FX_GROUP	    "core.fornax-serverless.centaurusinfra.io"
+#define FX_API_VERSION	    FX_GROUP "/v1"
+#define FX_NAME_MAX	    253				  /* object names: DNS-1123 subdomains */
+#define FX_NS_MAX	    63				  /* namespaces: DNS-1123 labels */
+#define FX_ID_MAX	    (FX_NS_MAX + 1 + FX_NAME_MAX) /* "NS/NAME" */
+#define FX_SESSION_DATA_MAX (16 * 1024)			  /* decoded bytes */
+#define FX_FINAL_KEEP_MS    60000 /* a Closed/Timeout session stays readable */
 
 /* A refusal: the HTTP code, the field path, a message quoting the value. */
 struct fx_err {
@@ -90,9 +90,9 @@ struct fx_scale fx_scale_round(const struct fx_policy *p, const struct fx_pool_c
 /* ---- ApplicationSession ---- */
 struct fx_session_spec {
 	char app[FX_NAME_MAX + 1];
-	unsigned open_timeout_s;  /* default 10, 1..3600 */
-	unsigned close_grace_s;	  /* default 60, 0..3600 */
-	bool kill_on_close;	  /* default true */
+	unsigned open_timeout_s; /* default 10, 1..3600 */
+	unsigned close_grace_s;	 /* default 60, 0..3600 */
+	bool kill_on_close;	 /* default true */
 };
 int fx_session_validate(json_t *obj, const char *ns_path, struct fx_session_spec *out,
 			struct fx_err *e);

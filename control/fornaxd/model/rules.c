@@ -151,8 +151,8 @@ enum fx_rev_verdict fx_rev_full(struct fx_rev *r, int64_t rev)
 
 /* ---- the node link's objects ---- */
 
-static const char *const pod_names[FX_P_COUNT] = {"Creating",	 "Standby",	"Activating",
-						  "Running",	 "Evacuating",	"Terminating",
+static const char *const pod_names[FX_P_COUNT] = {"Creating",	"Standby",    "Activating",
+						  "Running",	"Evacuating", "Terminating",
 						  "Terminated", "Failed"};
 
 const char *fx_pod_state_name(enum fx_pod_state s)
@@ -190,8 +190,7 @@ static const char *opt_str(json_t *o, const char *k, const char *field, struct f
 	return json_string_value(v);
 }
 
-static int id_field(json_t *o, const char *k, const char *field, const char **out,
-		    struct fx_err *e)
+static int id_field(json_t *o, const char *k, const char *field, const char **out, struct fx_err *e)
 {
 	const char *v = json_string_value(json_object_get(o, k)), *why;
 	char f[200];

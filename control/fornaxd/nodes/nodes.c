@@ -37,8 +37,7 @@ struct fx_nodes {
 	struct fx_link *links;
 };
 
-static void link_log(struct fx_link *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static void link_log(struct fx_link *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void link_log(struct fx_link *c, const char *fmt, ...)
 {
 	char msg[600];
@@ -149,8 +148,9 @@ static int on_register(struct fx_link *c, json_t *m)
 		extra = json_pack("{s:s}", "credential", text);
 		sodium_memzero(text, sizeof(text));
 	} else if (!found) {
-		snprintf(why, sizeof(why), "no credential was issued to %s: register with a join "
-					   "token",
+		snprintf(why, sizeof(why),
+			 "no credential was issued to %s: register with a join "
+			 "token",
 			 name);
 		return refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "unauthorized", why);
 	} else if (!ctl_token_match(got, (const unsigned char(*)[CTL_TOKEN_HASH_LEN])have, 1)) {
@@ -190,7 +190,8 @@ static int on_message(struct fx_link *c, json_t *m)
 	if (!c->authed)
 		return on_register(c, m);
 	if (!strcmp(ctl_ws_type(m), "NodeRegister"))
-		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol", "a second NodeRegister");
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
+			      "a second NodeRegister");
 	rc = fx_core_node_message(c->ns->core, c->name, c, m, &e);
 	if (rc < 0)
 		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR,
@@ -218,8 +219,9 @@ static void link_gone(struct fx_link *c)
 	if (ns) {
 		if (c->authed) {
 			if (c->l.overflowed)
-				link_log(c, "not reading: over SendQueueMax (%zu bytes queued); "
-					    "link closed, it resyncs when it comes back",
+				link_log(c,
+					 "not reading: over SendQueueMax (%zu bytes queued); "
+					 "link closed, it resyncs when it comes back",
 					 c->l.queued);
 			else if (!c->dead)
 				link_log(c, "link closed");

@@ -14,12 +14,12 @@
 
 #include "core.h"
 
-#define FX_NODES_PROTOCOL  "node.fornax.xgate.io.v1"
-#define FX_NODES_PATH	   "/apis/" FX_API_VERSION "/nodeagent"
-#define FX_REGISTER_MAX	   (64 * 1024)	     /* a message before NodeRegister is accepted */
-#define FX_MSG_MAX	   (16 * 1024 * 1024) /* after */
-#define FX_REGISTER_SECS   10
-#define FX_CREDENTIAL_LEN  43 /* 32 bytes, base64url without padding */
+#define FX_NODES_PROTOCOL "node.fornax.xgate.io.v1"
+#define FX_NODES_PATH	  "/apis/" FX_API_VERSION "/nodeagent"
+#define FX_REGISTER_MAX	  (64 * 1024)	     /* a message before NodeRegister is accepted */
+#define FX_MSG_MAX	  (16 * 1024 * 1024) /* after */
+#define FX_REGISTER_SECS  10
+#define FX_CREDENTIAL_LEN 43 /* 32 bytes, base64url without padding */
 
 int fx_nodes_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		      size_t len);

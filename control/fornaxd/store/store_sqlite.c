@@ -230,8 +230,8 @@ static void store_close(struct fx_store *p)
 }
 
 static const struct fx_store_ops sqlite_ops = {
-    app_put, app_del, app_each, revision, node_get, node_put, node_del, node_each, errmsg,
-    store_close,
+    app_put,  app_del,	app_each,  revision, node_get,
+    node_put, node_del, node_each, errmsg,   store_close,
 };
 
 struct fx_store *fx_store_sqlite_open(const char *path, char *err, size_t errlen)
