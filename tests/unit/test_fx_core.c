@@ -95,6 +95,14 @@ static const char *state_of(struct env *e, enum fx_kind k, const char *name, con
 	return buf;
 }
 
+static bool exists(struct env *e, enum fx_kind k, const char *name)
+{
+	json_t *o = fx_core_get(e->c, k, "default", name);
+
+	json_decref(o);
+	return o != NULL;
+}
+
 static int app_status(struct env *e, const char *field)
 {
 	json_t *o = fx_core_get(e->c, FX_K_APP, "default", "echo");
@@ -299,7 +307,7 @@ int main(void)
 		     "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{\"podIdentifier\":\"%s\","
 		     "\"application\":\"default/echo\",\"state\":\"Terminated\"}}",
 		     ++rev, pod2) == 0 &&
-		!fx_core_get(e.c, FX_K_POD, "default", strchr(pod2, '/') + 1),
+		!exists(&e, FX_K_POD, strchr(pod2, '/') + 1),
 	    "Terminated: the pod is gone");
 	snprintf(buf, sizeof(buf), APP, 3, 1, 2, 1);
 	b = body(buf);
@@ -415,7 +423,7 @@ int main(void)
 	CHECK(fx_core_app_delete(e.c, "default", "echo", &out, &fe) == 0, "delete echo");
 	json_decref(out);
 	CHECK(
-	    !fx_core_get(e.c, FX_K_POD, "default", strchr(pod2, '/') + 1) &&
+	    !exists(&e, FX_K_POD, strchr(pod2, '/') + 1) &&
 		!strcmp(state_of(&e, FX_K_SESSION, "s4", "status", "sessionStatus", st), "Closed"),
 	    "its pods go, its sessions close");
 	CHECK(e.events > 10, "events reached the watches (%d)", e.events);
