@@ -114,5 +114,12 @@ void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st, co
 struct fx_sess *fx_sess_new(struct fx_core *c, struct fx_app *a, const char *ns, const char *name);
 void fx_serve_queue(struct fx_core *c, struct fx_app *a);
 void fx_kick(struct fx_core *c);
+void fx_id(char *out, size_t len, const char *ns, const char *name);
+struct fx_app *fx_app_find(struct fx_core *c, const char *ns, const char *name);
+void fx_sess_free(void *arg, void *v);
+/* metadata.labels of a validated body, a new reference ({} if absent) */
+json_t *fx_labels_of(json_t *body);
+/* fx_map_each's function over the sessions: what their clocks say is due */
+void fx_sess_tick(void *arg, void *c);
 
 #endif
