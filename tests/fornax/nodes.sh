@@ -141,6 +141,10 @@ R=$($PY "$SIM" raw "$WS" --name raw-node --join "$JOIN" '{"type":"PodState","nod
 [[ "$R" == *"refused bad-message: pod.state 'Frozen'"* ]] && ok "a bad PodState names pod.state: $R" || not_ok "bad pod: $R"
 R=$($PY "$SIM" raw "$WS" --name raw-node2 --join "$JOIN" '{"type":"NodeState","nodeRevision":"x"}')
 [[ "$R" == *"refused bad-message: nodeRevision"* ]] && ok "a bad nodeRevision: $R" || not_ok "bad rev: $R"
+R=$($PY "$SIM" raw "$WS" '{"type":"NodeRegister","v":1,"auth":{"join":"'"$JOIN"'"},"nodeRevision":0,"node":{"name":"node-q","capacity":{"cpu":"lots"}}}')
+[[ "$R" == *"refused bad-message: node.capacity.cpu"* ]] && ok "a NodeRegister with a bad capacity: $R" || not_ok "bad register: $R"
+R=$($PY "$SIM" once "$WS" node-q --join "$JOIN")
+[ ${#R} = 43 ] && ok "the refused register left no credential behind: node-q joins" || not_ok "node-q: $R"
 kill -0 "$PID" && ok "fornaxd still up" || not_ok "fornaxd died"
 
 # ---- kill -9 fornaxd: applications from the store, the rest from the nodes ----

@@ -29,9 +29,11 @@ static uint64_t now_ms(void *arg)
 	return ((struct env *)arg)->now;
 }
 
+static int link_a, link_b; /* the fake links' identities */
+
 static void sendf(void *arg, void *link, json_t *msg)
 {
-	(void)link;
+	json_object_set_new(msg, "_to", json_string(link == &link_a ? "node-a" : "node-b"));
 	json_array_append_new(((struct env *)arg)->sent, msg);
 }
 
@@ -40,8 +42,6 @@ static void event(void *arg, enum fx_kind k, const char *type, json_t *obj, uint
 	(void)k, (void)type, (void)obj, (void)rv;
 	((struct env *)arg)->events++;
 }
-
-static int link_a; /* the fake link's identity */
 
 /* messages of a type sent since *from (moved past them) */
 static int count(struct env *e, const char *type, size_t *from, json_t **last)
@@ -124,18 +124,23 @@ static struct fx_core *core_new(struct env *e)
 	return c;
 }
 
-static void do_register(struct env *e, int rev)
+static void register_as(struct env *e, const char *name, void *link, int rev)
 {
 	json_t *m = json_pack("{s:s,s:i,s:i,s:{s:s,s:s,s:s,s:{s:i,s:I,s:i}}}", "type",
-			      "NodeRegister", "v", 1, "nodeRevision", rev, "node", "name", "node-a",
+			      "NodeRegister", "v", 1, "nodeRevision", rev, "node", "name", name,
 			      "ip", "192.0.2.1", "publicIp", "198.51.100.10", "capacity", "cpu",
 			      4000, "memory", (json_int_t)8 << 30, "pods", 10);
 	struct fx_err err;
 	void *old;
 
-	CHECK(!fx_core_node_register(e->c, &link_a, m, 2, NULL, &old, &err),
-	      "node-a registers at revision %d", rev);
+	CHECK(!fx_core_node_register(e->c, link, m, link == &link_a ? 2 : 3, NULL, &old, &err),
+	      "%s registers at revision %d", name, rev);
 	json_decref(m);
+}
+
+static void do_register(struct env *e, int rev)
+{
+	register_as(e, "node-a", &link_a, rev);
 }
 
 static json_t *body(const char *text)
@@ -401,6 +406,41 @@ int main(void)
 	CHECK(node_msg(&e, "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{}}", rev + 1) == -1,
 	      "a PodState without podIdentifier is refused");
 	CHECK(node_msg(&e, "{\"type\":\"Bogus\",\"nodeRevision\":1}") == -1, "an unknown type");
+
+	/* ---- a pod that cannot be the application's is terminated ---- */
+	CHECK(node_msg(&e,
+		       "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{\"podIdentifier\":"
+		       "\"other/echo-zz\",\"application\":\"default/echo\",\"state\":\"Standby\"}}",
+		       ++rev) == 0 &&
+		  count(&e, "PodTerminate", &at, &m) == 1 && !strcmp(pod_of(m), "other/echo-zz"),
+	      "a pod of default/echo in namespace other: PodTerminate");
+
+	/* ---- a node that is gone: its standby pods do not count ---- */
+	{
+		struct fx_err ferr;
+		json_t *x = json_loads("{\"type\":\"NodeState\",\"nodeRevision\":0}", 0, NULL);
+		int to_b = 0;
+
+		register_as(&e, "node-b", &link_b, 0);
+		fx_core_node_message(e.c, "node-b", &link_b, x, &ferr);
+		json_object_set_new(x, "type", json_string("NodeReady"));
+		fx_core_node_message(e.c, "node-b", &link_b, x, &ferr);
+		json_decref(x);
+		e.now += FX_ROUND_MS;
+		fx_core_tick(e.c);
+		at = json_array_size(e.sent);
+		fx_core_node_unlinked(e.c, "node-a", &link_a);
+		e.now += FX_ROUND_MS;
+		fx_core_tick(e.c);
+		for (; at < json_array_size(e.sent); at++) {
+			x = json_array_get(e.sent, at);
+			if (!strcmp(json_string_value(json_object_get(x, "type")), "PodCreate") &&
+			    !strcmp(json_string_value(json_object_get(x, "_to")), "node-b"))
+				to_b++;
+		}
+		CHECK(to_b == 1, "node-a gone: the pool is made up on node-b (%d PodCreate)", to_b);
+		fx_core_node_unlinked(e.c, "node-b", &link_b);
+	}
 
 	/* ---- restart: applications from the store, the rest from the node ---- */
 	fx_core_free(e.c);

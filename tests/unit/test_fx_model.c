@@ -288,6 +288,26 @@ static void test_link(void)
 	      "a Session on the link");
 	json_decref(p);
 	json_decref(s);
+
+	p = json_loads("{\"type\":\"NodeRegister\",\"nodeRevision\":3,\"node\":{\"name\":"
+		       "\"node-a\",\"ip\":\"192.0.2.1\",\"capacity\":{\"cpu\":1000,"
+		       "\"memory\":1024,\"pods\":10}}}",
+		       0, NULL);
+	CHECK(!fx_link_register_check(p, &e), "a good NodeRegister");
+	json_object_set_new(json_object_get(json_object_get(p, "node"), "capacity"), "pods",
+			    json_integer(-1));
+	CHECK(fx_link_register_check(p, &e) && !strcmp(e.field, "node.capacity.pods"),
+	      "pods -1 refused at node.capacity.pods: %s", e.msg);
+	json_object_set_new(json_object_get(json_object_get(p, "node"), "capacity"), "pods",
+			    json_integer(1));
+	json_object_set_new(json_object_get(p, "node"), "publicIp", json_integer(1));
+	CHECK(fx_link_register_check(p, &e) && !strcmp(e.field, "node.publicIp"),
+	      "a publicIp not a string: %s", e.msg);
+	json_object_del(json_object_get(p, "node"), "publicIp");
+	json_object_set_new(p, "nodeRevision", json_string("1"));
+	CHECK(fx_link_register_check(p, &e) && !strcmp(e.field, "nodeRevision"),
+	      "nodeRevision a string: %s", e.msg);
+	json_decref(p);
 }
 
 int main(void)

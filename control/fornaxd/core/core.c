@@ -71,8 +71,16 @@ static void history(struct fx_app *a, const char *action, const char *status, co
 {
 	char ts[24], msg[200];
 
+	json_t *last = json_array_get(a->history, json_array_size(a->history) - 1);
+
 	fx_stamp(ts);
 	snprintf(msg, sizeof(msg), fmt, n);
+	if (last && !strcmp(json_string_value(json_object_get(last, "message")), msg) &&
+	    !strcmp(json_string_value(json_object_get(last, "action")), action)) {
+		/* the same again (a node short every round): one entry, its latest time */
+		json_object_set_new(last, "updateTime", json_string(ts));
+		return;
+	}
 	json_array_append_new(a->history, json_pack("{s:s,s:s,s:s,s:s,s:s}", "action", action,
 						    "updateTime", ts, "reason", "Scaling",
 						    "message", msg, "deploymentStatus", status));
@@ -509,10 +517,18 @@ static void pod_create(struct fx_core *c, struct fx_app *a, struct fx_node *n)
 
 static void round_app(struct fx_core *c, struct fx_app *a)
 {
-	struct fx_pool_counts pc = {a->n[FX_POOL_PENDING], a->n[FX_POOL_IDLE], a->n[FX_POOL_ALLOC],
-				    a->n_queued};
-	struct fx_scale s = fx_scale_round(&a->spec.policy, &pc);
+	struct fx_pool_counts pc = {0, 0, a->n[FX_POOL_ALLOC], a->n_queued};
+	struct fx_scale s;
 	int made = 0, removed = 0;
+
+	/* a pod on a node that is gone serves nobody: the pool is made up elsewhere, and
+	 * trimmed again if the node comes back */
+	for (struct fx_pod *p = a->pods; p; p = p->app_next)
+		if (p->node && p->node->link && p->pool == FX_POOL_PENDING)
+			pc.pending++;
+		else if (p->node && p->node->link && p->pool == FX_POOL_IDLE)
+			pc.idle++;
+	s = fx_scale_round(&a->spec.policy, &pc);
 
 	a->desired = s.desired;
 	for (; made < s.create; made++) {
@@ -531,7 +547,8 @@ static void round_app(struct fx_core *c, struct fx_app *a)
 	for (int pass = 0; pass < 2 && removed < s.remove; pass++)
 		for (struct fx_pod *p = a->pods, *next; p && removed < s.remove; p = next) {
 			next = p->app_next;
-			if (p->pool == (pass ? FX_POOL_IDLE : FX_POOL_PENDING)) {
+			if (p->pool == (pass ? FX_POOL_IDLE : FX_POOL_PENDING) && p->node &&
+			    p->node->link) {
 				fx_pod_terminate(c, p);
 				removed++;
 			}

@@ -19,9 +19,7 @@
 
 static int64_t cap_int(json_t *cap, const char *k)
 {
-	json_t *v = json_object_get(cap, k);
-
-	return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+	return json_integer_value(json_object_get(cap, k));
 }
 
 static void subnet_of(const struct fx_core *c, int subnet, char cidr[20], char gw[16])
@@ -45,23 +43,8 @@ int fx_core_node_register(struct fx_core *c, void *link, json_t *msg, int subnet
 	bool is_new;
 
 	*old = NULL;
-	if (!json_is_integer(rv) || json_integer_value(rv) < 0)
-		return fx_errf(e, 400, "nodeRevision", "nodeRevision: required, an integer >= 0");
-	if (!json_is_object(cap))
-		return fx_errf(e, 400, "node.capacity", "node.capacity: required (an object)");
-	if (cpu < 0 || mem < 0 || pods < 0)
-		return fx_errf(e, 400,
-			       cpu < 0	 ? "node.capacity.cpu"
-			       : mem < 0 ? "node.capacity.memory"
-					 : "node.capacity.pods",
-			       "node.capacity: cpu (millicores), memory (bytes) and pods: integers "
-			       ">= 0");
-	if (json_object_get(node, "ip") && !json_is_string(json_object_get(node, "ip")))
-		return fx_errf(e, 400, "node.ip", "node.ip: must be a string");
-	if (json_object_get(node, "publicIp") && !json_is_string(json_object_get(node, "publicIp")))
-		return fx_errf(e, 400, "node.publicIp", "node.publicIp: must be a string");
-	if (json_object_get(node, "labels") && !json_is_object(json_object_get(node, "labels")))
-		return fx_errf(e, 400, "node.labels", "node.labels: must be an object");
+	if (fx_link_register_check(msg, e))
+		return -1;
 	n = fx_core_node_find(c, name);
 	is_new = !n;
 	if (is_new) {
@@ -124,7 +107,9 @@ static void apply_pod(struct fx_core *c, struct fx_node *n, const struct fx_link
 	if (!p) {
 		if (gone)
 			return;
-		if (!a) { /* an application deleted while we were away */
+		if (!a || strncmp(lp->id, a->id, strlen(a->ns) + 1)) {
+			/* an application deleted while we were away, or a pod that cannot be
+			 * its (another namespace) */
 			fx_send(c, n,
 				json_pack("{s:s,s:s,s:i}", "type", "PodTerminate", "podIdentifier",
 					  lp->id, "gracePeriodSeconds", 0));

@@ -177,6 +177,9 @@ struct fx_link_sess {
  * message ("pod", "pods[3]"): e->field names the bad one. */
 int fx_link_pod_parse(json_t *o, const char *field, struct fx_link_pod *p, struct fx_err *e);
 int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, struct fx_err *e);
+/* A NodeRegister's fields other than auth (checked before any credential
+ * is issued, so that a refused one leaves nothing behind). */
+int fx_link_register_check(json_t *m, struct fx_err *e);
 /* "NS/NAME" with a DNS label and a DNS subdomain: NULL, or what is wrong. */
 const char *fx_check_id(const char *id);
 

@@ -272,3 +272,39 @@ int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, str
 	s->reason = opt_str(o, "reason", field, e, &bad);
 	return bad;
 }
+
+int fx_link_register_check(json_t *m, struct fx_err *e)
+{
+	json_t *node = json_object_get(m, "node"), *cap = json_object_get(node, "capacity");
+	json_t *rv = json_object_get(m, "nodeRevision");
+	static const char *const caps[] = {"cpu", "memory", "pods"};
+	static const char *const strs[] = {"ip", "publicIp"};
+
+	if (!json_is_integer(rv) || json_integer_value(rv) < 0)
+		return fx_errf(e, 400, "nodeRevision", "nodeRevision: required, an integer >= 0");
+	if (!json_is_object(node))
+		return fx_errf(e, 400, "node", "node: required (an object)");
+	if (ctl_k8s_dns_label(json_string_value(json_object_get(node, "name")) ?: ""))
+		return fx_errf(e, 400, "node.name", "node.name: required, a DNS-1123 label");
+	if (!json_is_object(cap))
+		return fx_errf(e, 400, "node.capacity", "node.capacity: required (an object)");
+	for (int i = 0; i < 3; i++) {
+		json_t *v = json_object_get(cap, caps[i]);
+		char f[40];
+
+		snprintf(f, sizeof(f), "node.capacity.%s", caps[i]);
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return fx_errf(e, 400, f, "%s: required, an integer >= 0", f);
+	}
+	for (int i = 0; i < 2; i++) {
+		json_t *v = json_object_get(node, strs[i]);
+		char f[40];
+
+		snprintf(f, sizeof(f), "node.%s", strs[i]);
+		if (v && !json_is_null(v) && !json_is_string(v))
+			return fx_errf(e, 400, f, "%s: must be a string", f);
+	}
+	if (json_object_get(node, "labels") && !json_is_object(json_object_get(node, "labels")))
+		return fx_errf(e, 400, "node.labels", "node.labels: must be an object");
+	return 0;
+}

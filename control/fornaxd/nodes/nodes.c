@@ -111,6 +111,8 @@ static int on_register(struct fx_link *c, json_t *m)
 		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad-message",
 			      "node.name: required, a DNS-1123 label");
 	snprintf(c->name, sizeof(c->name), "%s", name);
+	if (fx_link_register_check(m, &e))
+		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad-message", e.msg);
 	join = json_string_value(json_object_get(auth, "join"));
 	cred = json_string_value(json_object_get(auth, "credential"));
 	if (!json_is_object(auth) || !!join == !!cred)
