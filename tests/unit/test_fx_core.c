@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "core_int.h"
 #include "unit.h"
 
 struct env {
@@ -178,6 +179,121 @@ static int create_session(struct env *e, const char *name, int timeout, bool kil
 static const char *pod_of(json_t *m)
 {
 	return json_string_value(json_object_get(m, "podIdentifier"));
+}
+
+/* Every application's pool counts match its pods, no node's use goes below
+ * zero, every session's pod points back at it. */
+static bool consistent(struct fx_core *c)
+{
+	for (size_t i = 0; i < c->apps.nb; i++)
+		for (struct fx_ent *e = c->apps.b[i]; e; e = e->next) {
+			struct fx_app *a = e->val;
+			int n[4] = {0}, q = 0;
+
+			for (struct fx_pod *p = a->pods; p; p = p->app_next)
+				n[p->pool]++;
+			for (struct fx_sess *s = a->q_head; s; s = s->q_next)
+				q++;
+			if (memcmp(n, a->n, sizeof(n)) || q != a->n_queued)
+				return false;
+		}
+	for (size_t i = 0; i < c->nodes.nb; i++)
+		for (struct fx_ent *e = c->nodes.b[i]; e; e = e->next) {
+			struct fx_node *n = e->val;
+
+			if (n->cpu_used < 0 || n->mem_used < 0 || n->n_pods < 0)
+				return false;
+		}
+	for (size_t i = 0; i < c->sessions.nb; i++)
+		for (struct fx_ent *e = c->sessions.b[i]; e; e = e->next) {
+			struct fx_sess *s = e->val;
+
+			if (s->pod && s->pod->sess != s)
+				return false;
+		}
+	return true;
+}
+
+/* Random node reports, API calls and ticks: nothing crashes (ASan), the
+ * books stay consistent. */
+static void storm(struct env *e)
+{
+	static const char *const pst[] = {"Creating",	 "Standby",    "Running",
+					  "Terminating", "Terminated", "Failed"};
+	static const char *const sst[] = {"Starting", "Available", "InUse",
+					  "Closing",  "Closed",	   "Timeout"};
+	unsigned seed = 12345;
+	int rev = 0, bad = 0;
+	char buf[512];
+
+	for (int i = 0; i < 3000; i++) {
+		int r = (int)(rand_r(&seed) % 100), pod = (int)(rand_r(&seed) % 6);
+		int sess = (int)(rand_r(&seed) % 6), dr = (int)(rand_r(&seed) % 4) - 1;
+		json_t *m = NULL, *out = NULL;
+		struct fx_err err;
+
+		rev += dr > 0 ? dr : 0;
+		if (r < 30) {
+			snprintf(buf, sizeof(buf),
+				 "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{"
+				 "\"podIdentifier\":\"default/echo-p%d\",\"application\":"
+				 "\"default/echo\",\"state\":\"%s\"}}",
+				 rev, pod, pst[rand_r(&seed) % 6]);
+		} else if (r < 60) {
+			snprintf(buf, sizeof(buf),
+				 "{\"type\":\"SessionState\",\"nodeRevision\":%d,\"session\":{"
+				 "\"sessionIdentifier\":\"default/x%d\",\"podIdentifier\":"
+				 "\"default/echo-p%d\",\"state\":\"%s\"}}",
+				 rev, sess, pod, sst[rand_r(&seed) % 6]);
+		} else if (r < 65) {
+			snprintf(buf, sizeof(buf),
+				 "{\"type\":\"NodeState\",\"nodeRevision\":%d,\"pods\":[{"
+				 "\"podIdentifier\":\"default/echo-p%d\",\"application\":"
+				 "\"default/echo\",\"state\":\"Standby\"}],\"sessions\":[{"
+				 "\"sessionIdentifier\":\"default/x%d\",\"podIdentifier\":"
+				 "\"default/echo-p%d\",\"state\":\"Available\"}]}",
+				 rev, pod, sess, pod);
+		} else if (r < 75) {
+			snprintf(buf, sizeof(buf), SESS, "x0", 1 + (int)(rand_r(&seed) % 3),
+				 rand_r(&seed) % 2 ? "true" : "false");
+			buf[strstr(buf, "x0") - buf + 1] = (char)('0' + sess);
+			m = json_loads(buf, 0, NULL);
+			fx_core_session_create(e->c, "default", m, &out, &err);
+			json_decref(m);
+			json_decref(out);
+			buf[0] = 0;
+		} else if (r < 82) {
+			snprintf(buf, sizeof(buf), "x%d", sess);
+			if (!fx_core_session_delete(e->c, "default", buf, &out, &err))
+				json_decref(out);
+			buf[0] = 0;
+		} else if (r < 84) {
+			void *old;
+
+			m = json_pack("{s:s,s:i,s:i,s:{s:s,s:{s:i,s:i,s:i}}}", "type",
+				      "NodeRegister", "v", 1, "nodeRevision", rev, "node", "name",
+				      "node-a", "capacity", "cpu", 4000, "memory", 1 << 30, "pods",
+				      10);
+			fx_core_node_register(e->c, &link_a, m, 2, NULL, &old, &err);
+			json_decref(m);
+			buf[0] = 0;
+		} else if (r < 86) {
+			fx_core_node_unlinked(e->c, "node-a", &link_a);
+			buf[0] = 0;
+		} else {
+			e->now += 50 + rand_r(&seed) % 500;
+			fx_core_tick(e->c);
+			buf[0] = 0;
+		}
+		if (buf[0]) {
+			m = json_loads(buf, 0, NULL);
+			fx_core_node_message(e->c, "node-a", &link_a, m, &err);
+			json_decref(m);
+		}
+		if (!consistent(e->c) && !bad++)
+			printf("# inconsistent after step %d: %s\n", i, buf);
+	}
+	CHECK(!bad, "3000 random reports, API calls and ticks: the books stay consistent");
 }
 
 int main(void)
@@ -441,6 +557,9 @@ int main(void)
 		CHECK(to_b == 1, "node-a gone: the pool is made up on node-b (%d PodCreate)", to_b);
 		fx_core_node_unlinked(e.c, "node-b", &link_b);
 	}
+
+	register_as(&e, "node-a", &link_a, rev);
+	storm(&e);
 
 	/* ---- restart: applications from the store, the rest from the node ---- */
 	fx_core_free(e.c);
