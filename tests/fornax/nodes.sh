@@ -145,6 +145,8 @@ R=$($PY "$SIM" raw "$WS" '{"type":"NodeRegister","v":1,"auth":{"join":"'"$JOIN"'
 [[ "$R" == *"refused bad-message: node.capacity.cpu"* ]] && ok "a NodeRegister with a bad capacity: $R" || not_ok "bad register: $R"
 R=$($PY "$SIM" once "$WS" node-q --join "$JOIN")
 [ ${#R} = 43 ] && ok "the refused register left no credential behind: node-q joins" || not_ok "node-q: $R"
+R=$($PY "$SIM" idle "$WS")
+[ "$R" != open ] && [ "$R" -ge 9 ] && ok "a link that never registers is closed (after ${R}s; 10 s allowed)" || not_ok "silent link: $R"
 kill -0 "$PID" && ok "fornaxd still up" || not_ok "fornaxd died"
 
 # ---- kill -9 fornaxd: applications from the store, the rest from the nodes ----

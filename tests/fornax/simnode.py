@@ -16,6 +16,8 @@ full sync, and play the node's part of every command (no real pods).
       --public-ip A (default 198.51.100.10)  --cpu M --memory B --pods N
   simnode.py once URL NAME [--join T | --cred C]
       register once; print the credential, or "refused CODE: MESSAGE"
+  simnode.py idle URL
+      connect and send nothing; print the seconds until fornaxd closes
   simnode.py raw URL TEXT...
       send the texts (after a good register with --join/--cred if given) and
       print "refused CODE: MESSAGE" or "closed"
@@ -201,6 +203,16 @@ async def once(args):
     print(r.get("credential", "") if isinstance(r, dict) else r)
 
 
+async def idle(args):
+    ws = await connect(args.url)
+    t0 = asyncio.get_running_loop().time()
+    try:
+        await asyncio.wait_for(ws.wait_closed(), 30)
+        print(f"{asyncio.get_running_loop().time() - t0:.0f}")
+    except asyncio.TimeoutError:
+        print("open")
+
+
 async def raw(args):
     ws = await connect(args.url)
     if args.join or args.cred:
@@ -235,6 +247,8 @@ def main():
     o.add_argument("name")
     o.add_argument("--join")
     o.add_argument("--cred")
+    i = sub.add_parser("idle")
+    i.add_argument("url")
     w = sub.add_parser("raw")
     w.add_argument("url")
     w.add_argument("texts", nargs="+")
@@ -247,6 +261,8 @@ def main():
         asyncio.run(run(args))
     elif args.cmd == "once":
         asyncio.run(once(args))
+    elif args.cmd == "idle":
+        asyncio.run(idle(args))
     else:
         asyncio.run(raw(args))
 
