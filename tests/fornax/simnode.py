@@ -13,6 +13,8 @@ full sync, and play the node's part of every command (no real pods).
       (publicIp, a port from portRange); SessionClose -> Closed;
       PodTerminate -> Terminated.
       --hold-sessions: never answer SessionOpen (open timeouts)
+      --stall: once ready, read nothing more (through a small receive
+      buffer), to see fornaxd bound what it queues for a node
       --public-ip A (default 198.51.100.10)  --cpu M --memory B --pods N
   simnode.py once URL NAME [--join T | --cred C]
       register once; print the credential, or "refused CODE: MESSAGE"
@@ -27,6 +29,7 @@ import asyncio
 import ipaddress
 import json
 import os
+import socket
 import sys
 
 import websockets
@@ -39,8 +42,16 @@ def url_of(base):
     return base if base.count("/") > 2 else base + PATH
 
 
-async def connect(url):
-    return await websockets.connect(url_of(url), subprotocols=[SUBPROTOCOL], max_size=None,
+async def connect(url, small=False):
+    if not small:
+        return await websockets.connect(url_of(url), subprotocols=[SUBPROTOCOL], max_size=None,
+                                        open_timeout=5, ping_interval=None)
+    host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    return await websockets.connect(url_of(url), subprotocols=[SUBPROTOCOL], sock=sock,
+                                    max_size=None, max_queue=1, read_limit=4096,
                                     open_timeout=5, ping_interval=None)
 
 
@@ -98,6 +109,9 @@ class Node:
             if not self.ready:
                 self.ready = True
                 await self.full("NodeReady")
+                if self.args.stall:
+                    print(f"{self.name}: stalled", file=sys.stderr, flush=True)
+                    await asyncio.sleep(3600)
         elif t == "PodCreate":
             pod = m["pod"]
             net = ipaddress.ip_network(self.cfg["podCIDR"])
@@ -164,7 +178,7 @@ class Node:
     async def run(self):
         while True:
             try:
-                self.ws = await connect(self.args.url)
+                self.ws = await connect(self.args.url, self.args.stall)
                 self.ready = False
                 await self.send({"type": "NodeRegister", "v": 1, "auth": self.auth(),
                                  "nodeRevision": self.st["rev"], "node": self.info()})
@@ -238,6 +252,7 @@ def main():
     r.add_argument("--join")
     r.add_argument("--count", type=int, default=1)
     r.add_argument("--hold-sessions", action="store_true")
+    r.add_argument("--stall", action="store_true")
     r.add_argument("--public-ip", default="198.51.100.10")
     r.add_argument("--cpu", type=int, default=4000)
     r.add_argument("--memory", type=int, default=8 << 30)
