@@ -62,12 +62,12 @@ static bool balanced(struct fx_core *c)
 
 #define APP                                                                                        \
 	"{\"metadata\":{\"name\":\"echo\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"command\":" \
-	"[\"/x\"],\"ports\":[{\"containerPort\":80}],\"resources\":{\"requests\":{\"cpu\":"       \
-	"\"100m\",\"memory\":\"1Mi\"}}}],\"scalingPolicy\":{\"maximumInstance\":4,\"burst\":2,"  \
-	"\"scalingPolicyType\":\"idle_session_number\",\"idleSessionNumThreshold\":{\"high\":2," \
+	"[\"/x\"],\"ports\":[{\"containerPort\":80}],\"resources\":{\"requests\":{\"cpu\":"        \
+	"\"100m\",\"memory\":\"1Mi\"}}}],\"scalingPolicy\":{\"maximumInstance\":4,\"burst\":2,"    \
+	"\"scalingPolicyType\":\"idle_session_number\",\"idleSessionNumThreshold\":{\"high\":2,"   \
 	"\"low\":1}}}}"
 #define REG                                                                                        \
-	"{\"type\":\"NodeRegister\",\"v\":1,\"nodeRevision\":0,\"node\":{\"name\":\"node-a\","   \
+	"{\"type\":\"NodeRegister\",\"v\":1,\"nodeRevision\":0,\"node\":{\"name\":\"node-a\","     \
 	"\"capacity\":{\"cpu\":1000,\"memory\":100000000,\"pods\":8}}}"
 
 static void reg(struct fx_core *c, const char *text)
