@@ -558,7 +558,37 @@ int main(void)
 		fx_core_node_unlinked(e.c, "node-b", &link_b);
 	}
 
+	/* ---- node-a away too long: its pods are forgotten; back, it is told ---- */
+	e.now += FX_STALE_NODE_MS - FX_ROUND_MS - 1; /* it went a round ago */
+	fx_core_tick(e.c);
+	CHECK(!strcmp(state_of(&e, FX_K_SESSION, "s4", "status", "sessionStatus", st), "Available"),
+	      "a node away less than FX_STALE_NODE_MS: s4 still Available");
+	e.now += 1;
+	fx_core_tick(e.c);
+	CHECK(!strcmp(state_of(&e, FX_K_SESSION, "s4", "status", "sessionStatus", st), "Closed") &&
+		  !exists(&e, FX_K_POD, strchr(pod2, '/') + 1) &&
+		  !strcmp(state_of(&e, FX_K_SESSION, "s4", "status", "reason", st), "NodeLost"),
+	      "away FX_STALE_NODE_MS: its pods forgotten, s4 Closed (NodeLost)");
 	register_as(&e, "node-a", &link_a, rev);
+	at = json_array_size(e.sent);
+	CHECK(node_msg(&e,
+		       "{\"type\":\"NodeState\",\"nodeRevision\":%d,\"pods\":[{\"podIdentifier\":"
+		       "\"%s\",\"application\":\"default/echo\",\"state\":\"Running\"}],"
+		       "\"sessions\":[{\"sessionIdentifier\":\"default/s4\",\"podIdentifier\":"
+		       "\"%s\",\"state\":\"Available\"}]}",
+		       rev, pod2, pod2) == 0,
+	      "node-a back: its full sync still has s4 on its pod");
+	{
+		size_t from = at;
+
+		CHECK(count(&e, "SessionClose", &from, &m) == 1 &&
+			  !strcmp(json_string_value(json_object_get(m, "sessionIdentifier")),
+				  "default/s4"),
+		      "the node is told to close s4");
+		from = at;
+		CHECK(count(&e, "PodTerminate", &from, &m) == 1 && !strcmp(pod_of(m), pod2),
+		      "and to stop the pod nobody holds");
+	}
 	storm(&e);
 
 	/* ---- restart: applications from the store, the rest from the node ---- */

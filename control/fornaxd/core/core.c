@@ -572,6 +572,7 @@ static void tick_app(void *arg, void *v)
 void fx_core_tick(struct fx_core *c)
 {
 	fx_map_each(&c->sessions, fx_sess_tick, c);
+	fx_nodes_tick(c);
 	fx_map_each(&c->apps, tick_app, c);
 }
 

@@ -23,6 +23,9 @@
 enum fx_kind { FX_K_APP, FX_K_SESSION, FX_K_POD, FX_K_NODE, FX_K_COUNT };
 
 #define FX_ROUND_MS 100 /* an application's pool is resized at most once per round */
+/* A node away this long: its pods are forgotten (their sessions closed); when
+ * it comes back, its full sync is told to close and stop what it still runs. */
+#define FX_STALE_NODE_MS 120000
 
 struct fx_core_hooks {
 	void *arg;

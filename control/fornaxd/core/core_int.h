@@ -52,6 +52,7 @@ struct fx_node {
 	int n_pods, subnet;
 	char cidr[20], gateway[16], created[24];
 	uint64_t rv, fullsync_seq;
+	uint64_t unlinked_ms; /* when its link went */
 };
 
 struct fx_pod {
@@ -114,6 +115,8 @@ void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st, co
 struct fx_sess *fx_sess_new(struct fx_core *c, struct fx_app *a, const char *ns, const char *name);
 void fx_serve_queue(struct fx_core *c, struct fx_app *a);
 void fx_kick(struct fx_core *c);
+/* core_nodes.c's part of the tick: nodes away for FX_STALE_NODE_MS lose their pods */
+void fx_nodes_tick(struct fx_core *c);
 void fx_id(char *out, size_t len, const char *ns, const char *name);
 struct fx_app *fx_app_find(struct fx_core *c, const char *ns, const char *name);
 void fx_sess_free(void *arg, void *v);

@@ -95,7 +95,9 @@ static struct fx_app *app_of(struct fx_core *c, const char *id)
 	return fx_map_get(&c->apps, id);
 }
 
-static void apply_pod(struct fx_core *c, struct fx_node *n, const struct fx_link_pod *lp)
+/* full: from a full sync, which also repeats what the node may have missed
+ * while it was away (a terminate, a close) */
+static void apply_pod(struct fx_core *c, struct fx_node *n, const struct fx_link_pod *lp, bool full)
 {
 	struct fx_pod *p = fx_map_get(&c->pods, lp->id);
 	struct fx_app *a = app_of(c, lp->app);
@@ -144,10 +146,15 @@ static void apply_pod(struct fx_core *c, struct fx_node *n, const struct fx_link
 	if ((lp->state == FX_P_TERMINATING || lp->state == FX_P_EVACUATING) &&
 	    p->pool != FX_POOL_DELETING)
 		fx_pod_set_pool(p, FX_POOL_DELETING);
+	else if (full && p->pool == FX_POOL_DELETING && lp->state != FX_P_TERMINATING)
+		fx_send(c, n,
+			json_pack("{s:s,s:s,s:i}", "type", "PodTerminate", "podIdentifier", p->id,
+				  "gracePeriodSeconds", 0));
 	fx_changed(c, FX_K_POD, "MODIFIED", p);
 }
 
-static void apply_sess(struct fx_core *c, struct fx_node *n, const struct fx_link_sess *ls)
+static void apply_sess(struct fx_core *c, struct fx_node *n, const struct fx_link_sess *ls,
+		       bool full)
 {
 	struct fx_sess *s = fx_map_get(&c->sessions, ls->id);
 	struct fx_pod *p = fx_map_get(&c->pods, ls->pod);
@@ -188,6 +195,15 @@ static void apply_sess(struct fx_core *c, struct fx_node *n, const struct fx_lin
 		return;
 	}
 	s->client_sessions = ls->client_sessions;
+	if (full && !fx_sess_final(ls->state) && ls->state != FX_S_CLOSING &&
+	    (fx_sess_final(s->st) || s->st == FX_S_CLOSING)) {
+		/* closed here (or closing) while the node was away: it closes it too */
+		fx_send(c, n,
+			json_pack("{s:s,s:s,s:s,s:i}", "type", "SessionClose", "sessionIdentifier",
+				  ls->id, "podIdentifier", ls->pod, "gracePeriodSeconds",
+				  fx_sess_final(s->st) ? 0 : (int)s->spec.close_grace_s));
+		return;
+	}
 	if (s->st == ls->state || !fx_sess_can(s->st, ls->state))
 		return;
 	if (ls->state == FX_S_CLOSED || ls->state == FX_S_TIMEOUT) {
@@ -272,20 +288,32 @@ static void sweep_sess(void *arg, void *v)
 		fx_sess_end(w->c, s, FX_S_CLOSED, "NotOnNode");
 }
 
+/* a pod the node runs for a session nobody here holds (closed while the
+ * node was away, or never known): it goes */
+static void sweep_unheld(void *arg, void *v)
+{
+	struct sweep *w = arg;
+	struct fx_pod *p = v;
+
+	if (p->node == w->n && p->pool == FX_POOL_ALLOC && !p->sess)
+		fx_pod_terminate(w->c, p);
+}
+
 static void apply_full(struct fx_core *c, struct fx_node *n, struct parsed *pr)
 {
 	struct sweep w = {c, n, json_object()};
 
 	for (size_t i = 0; i < pr->np; i++) {
-		apply_pod(c, n, &pr->pods[i]);
+		apply_pod(c, n, &pr->pods[i], true);
 		json_object_set_new(w.seen, pr->pods[i].id, json_true());
 	}
 	fx_map_each(&c->pods, sweep_pod, &w);
 	for (size_t i = 0; i < pr->ns; i++) {
-		apply_sess(c, n, &pr->sess[i]);
+		apply_sess(c, n, &pr->sess[i], true);
 		json_object_set_new(w.seen, pr->sess[i].id, json_true());
 	}
 	fx_map_each(&c->sessions, sweep_sess, &w);
+	fx_map_each(&c->pods, sweep_unheld, &w);
 	json_decref(w.seen);
 }
 
@@ -320,7 +348,7 @@ int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t
 			return -1;
 		v = fx_rev_delta(&n->rev, json_integer_value(rv));
 		if (v == FX_REV_APPLY)
-			apply_pod(c, n, &lp);
+			apply_pod(c, n, &lp, false);
 	} else if (!strcmp(t, "SessionState")) {
 		struct fx_link_sess ls;
 
@@ -328,7 +356,7 @@ int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t
 			return -1;
 		v = fx_rev_delta(&n->rev, json_integer_value(rv));
 		if (v == FX_REV_APPLY)
-			apply_sess(c, n, &ls);
+			apply_sess(c, n, &ls, false);
 	} else {
 		if (!(rc = parse_lists(msg, &pr, e))) {
 			v = fx_rev_full(&n->rev, json_integer_value(rv));
@@ -365,6 +393,7 @@ void fx_core_node_unlinked(struct fx_core *c, const char *name, void *link)
 		return;
 	n->link = NULL;
 	n->ready = false;
+	n->unlinked_ms = fx_now(c);
 	fx_changed(c, FX_K_NODE, "MODIFIED", n);
 }
 
@@ -394,4 +423,31 @@ int fx_core_node_delete(struct fx_core *c, const char *name, json_t **out, void 
 	json_decref(n->info);
 	free(n);
 	return 0;
+}
+
+static void forget_pod(void *arg, void *v)
+{
+	struct sweep *w = arg;
+	struct fx_pod *p = v;
+
+	if (p->node == w->n)
+		fx_pod_remove(w->c, p, "NodeLost");
+}
+
+static void stale_node(void *arg, void *v)
+{
+	struct fx_core *c = arg;
+	struct fx_node *n = v;
+	struct sweep w = {c, n, NULL};
+
+	if (n->link || !n->n_pods || fx_now(c) - n->unlinked_ms < FX_STALE_NODE_MS)
+		return;
+	ctl_log("node %s: away for %ds: its %d pods are forgotten, their sessions closed", n->name,
+		FX_STALE_NODE_MS / 1000, n->n_pods);
+	fx_map_each(&c->pods, forget_pod, &w);
+}
+
+void fx_nodes_tick(struct fx_core *c)
+{
+	fx_map_each(&c->nodes, stale_node, c);
 }
