@@ -6,6 +6,9 @@
  * objects. */
 #include <string.h>
 
+#include <arpa/inet.h>
+
+#include "config.h"
 #include "model.h"
 #include "unit.h"
 
@@ -310,8 +313,38 @@ static void test_link(void)
 	json_decref(p);
 }
 
+static void test_config(void)
+{
+	struct fx_conf c;
+	char err[300];
+
+	CHECK(!fx_conf_parse("f.conf", "[API]\nToken = 0123456789abcdef\n", &c, err, sizeof(err)) &&
+		  ntohs(c.listen.sin_port) == 8470 &&
+		  ntohl(c.listen.sin_addr.s_addr) == 0x7f000001 && c.port_lo == 30000 &&
+		  c.port_hi == 32767 && c.node_bits == 24 && c.pod_net == 0x0af40000 &&
+		  c.queue_max == 4u << 20 && !strcmp(c.database, "/var/lib/xgate/fornaxd.db"),
+	      "defaults: 127.0.0.1:8470, ports 30000-32767, 10.244.0.0/16 in /24s, 4 MiB");
+	CHECK(fx_conf_parse("f.conf",
+			    "[API]\nToken = 0123456789abcdef\n[Nodes]\nPortRange = 5000-4000\n", &c,
+			    err, sizeof(err)) &&
+		  strstr(err, "f.conf:4: PortRange 5000-4000: HI below LO"),
+	      "a reversed PortRange names its line: %s", err);
+	CHECK(fx_conf_parse("f.conf", "[API]\nToken = 0123456789abcdef\n[Nodes]\nVNI = 0\n", &c,
+			    err, sizeof(err)) &&
+		  strstr(err, "f.conf:4: VNI '0'"),
+	      "VNI 0: %s", err);
+	CHECK(fx_conf_parse("f.conf", "[API]\nToken = 0123456789abcdef\nToken = short\n", &c, err,
+			    sizeof(err)) &&
+		  strstr(err, "f.conf:3: Token must be 16-256"),
+	      "a short token: %s", err);
+	CHECK(fx_conf_parse("f.conf", "[Store]\nDatabase = /x\n", &c, err, sizeof(err)) &&
+		  strstr(err, "needs a Token"),
+	      "no token at all: %s", err);
+}
+
 int main(void)
 {
+	test_config();
 	test_quantities();
 	test_scaling();
 	test_sessions();
