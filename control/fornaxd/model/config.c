@@ -247,7 +247,7 @@ static int finish(struct pstate *s, struct fx_conf *c)
 	if (kl[K_KEY] && !kl[K_CERT])
 		return ini_err_at(&s->in, kl[K_KEY], "TLSKey without TLSCert");
 	if (!c->n_tokens)
-		return ini_err_at(&s->in, s->sec_line[SEC_API],
+		return ini_err_at(&s->in, s->sec_line[SEC_API] ? s->sec_line[SEC_API] : 1,
 				  "[API] needs a Token or TokenFile: every request must carry one");
 	if (!loopback && !kl[K_CERT])
 		return ini_err_at(
