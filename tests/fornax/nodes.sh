@@ -98,6 +98,7 @@ sleep 0.5
 # ---- a warm session ----
 R=$(post $SESS "$(session s1 echo)")
 [ "$(echo "$R" | jq -r .status.sessionStatus)" = Starting ] && ok "s1 is sent to a standby pod at once (Starting)" || not_ok "s1: $R"
+[[ "$(echo "$R" | jq -r .metadata.uid)" =~ ^[0-9a-f-]{36}$ ]] && ok "s1 has a uid" || not_ok "uid: $R"
 wait_for 5 is $SESS/s1 .status.sessionStatus Available && ok "s1 Available" || not_ok "s1: $(get $SESS/s1)"
 EP=$(q $SESS/s1 '.status.accessEndPoints[0]|"\(.ipAddress):\(.port)"')
 [[ "$EP" =~ ^198\.51\.100\.10:31[0-9]{3}$ ]] && ok "s1's endpoint $EP (publicIp, a port from PortRange)" || not_ok "endpoint '$EP'"

@@ -402,6 +402,7 @@ struct fx_pod *fx_pod_new(struct fx_core *c, struct fx_app *a, struct fx_node *n
 	}
 	fx_id(p->id, sizeof(p->id), p->ns, p->name);
 	fx_stamp(p->created);
+	ctl_k8s_uuid4(p->uid);
 	p->app = a;
 	p->node = n;
 	p->pool = pool;

@@ -50,13 +50,13 @@ struct fx_node {
 	json_t *info; /* NodeRegister's node: ip, publicIp, labels, capacity */
 	int64_t cpu, mem, pods_cap, cpu_used, mem_used;
 	int n_pods, subnet;
-	char cidr[20], gateway[16], created[24];
+	char cidr[20], gateway[16], created[24], uid[40];
 	uint64_t rv, fullsync_seq;
 	uint64_t unlinked_ms; /* when its link went */
 };
 
 struct fx_pod {
-	char id[FX_ID_MAX + 1], ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1], created[24];
+	char id[FX_ID_MAX + 1], ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1], created[24], uid[40];
 	struct fx_app *app;
 	struct fx_node *node;
 	struct fx_pod *app_next, **app_prev;
@@ -69,7 +69,7 @@ struct fx_pod {
 };
 
 struct fx_sess {
-	char id[FX_ID_MAX + 1], ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1], created[24];
+	char id[FX_ID_MAX + 1], ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1], created[24], uid[40];
 	struct fx_app *app; /* NULL once its application is deleted */
 	struct fx_session_spec spec;
 	json_t *in; /* metadata.labels and spec as created */

@@ -52,6 +52,7 @@ int fx_core_node_register(struct fx_core *c, void *link, json_t *msg, int subnet
 			return fx_errf(e, 500, NULL, "out of memory");
 		snprintf(n->name, sizeof(n->name), "%s", name);
 		fx_stamp(n->created);
+		ctl_k8s_uuid4(n->uid);
 		n->rev.cur = -1; /* nothing known: its full sync is the truth */
 		if (fx_map_put(&c->nodes, n->name, n)) {
 			free(n);

@@ -169,14 +169,15 @@ void fx_changed(struct fx_core *c, enum fx_kind k, const char *type, void *obj)
 
 /* ---- the objects ---- */
 
-static json_t *meta(const char *ns, const char *name, uint64_t rv, const char *created)
+static json_t *meta(const char *ns, const char *name, const char *uid, uint64_t rv,
+		    const char *created)
 {
 	char v[24];
 	json_t *m;
 
 	snprintf(v, sizeof(v), "%" PRIu64, rv);
-	m = json_pack("{s:s,s:s,s:s}", "name", name, "resourceVersion", v, "creationTimestamp",
-		      created);
+	m = json_pack("{s:s,s:s,s:s,s:s}", "name", name, "uid", uid, "resourceVersion", v,
+		      "creationTimestamp", created);
 	if (ns)
 		json_object_set_new(m, "namespace", json_string(ns));
 	return m;
@@ -200,7 +201,7 @@ static json_t *micro_time(int64_t us)
 
 json_t *fx_sess_json(struct fx_sess *s)
 {
-	json_t *md = meta(s->ns, s->name, s->rv, s->created),
+	json_t *md = meta(s->ns, s->name, s->uid, s->rv, s->created),
 	       *spec = json_deep_copy(json_object_get(s->in, "spec"));
 	json_t *labels = json_object_get(json_object_get(s->in, "metadata"), "labels");
 	json_t *st;
@@ -243,7 +244,7 @@ static const char *pod_phase(const struct fx_pod *p)
 
 json_t *fx_pod_json(struct fx_pod *p)
 {
-	json_t *md = meta(p->ns, p->name, p->rv, p->created), *spec, *st;
+	json_t *md = meta(p->ns, p->name, p->uid, p->rv, p->created), *spec, *st;
 	json_t *cs =
 	    p->app ? json_object_get(json_object_get(p->app->obj, "spec"), "containers") : NULL;
 
@@ -262,7 +263,7 @@ json_t *fx_pod_json(struct fx_pod *p)
 
 json_t *fx_node_json(struct fx_core *c, struct fx_node *n)
 {
-	json_t *md = meta(NULL, n->name, n->rv, n->created), *st, *labels;
+	json_t *md = meta(NULL, n->name, n->uid, n->rv, n->created), *st, *labels;
 	json_t *addr = json_array();
 	const char *ip = json_string_value(json_object_get(n->info, "ip"));
 	const char *pub = json_string_value(json_object_get(n->info, "publicIp"));

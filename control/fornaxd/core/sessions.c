@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core_int.h"
+#include "ctl_k8s.h"
 #include "ctl_log.h"
 
 /* ---- sessions ---- */
@@ -58,6 +59,7 @@ struct fx_sess *fx_sess_new(struct fx_core *c, struct fx_app *a, const char *ns,
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	fx_id(s->id, sizeof(s->id), ns, name);
 	fx_stamp(s->created);
+	ctl_k8s_uuid4(s->uid);
 	s->app = a;
 	s->endpoints = json_array();
 	s->created_us = fx_wall_us();
