@@ -169,6 +169,13 @@ sed "s|^Token = .*|Token = $TOK\nTLSCert = $T/srv.pem\nTLSKey = $T/srv.key|" "$T
 if wait_for 10 curl -sf --cacert "$T/ca.pem" "https://localhost:$PORT/healthz"; then
 	CODE=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.pem" -H "Authorization: Bearer $TOK" "https://localhost:$PORT/apis/$G/v1$APPS")
 	expect_code 200 "https with our CA"
+	if /usr/bin/python3 -c 'import websockets' 2>/dev/null; then
+		JOIN=$(awk '/^JoinToken/ {print $3}' "$T/f.conf")
+		R=$(/usr/bin/python3 "$HERE/simnode.py" --ca "$T/ca.pem" once "wss://localhost:$PORT" node-tls --join "$JOIN")
+		[ ${#R} = 43 ] && ok "a node registers over wss:// on the same port" || not_ok "wss: $R"
+		R=$(/usr/bin/python3 "$HERE/simnode.py" once "wss://localhost:$PORT" node-tls2 --join "$JOIN" 2>&1)
+		[ ${#R} != 43 ] && ok "wss:// without our CA is refused" || not_ok "wss without CA: $R"
+	fi
 else
 	not_ok "https: $(tail -3 "$T/fxd.log")"
 fi

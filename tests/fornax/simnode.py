@@ -18,6 +18,7 @@ full sync, and play the node's part of every command (no real pods).
       --public-ip A (default 198.51.100.10)  --cpu M --memory B --pods N
   simnode.py once URL NAME [--join T | --cred C]
       register once; print the credential, or "refused CODE: MESSAGE"
+  Before the command: --ca FILE (wss:// is verified against it).
   simnode.py idle URL
       connect and send nothing; print the seconds until fornaxd closes
   simnode.py raw URL TEXT...
@@ -30,6 +31,7 @@ import ipaddress
 import json
 import os
 import socket
+import ssl
 import sys
 
 import websockets
@@ -42,15 +44,20 @@ def url_of(base):
     return base if base.count("/") > 2 else base + PATH
 
 
+CA = None  # --ca FILE: wss:// verified against it
+
+
 async def connect(url, small=False):
+    ctx = ssl.create_default_context(cafile=CA) if url.startswith("wss://") else None
     if not small:
         return await websockets.connect(url_of(url), subprotocols=[SUBPROTOCOL], max_size=None,
-                                        open_timeout=5, ping_interval=None)
+                                        ssl=ctx, open_timeout=5, ping_interval=None)
     host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect((host, int(port)))
     return await websockets.connect(url_of(url), subprotocols=[SUBPROTOCOL], sock=sock,
+                                    ssl=ctx, server_hostname=host if ctx else None,
                                     max_size=None, max_queue=1, read_limit=4096,
                                     open_timeout=5, ping_interval=None)
 
@@ -270,7 +277,10 @@ def main():
     w.add_argument("--name", default="raw-node")
     w.add_argument("--join")
     w.add_argument("--cred")
+    ap.add_argument("--ca", help="the CA file wss:// is verified against")
     args = ap.parse_args()
+    global CA
+    CA = args.ca
     if args.cmd == "run":
         os.makedirs(args.dir, exist_ok=True)
         asyncio.run(run(args))
