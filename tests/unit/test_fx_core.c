@@ -222,13 +222,13 @@ static void storm(struct env *e)
 					  "Terminating", "Terminated", "Failed"};
 	static const char *const sst[] = {"Starting", "Available", "InUse",
 					  "Closing",  "Closed",	   "Timeout"};
-	unsigned seed = 12345;
+	unsigned rng = 12345;
 	int rev = 0, bad = 0;
 	char buf[512];
 
 	for (int i = 0; i < 3000; i++) {
-		int r = (int)(rand_r(&seed) % 100), pod = (int)(rand_r(&seed) % 6);
-		int sess = (int)(rand_r(&seed) % 6), dr = (int)(rand_r(&seed) % 4) - 1;
+		int r = (int)(rand_r(&rng) % 100), pod = (int)(rand_r(&rng) % 6);
+		int sess = (int)(rand_r(&rng) % 6), dr = (int)(rand_r(&rng) % 4) - 1;
 		json_t *m = NULL, *out = NULL;
 		struct fx_err err;
 
@@ -238,13 +238,13 @@ static void storm(struct env *e)
 				 "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{"
 				 "\"podIdentifier\":\"default/echo-p%d\",\"application\":"
 				 "\"default/echo\",\"state\":\"%s\"}}",
-				 rev, pod, pst[rand_r(&seed) % 6]);
+				 rev, pod, pst[rand_r(&rng) % 6]);
 		} else if (r < 60) {
 			snprintf(buf, sizeof(buf),
 				 "{\"type\":\"SessionState\",\"nodeRevision\":%d,\"session\":{"
 				 "\"sessionIdentifier\":\"default/x%d\",\"podIdentifier\":"
 				 "\"default/echo-p%d\",\"state\":\"%s\"}}",
-				 rev, sess, pod, sst[rand_r(&seed) % 6]);
+				 rev, sess, pod, sst[rand_r(&rng) % 6]);
 		} else if (r < 65) {
 			snprintf(buf, sizeof(buf),
 				 "{\"type\":\"NodeState\",\"nodeRevision\":%d,\"pods\":[{"
@@ -254,8 +254,8 @@ static void storm(struct env *e)
 				 "\"default/echo-p%d\",\"state\":\"Available\"}]}",
 				 rev, pod, sess, pod);
 		} else if (r < 75) {
-			snprintf(buf, sizeof(buf), SESS, "x0", 1 + (int)(rand_r(&seed) % 3),
-				 rand_r(&seed) % 2 ? "true" : "false");
+			snprintf(buf, sizeof(buf), SESS, "x0", 1 + (int)(rand_r(&rng) % 3),
+				 rand_r(&rng) % 2 ? "true" : "false");
 			buf[strstr(buf, "x0") - buf + 1] = (char)('0' + sess);
 			m = json_loads(buf, 0, NULL);
 			fx_core_session_create(e->c, "default", m, &out, &err);
@@ -281,7 +281,7 @@ static void storm(struct env *e)
 			fx_core_node_unlinked(e->c, "node-a", &link_a);
 			buf[0] = 0;
 		} else {
-			e->now += 50 + rand_r(&seed) % 500;
+			e->now += 50 + rand_r(&rng) % 500;
 			fx_core_tick(e->c);
 			buf[0] = 0;
 		}

@@ -92,7 +92,7 @@ int64_t fx_mem_bytes(const char *s)
 	return (int64_t)ceill(v - 1e-9L);
 }
 
-/* ---- helpers ---- */
+/* ---- fields ---- */
 
 static json_t *get(json_t *o, const char *k)
 {
