@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* What core.c (applications, sessions, pools, the tick) and core_nodes.c
+ * (the nodes' reports) share; nothing outside the core includes it. */
+#ifndef FX_CORE_INT_H
+#define FX_CORE_INT_H
+
+#include "core.h"
+
+/* ---- a string-keyed hash map; the key lives in the value ---- */
+struct fx_ent {
+	struct fx_ent *next;
+	const char *key;
+	void *val;
+};
+struct fx_map {
+	struct fx_ent **b;
+	size_t nb, n;
+};
+void *fx_map_get(const struct fx_map *m, const char *key);
+int fx_map_put(struct fx_map *m, const char *key, void *val);
+void fx_map_del(struct fx_map *m, const char *key);
+void fx_map_free(struct fx_map *m);
+/* every value, in no order; fn may delete the one it is given */
+void fx_map_each(struct fx_map *m, void (*fn)(void *arg, void *val), void *arg);
+
+enum fx_pool { FX_POOL_PENDING, FX_POOL_IDLE, FX_POOL_ALLOC, FX_POOL_DELETING };
+
+struct fx_sess;
+struct fx_pod;
+
+struct fx_app {
+	char ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1], id[FX_ID_MAX + 1];
+	json_t *obj; /* as stored (metadata with uid, resourceVersion; spec) */
+	struct fx_app_spec spec;
+	uint64_t rv;
+	struct fx_pod *pods;		 /* its pods (pod->app_next) */
+	struct fx_sess *q_head, *q_tail; /* pending sessions, oldest first */
+	int n[4];			 /* pods per pool */
+	int n_queued;
+	int desired;
+	uint64_t next_round_ms;
+	json_t *history; /* the latest entries, oldest first */
+};
+
+struct fx_node {
+	char name[FX_NS_MAX + 1];
+	void *link; /* NULL: not linked */
+	bool ready;
+	struct fx_rev rev;
+	json_t *info; /* NodeRegister's node: ip, publicIp, labels, capacity */
+	int64_t cpu, mem, pods_cap, cpu_used, mem_used;
+	int n_pods, subnet;
+	char cidr[20], gateway[16], created[24], uid[40];
+	uint64_t rv, fullsync_seq;
+	uint64_t unlinked_ms; /* when its link went */
+};
+
+struct fx_pod {
+	char id[FX_ID_MAX + 1], ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1], created[24], uid[40];
+	struct fx_app *app;
+	struct fx_node *node;
+	struct fx_pod *app_next, **app_prev;
+	enum fx_pool pool;
+	enum fx_pod_state state;
+	char ip[48], reason[64];
+	struct fx_sess *sess;
+	int64_t cpu, mem;
+	uint64_t rv, create_seq;
+};
+
+struct fx_sess {
+	char id[FX_ID_MAX + 1], ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1], created[24], uid[40];
+	struct fx_app *app; /* NULL once its application is deleted */
+	struct fx_session_spec spec;
+	json_t *in; /* metadata.labels and spec as created */
+	enum fx_sess_state st;
+	struct fx_pod *pod;
+	char pod_id[FX_ID_MAX + 1], node[FX_NS_MAX + 1], reason[64];
+	json_t *endpoints;
+	int64_t client_sessions;
+	struct fx_sess_clock clk;
+	int64_t created_us, available_us, close_us;
+	uint64_t rv, open_seq;
+	struct fx_sess *q_next, *q_prev; /* in its application's pending queue */
+	bool queued;
+};
+
+struct fx_core {
+	struct fx_store *st;
+	struct fx_core_conf cf;
+	struct fx_core_hooks h;
+	uint64_t rev, seq;
+	struct fx_map apps, nodes, pods, sessions;
+};
+
+uint64_t fx_now(struct fx_core *c);
+int64_t fx_wall_us(void);
+void fx_stamp(char out[24]);
+/* The next revision, and the event of the object as it is now. */
+void fx_changed(struct fx_core *c, enum fx_kind k, const char *type, void *obj);
+void fx_send(struct fx_core *c, struct fx_node *n, json_t *msg);
+json_t *fx_node_json(struct fx_core *c, struct fx_node *n);
+json_t *fx_pod_json(struct fx_pod *p);
+json_t *fx_sess_json(struct fx_sess *s);
+
+/* pools and sessions (core.c), used by the nodes' reports */
+struct fx_pod *fx_pod_new(struct fx_core *c, struct fx_app *a, struct fx_node *n, const char *name,
+			  enum fx_pool pool, enum fx_pod_state st);
+void fx_pod_set_pool(struct fx_pod *p, enum fx_pool pool);
+/* the pod is gone (the node said so, or the node is gone): its session closes */
+void fx_pod_remove(struct fx_core *c, struct fx_pod *p, const char *reason);
+void fx_pod_terminate(struct fx_core *c, struct fx_pod *p);
+/* a final state for s: the pod is given back or killed */
+void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st, const char *reason);
+struct fx_sess *fx_sess_new(struct fx_core *c, struct fx_app *a, const char *ns, const char *name);
+void fx_serve_queue(struct fx_core *c, struct fx_app *a);
+void fx_kick(struct fx_core *c);
+/* core_nodes.c's part of the tick: nodes away for FX_STALE_NODE_MS lose their pods */
+void fx_nodes_tick(struct fx_core *c);
+void fx_id(char *out, size_t len, const char *ns, const char *name);
+struct fx_app *fx_app_find(struct fx_core *c, const char *ns, const char *name);
+void fx_sess_free(void *arg, void *v);
+/* metadata.labels of a validated body, a new reference ({} if absent) */
+json_t *fx_labels_of(json_t *body);
+/* fx_map_each's function over the sessions: what their clocks say is due */
+void fx_sess_tick(void *arg, void *c);
+
+#endif

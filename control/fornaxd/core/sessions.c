@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Sessions: created Pending in their application's queue (oldest first),
+ * or straight to an idle standby pod (the warm path: no disk, no round);
+ * SessionOpen to the pod's node; closed by the API (Closing, then the
+ * node's Closed or the grace period), timed out, or ended with their pod;
+ * the pod then killed or given back to the pool.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_int.h"
+#include "ctl_k8s.h"
+#include "ctl_log.h"
+
+/* ---- sessions ---- */
+
+static void dequeue(struct fx_sess *s)
+{
+	struct fx_app *a = s->app;
+
+	if (!s->queued)
+		return;
+	if (s->q_prev)
+		s->q_prev->q_next = s->q_next;
+	else if (a)
+		a->q_head = s->q_next;
+	if (s->q_next)
+		s->q_next->q_prev = s->q_prev;
+	else if (a)
+		a->q_tail = s->q_prev;
+	if (a)
+		a->n_queued--;
+	s->q_next = s->q_prev = NULL;
+	s->queued = false;
+}
+
+static void enqueue(struct fx_app *a, struct fx_sess *s)
+{
+	s->q_next = NULL;
+	s->q_prev = a->q_tail;
+	if (a->q_tail)
+		a->q_tail->q_next = s;
+	else
+		a->q_head = s;
+	a->q_tail = s;
+	a->n_queued++;
+	s->queued = true;
+}
+
+struct fx_sess *fx_sess_new(struct fx_core *c, struct fx_app *a, const char *ns, const char *name)
+{
+	struct fx_sess *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	snprintf(s->ns, sizeof(s->ns), "%s", ns);
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	fx_id(s->id, sizeof(s->id), ns, name);
+	fx_stamp(s->created);
+	ctl_k8s_uuid4(s->uid);
+	s->app = a;
+	s->endpoints = json_array();
+	s->created_us = fx_wall_us();
+	s->clk.created_ms = fx_now(c);
+	s->spec.open_timeout_s = 10;
+	s->spec.close_grace_s = 60;
+	s->spec.kill_on_close = true;
+	if (a)
+		snprintf(s->spec.app, sizeof(s->spec.app), "%s", a->name);
+	if (fx_map_put(&c->sessions, s->id, s)) {
+		fx_sess_free(NULL, s);
+		return NULL;
+	}
+	return s;
+}
+
+static void assign(struct fx_core *c, struct fx_sess *s, struct fx_pod *p)
+{
+	json_t *spec = json_object_get(s->in, "spec");
+
+	dequeue(s);
+	fx_pod_set_pool(p, FX_POOL_ALLOC);
+	p->sess = s;
+	s->pod = p;
+	snprintf(s->pod_id, sizeof(s->pod_id), "%s", p->id);
+	snprintf(s->node, sizeof(s->node), "%s", p->node->name);
+	s->st = FX_S_STARTING;
+	s->open_seq = c->seq + 1;
+	s->clk.open_timeout_s = s->spec.open_timeout_s;
+	fx_send(c, p->node,
+		json_pack(
+		    "{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s,s:i,s:i,s:b}}", "type", "SessionOpen",
+		    "sessionIdentifier", s->id, "podIdentifier", p->id, "session",
+		    "sessionIdentifier", s->id, "podIdentifier", p->id, "state", "Starting",
+		    "sessionData", json_string_value(json_object_get(spec, "sessionData")) ?: "",
+		    "openTimeoutSeconds", s->spec.open_timeout_s, "closeGracePeriodSeconds",
+		    s->spec.close_grace_s, "killInstanceWhenSessionClosed", s->spec.kill_on_close));
+	fx_changed(c, FX_K_POD, "MODIFIED", p);
+}
+
+static struct fx_pod *idle_pod(struct fx_app *a)
+{
+	for (struct fx_pod *p = a->pods; p; p = p->app_next)
+		if (p->pool == FX_POOL_IDLE && p->node && p->node->link && p->node->ready)
+			return p;
+	return NULL;
+}
+
+void fx_serve_queue(struct fx_core *c, struct fx_app *a)
+{
+	struct fx_pod *p;
+
+	while (a->q_head && (p = idle_pod(a))) {
+		struct fx_sess *s = a->q_head;
+
+		assign(c, s, p);
+		fx_changed(c, FX_K_SESSION, "MODIFIED", s);
+	}
+	fx_kick(c);
+}
+
+int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body, json_t **out,
+			   struct fx_err *e)
+{
+	struct fx_session_spec sp;
+	struct fx_app *a;
+	struct fx_sess *s;
+	struct fx_pod *p;
+	const char *name;
+	char id[FX_ID_MAX + 1];
+
+	if (fx_session_validate(body, ns, &sp, e))
+		return -1;
+	name = json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
+	fx_id(id, sizeof(id), ns, name);
+	if (fx_map_get(&c->sessions, id))
+		return fx_errf(e, 409, "metadata.name",
+			       "applicationsessions \"%s\" already exists in namespace %s", name,
+			       ns);
+	if (!(a = fx_app_find(c, ns, sp.app)))
+		return fx_errf(e, 422, "spec.applicationName",
+			       "spec.applicationName: no application '%s' in namespace %s", sp.app,
+			       ns);
+	if (!(s = fx_sess_new(c, a, ns, name)))
+		return fx_errf(e, 500, NULL, "out of memory");
+	s->spec = sp;
+	s->clk.open_timeout_s = sp.open_timeout_s;
+	s->clk.close_grace_s = sp.close_grace_s;
+	s->in = json_pack("{s:{s:o},s:O}", "metadata", "labels", fx_labels_of(body), "spec",
+			  json_object_get(body, "spec"));
+	s->st = FX_S_PENDING;
+	if (!a->q_head && (p = idle_pod(a)))
+		assign(c, s, p); /* the warm path */
+	else
+		enqueue(a, s);
+	fx_changed(c, FX_K_SESSION, "ADDED", s);
+	fx_kick(c);
+	*out = fx_sess_json(s);
+	return 0;
+}
+
+void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st, const char *reason)
+{
+	struct fx_pod *p = s->pod;
+
+	dequeue(s);
+	s->st = st;
+	s->clk.final_ms = fx_now(c);
+	s->close_us = fx_wall_us();
+	snprintf(s->reason, sizeof(s->reason), "%s", reason);
+	if (p) {
+		p->sess = NULL;
+		s->pod = NULL;
+		/* a pod whose session timed out is in a state nobody knows: it goes */
+		if (s->spec.kill_on_close || st == FX_S_TIMEOUT || p->pool == FX_POOL_DELETING) {
+			if (p->pool != FX_POOL_DELETING)
+				fx_pod_terminate(c, p);
+		} else {
+			fx_pod_set_pool(p, FX_POOL_IDLE);
+			fx_changed(c, FX_K_POD, "MODIFIED", p);
+			if (s->app)
+				fx_serve_queue(c, s->app);
+		}
+	}
+	fx_changed(c, FX_K_SESSION, "MODIFIED", s);
+	fx_kick(c);
+}
+
+int fx_core_session_delete(struct fx_core *c, const char *ns, const char *name, json_t **out,
+			   struct fx_err *e)
+{
+	char id[FX_ID_MAX + 1];
+	struct fx_sess *s;
+
+	fx_id(id, sizeof(id), ns, name);
+	if (!(s = fx_map_get(&c->sessions, id)))
+		return fx_errf(e, 404, NULL, "applicationsessions \"%s\" not found in namespace %s",
+			       name, ns);
+	if (s->st == FX_S_PENDING) {
+		fx_sess_end(c, s, FX_S_CLOSED, "Deleted");
+	} else if (!fx_sess_final(s->st) && s->st != FX_S_CLOSING) {
+		s->st = FX_S_CLOSING;
+		s->clk.closing_ms = fx_now(c);
+		if (s->pod)
+			fx_send(c, s->pod->node,
+				json_pack("{s:s,s:s,s:s,s:i}", "type", "SessionClose",
+					  "sessionIdentifier", s->id, "podIdentifier", s->pod->id,
+					  "gracePeriodSeconds", s->spec.close_grace_s));
+		fx_changed(c, FX_K_SESSION, "MODIFIED", s);
+		fx_kick(c);
+	}
+	*out = fx_sess_json(s);
+	return 0;
+}
+
+/* ---- the tick's part ---- */
+
+void fx_sess_tick(void *arg, void *v)
+{
+	struct fx_core *c = arg;
+	struct fx_sess *s = v;
+
+	switch (fx_sess_due(s->st, &s->clk, fx_now(c), NULL)) {
+	case FX_DUE_TIMEOUT:
+		if (s->pod)
+			fx_send(c, s->pod->node,
+				json_pack("{s:s,s:s,s:s,s:i}", "type", "SessionClose",
+					  "sessionIdentifier", s->id, "podIdentifier", s->pod->id,
+					  "gracePeriodSeconds", 0));
+		ctl_log("session %s: not available within %us: Timeout", s->id,
+			s->spec.open_timeout_s);
+		fx_sess_end(c, s, FX_S_TIMEOUT, "OpenTimeout");
+		break;
+	case FX_DUE_CLOSED:
+		s->spec.kill_on_close = true; /* the pod did not say it closed: it goes */
+		fx_sess_end(c, s, FX_S_CLOSED, "CloseGracePeriodPassed");
+		break;
+	case FX_DUE_FORGET:
+		fx_changed(c, FX_K_SESSION, "DELETED", s);
+		fx_map_del(&c->sessions, s->id);
+		fx_sess_free(NULL, s);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * fornaxd: the serverless control plane of one cluster. Serves the
+ * core.fornax-serverless.centaurusinfra.io/v1 API and the node link over
+ * HTTP(S), keeps the applications in its store, and the nodes, pods and
+ * sessions in memory (docs/serverless.md).
+ *   fornaxd -c FILE
+ *
+ * main owns the lws context (through the HTTP server), the signalfd, the
+ * core's tick and the modules' handles, and wires the core's hooks to them:
+ * messages to a node's link (nodes.c), changed objects to the watches
+ * (api.c), "run the tick now" to a zero-delay timer.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libwebsockets.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "api.h"
+#include "config.h"
+#include "core.h"
+#include "ctl_log.h"
+#include "ctl_signal.h"
+#include "dargs.h"
+#include "fs.h"
+#include "nodes.h"
+#include "store.h"
+
+#define TICK_MS 100 /* timeouts and rounds; a kick runs it sooner */
+
+struct daemon {
+	struct fx_conf conf;
+	volatile sig_atomic_t stop;
+	struct fx_store *store;
+	struct fx_core *core;
+	struct fx_api *api;
+	struct fx_http *http;
+	struct fx_nodes *nodes;
+	struct ctl_signals *signals;
+	struct lws_context *lws;
+	lws_sorted_usec_list_t tick, kick;
+	bool kicked;
+};
+
+/* ---- the core's hooks ---- */
+
+static uint64_t hook_now(void *arg)
+{
+	(void)arg;
+	return ctl_now_ms();
+}
+
+static void hook_send(void *arg, void *link, json_t *msg)
+{
+	struct daemon *dm = arg;
+
+	if (dm->nodes)
+		fx_nodes_send(dm->nodes, link, msg);
+	else
+		json_decref(msg);
+}
+
+static void hook_event(void *arg, enum fx_kind k, const char *type, json_t *obj, uint64_t rv)
+{
+	struct daemon *dm = arg;
+
+	if (dm->api)
+		fx_api_event(dm->api, k, type, obj, rv);
+}
+
+static void on_kick(lws_sorted_usec_list_t *sul)
+{
+	struct daemon *dm = lws_container_of(sul, struct daemon, kick);
+
+	dm->kicked = false;
+	fx_core_tick(dm->core);
+}
+
+static void hook_kick(void *arg)
+{
+	struct daemon *dm = arg;
+
+	/* after the callback that asked: its changes are all made by then */
+	if (dm->lws && !dm->kicked) {
+		dm->kicked = true;
+		lws_sul_schedule(dm->lws, 0, &dm->kick, on_kick, 0);
+	}
+}
+
+static void on_tick(lws_sorted_usec_list_t *sul)
+{
+	struct daemon *dm = lws_container_of(sul, struct daemon, tick);
+
+	fx_core_tick(dm->core);
+	lws_sul_schedule(dm->lws, 0, sul, on_tick, TICK_MS * LWS_US_PER_MS);
+}
+
+static void api_close_link(void *arg, void *link)
+{
+	struct daemon *dm = arg;
+
+	if (dm->nodes)
+		fx_nodes_close(dm->nodes, link, "the node was deleted");
+}
+
+static void on_signal(void *arg, int signo)
+{
+	struct daemon *dm = arg;
+
+	ctl_log("signal %d: stopping", signo);
+	dm->stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: fornaxd -c FILE\n"
+		   "  -c, --config FILE   configuration ([API] [Store] [Nodes]);\n"
+		   "                      see docs/serverless.md\n"
+		   "  -h, --help          this text\n"
+		   "SIGTERM or SIGINT stop it cleanly.\n");
+}
+
+static int start(struct daemon *dm)
+{
+	static const int stop_signals[] = {SIGTERM, SIGINT};
+	struct fx_conf *c = &dm->conf;
+	struct fx_core_conf cc = {c->pod_net, c->pod_net_bits, c->node_bits, c->vni,
+				  c->port_lo, c->port_hi,      c->state_s};
+	struct fx_core_hooks h = {dm, hook_now, hook_send, hook_event, hook_kick};
+	struct fx_api_hooks ah = {dm, api_close_link};
+	struct fx_http_conf hc = {
+	    .http = {.listen = c->listen,
+		     .tls_cert = c->tls_cert,
+		     .tls_key = c->tls_key,
+		     .tokens = (const unsigned char(*)[CTL_TOKEN_HASH_LEN])c->tokens,
+		     .n_tokens = c->n_tokens},
+	    .max_body = c->max_body};
+	struct fx_nodes_conf nc = {(const unsigned char(*)[CTL_TOKEN_HASH_LEN])c->join_tokens,
+				   c->n_join_tokens, c->queue_max,
+				   1 << (c->node_bits - c->pod_net_bits)};
+	struct timeval tv;
+	char err[512];
+
+	if (fs_mkdir_parent(c->database, 0755)) {
+		ctl_log("database directory for %s: %s", c->database, strerror(errno));
+		return -1;
+	}
+	if (!(dm->store = fx_store_sqlite_open(c->database, err, sizeof(err)))) {
+		ctl_log("database: %s", err);
+		return -1;
+	}
+	gettimeofday(&tv, NULL);
+	/* revisions continue above the wall clock's microseconds: a restarted core never
+	 * hands out one a watcher already saw */
+	if (!(dm->core = fx_core_new(dm->store, &cc, &h,
+				     (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec, err,
+				     sizeof(err)))) {
+		ctl_log("database %s: %s", c->database, err);
+		return -1;
+	}
+	if (!(dm->api = fx_api_new(dm->core, dm->store, &ah)))
+		return -1;
+	if (!(dm->http = fx_http_start(dm->api, &hc)))
+		return -1;
+	dm->lws = fx_http_context(dm->http);
+	if (!(dm->nodes = fx_nodes_start(dm->core, dm->store, &nc, fx_http_vhost(dm->http))))
+		return -1;
+	if (!(dm->signals = ctl_signals_new(dm->lws, stop_signals, 2, on_signal, dm))) {
+		ctl_log("signalfd: %s", strerror(errno));
+		return -1;
+	}
+	lws_sul_schedule(dm->lws, 0, &dm->tick, on_tick, TICK_MS * LWS_US_PER_MS);
+	ctl_log("serving on %s:%u%s; database %s", inet_ntoa(c->listen.sin_addr),
+		ntohs(c->listen.sin_port), c->tls_cert[0] ? " (TLS)" : "", c->database);
+	return 0;
+}
+
+/* In the reverse order: each module before what it lives in. */
+static void stop(struct daemon *dm)
+{
+	if (dm->lws) {
+		lws_sul_cancel(&dm->tick);
+		lws_sul_cancel(&dm->kick);
+	}
+	fx_nodes_stop(dm->nodes);
+	dm->nodes = NULL;
+	ctl_signals_free(dm->signals);
+	fx_api_free(dm->api); /* the open watches end; their streams go with the context */
+	dm->api = NULL;
+	fx_http_stop(dm->http);
+	dm->lws = NULL;
+	fx_core_free(dm->core);
+	if (dm->store)
+		dm->store->ops->close(dm->store);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon dm = {0};
+	const char *cfg = NULL;
+	const struct darg opts[] = {{"config", 'c', &cfg}, {0}};
+	char err[512];
+	int o, rc = 0;
+
+	ctl_log_to_stderr("fornaxd", "fornaxd");
+	if ((o = dargs_parse(argc, argv, opts, usage)) >= 0)
+		return o;
+	if (sodium_init() < 0)
+		return 1;
+	if (fx_conf_load(cfg, &dm.conf, err, sizeof(err))) {
+		fprintf(stderr, "fornaxd: %s\n", err);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (start(&dm))
+		rc = 1;
+	while (!rc && !dm.stop && lws_service(dm.lws, 0) >= 0)
+		;
+	if (!rc)
+		ctl_log("stopped");
+	stop(&dm);
+	sodium_memzero(&dm.conf, sizeof(dm.conf));
+	return rc;
+}

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * fornaxd's file, read by the same line reader as the other daemons'
+ * (ini.c): keys are case-insensitive, every error names the line and
+ * quotes the value, and the whole file is checked before anything uses it.
+ * Rules across keys (TLS off loopback, a token at all) name the line of the
+ * key that makes them necessary.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sodium.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ini.h"
+
+enum section { SEC_NONE = -1, SEC_API, SEC_STORE, SEC_NODES, N_SECTIONS };
+static const char *const sections[] = {"[API]", "[Store]", "[Nodes]"};
+
+static const struct {
+	enum section sec;
+	const char *name;
+	bool repeat;
+} keys[] = {
+    {SEC_API, "Listen", 0},	    {SEC_API, "TLSCert", 0},	    {SEC_API, "TLSKey", 0},
+    {SEC_API, "Token", 1},	    {SEC_API, "TokenFile", 1},	    {SEC_API, "MaxBody", 0},
+    {SEC_STORE, "Database", 0},	    {SEC_NODES, "JoinToken", 1},    {SEC_NODES, "PodCIDR", 0},
+    {SEC_NODES, "NodePrefix", 0},   {SEC_NODES, "VNI", 0},	    {SEC_NODES, "PortRange", 0},
+    {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0},
+};
+enum {
+	K_LISTEN,
+	K_CERT,
+	K_KEY,
+	K_TOKEN,
+	K_TOKENFILE,
+	K_MAXBODY,
+	K_DATABASE,
+	K_JOIN,
+	K_PODCIDR,
+	K_NODEPREFIX,
+	K_VNI,
+	K_PORTS,
+	K_STATE,
+	K_SENDQ,
+	K_COUNT
+};
+
+struct pstate {
+	struct ini in;
+	int sec_line[N_SECTIONS];
+	int key_line[K_COUNT];
+};
+
+static int parse_size(struct pstate *s, const char *key, const char *v, size_t *out)
+{
+	char *end;
+	unsigned long long n, mul = 1;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
+		mul = 1024;
+	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
+		mul = 1024 * 1024;
+	else if (*end)
+		end = NULL;
+	if (errno || !end || end == v || *v == '-' || n > (64ull << 20) || n * mul < 1024 ||
+	    n * mul > (64ull << 20))
+		return ini_err(&s->in, "%s '%s': expected a size from 1K to 64M (e.g. 1M, 65536)",
+			       key, v);
+	*out = (size_t)(n * mul);
+	return 0;
+}
+
+static int copy_str(struct pstate *s, const char *key, const char *v, char *out, size_t len)
+{
+	if (strlen(v) >= len)
+		return ini_err(&s->in, "%s is longer than %zu characters", key, len - 1);
+	memcpy(out, v, strlen(v) + 1);
+	return 0;
+}
+
+static int readable_file(struct pstate *s, const char *key, const char *v, char *out, size_t len)
+{
+	if (copy_str(s, key, v, out, len))
+		return -1;
+	if (access(v, R_OK))
+		return ini_err(&s->in, "%s %s: %s", key, v, strerror(errno));
+	return 0;
+}
+
+static int add_token(struct pstate *s, unsigned char (*set)[CTL_TOKEN_HASH_LEN], int *n,
+		     const char *t, const char *what)
+{
+	size_t len = strlen(t);
+
+	for (size_t i = 0; i < len; i++)
+		if (t[i] <= ' ' || t[i] > '~')
+			return ini_err(&s->in, "%s: only printable characters without spaces",
+				       what);
+	if (len < FX_TOKEN_MIN || len > FX_TOKEN_MAX)
+		return ini_err(&s->in,
+			       "%s must be %d-%d characters (make one with `openssl rand -hex 32`)",
+			       what, FX_TOKEN_MIN, FX_TOKEN_MAX);
+	if (*n >= FX_MAX_TOKENS)
+		return ini_err(&s->in, "too many tokens (at most %d)", FX_MAX_TOKENS);
+	ctl_token_digest(t, len, set[(*n)++]);
+	return 0;
+}
+
+static int token_file(struct pstate *s, struct fx_conf *c, const char *path)
+{
+	char line[FX_TOKEN_MAX + 64], what[FX_PATH_MAX + 64];
+	FILE *f = fopen(path, "r");
+	int ln = 0, before = c->n_tokens, rc = 0;
+
+	if (!f)
+		return ini_err(&s->in, "TokenFile %s: %s", path, strerror(errno));
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char *t;
+
+		ln++;
+		if ((t = strchr(line, '#')))
+			*t = 0;
+		line[strcspn(line, "\r\n")] = 0;
+		t = ini_trim(line);
+		snprintf(what, sizeof(what), "TokenFile %s line %d: token", path, ln);
+		if (*t)
+			rc = add_token(s, c->tokens, &c->n_tokens, t, what);
+	}
+	sodium_memzero(line, sizeof(line));
+	fclose(f);
+	if (!rc && c->n_tokens == before)
+		return ini_err(&s->in, "TokenFile %s holds no token", path);
+	return rc;
+}
+
+static int cidr(struct pstate *s, const char *v, struct fx_conf *c)
+{
+	char ip[32], *slash;
+	struct in_addr a;
+	long bits;
+
+	if (strlen(v) >= sizeof(ip) || !(slash = strchr(strcpy(ip, v), '/')))
+		return ini_err(&s->in, "PodCIDR '%s': expected A.B.C.D/N", v);
+	*slash = 0;
+	bits = strtol(slash + 1, &slash, 10);
+	if (*slash || inet_pton(AF_INET, ip, &a) != 1 || bits < 8 || bits > 28)
+		return ini_err(&s->in, "PodCIDR '%s': expected A.B.C.D/N with N 8..28", v);
+	c->pod_net = ntohl(a.s_addr);
+	c->pod_net_bits = (int)bits;
+	if (c->pod_net & ~(0xffffffffu << (32 - bits)))
+		return ini_err(&s->in, "PodCIDR '%s': host bits are set", v);
+	return 0;
+}
+
+static int number(struct pstate *s, const char *key, const char *v, unsigned long lo,
+		  unsigned long hi, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(v, &end, 10);
+	if (errno || *end || *v == '-' || *out < lo || *out > hi)
+		return ini_err(&s->in, "%s '%s': expected a number %lu..%lu", key, v, lo, hi);
+	return 0;
+}
+
+static int key_value(struct pstate *s, struct fx_conf *c, enum section sec, const char *k, char *v)
+{
+	unsigned long n, m;
+	char *dash;
+	int i;
+
+	for (i = 0; i < K_COUNT && (keys[i].sec != sec || strcasecmp(k, keys[i].name)); i++)
+		;
+	if (i == K_COUNT)
+		return ini_err(&s->in, "unknown key '%s' in %s", k,
+			       sec == SEC_NONE ? "(no section)" : sections[sec]);
+	if (!keys[i].repeat && s->key_line[i])
+		return ini_err(&s->in, "%s given twice (first on line %d)", keys[i].name,
+			       s->key_line[i]);
+	if (!s->key_line[i])
+		s->key_line[i] = s->in.line;
+	switch (i) {
+	case K_LISTEN:
+		return ini_addr(&s->in, "Listen", v, &c->listen);
+	case K_CERT:
+		return readable_file(s, "TLSCert", v, c->tls_cert, sizeof(c->tls_cert));
+	case K_KEY:
+		return readable_file(s, "TLSKey", v, c->tls_key, sizeof(c->tls_key));
+	case K_TOKEN:
+		return add_token(s, c->tokens, &c->n_tokens, v, "Token");
+	case K_TOKENFILE:
+		return token_file(s, c, v);
+	case K_MAXBODY:
+		return parse_size(s, "MaxBody", v, &c->max_body);
+	case K_DATABASE:
+		return copy_str(s, "Database", v, c->database, sizeof(c->database));
+	case K_JOIN:
+		return add_token(s, c->join_tokens, &c->n_join_tokens, v, "JoinToken");
+	case K_PODCIDR:
+		return cidr(s, v, c);
+	case K_NODEPREFIX:
+		if (number(s, "NodePrefix", v, 16, 30, &n))
+			return -1;
+		c->node_bits = (int)n;
+		return 0;
+	case K_VNI:
+		if (number(s, "VNI", v, 1, 0xffffff, &n))
+			return -1;
+		c->vni = (uint32_t)n;
+		return 0;
+	case K_PORTS:
+		if (!(dash = strchr(v, '-')))
+			return ini_err(&s->in, "PortRange '%s': expected LO-HI", v);
+		*dash = 0;
+		if (number(s, "PortRange", ini_trim(v), 1024, 65535, &n) ||
+		    number(s, "PortRange", ini_trim(dash + 1), 1024, 65535, &m))
+			return -1;
+		if (m < n)
+			return ini_err(&s->in, "PortRange %lu-%lu: HI below LO", n, m);
+		c->port_lo = (unsigned)n;
+		c->port_hi = (unsigned)m;
+		return 0;
+	case K_STATE:
+		return ini_seconds(&s->in, "StateSeconds", v, 1, 3600, &c->state_s);
+	case K_SENDQ:
+		return parse_size(s, "SendQueueMax", v, &c->queue_max);
+	}
+	return ini_err(&s->in, "unknown key '%s'", k);
+}
+
+static int finish(struct pstate *s, struct fx_conf *c)
+{
+	int *kl = s->key_line;
+	bool loopback = (ntohl(c->listen.sin_addr.s_addr) >> 24) == 127;
+
+	if (kl[K_CERT] && !kl[K_KEY])
+		return ini_err_at(&s->in, kl[K_CERT], "TLSCert without TLSKey");
+	if (kl[K_KEY] && !kl[K_CERT])
+		return ini_err_at(&s->in, kl[K_KEY], "TLSKey without TLSCert");
+	if (!c->n_tokens)
+		return ini_err_at(&s->in, s->sec_line[SEC_API] ? s->sec_line[SEC_API] : 1,
+				  "[API] needs a Token or TokenFile: every request must carry one");
+	if (!loopback && !kl[K_CERT])
+		return ini_err_at(
+		    &s->in, kl[K_LISTEN],
+		    "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
+		    "(tokens must not cross a network in clear)",
+		    inet_ntoa(c->listen.sin_addr));
+	if (c->node_bits <= c->pod_net_bits)
+		return ini_err_at(&s->in, kl[K_NODEPREFIX] ? kl[K_NODEPREFIX] : kl[K_PODCIDR],
+				  "NodePrefix /%d must be longer than PodCIDR's /%d", c->node_bits,
+				  c->pod_net_bits);
+	if (!c->database[0])
+		snprintf(c->database, sizeof(c->database), "/var/lib/xgate/fornaxd.db");
+	return 0;
+}
+
+int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *err, size_t errlen)
+{
+	struct pstate s = {0};
+	enum section sec = SEC_NONE;
+	enum ini_item item;
+	char *k, *v;
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->listen.sin_family = AF_INET;
+	c->listen.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	c->listen.sin_port = htons(8470);
+	c->max_body = 1 << 20;
+	c->pod_net = 0x0af40000; /* 10.244.0.0/16 */
+	c->pod_net_bits = 16;
+	c->node_bits = 24;
+	c->vni = 1;
+	c->port_lo = 30000;
+	c->port_hi = 32767;
+	c->state_s = 60;
+	c->queue_max = 4 << 20;
+
+	ini_init(&s.in, file, text, "[API]", err, errlen);
+	while (!rc && (item = ini_next(&s.in, &k, &v)) != INI_END) {
+		if (item == INI_ERROR) {
+			rc = -1;
+		} else if (item == INI_SECTION) {
+			int i;
+
+			for (i = 0; i < N_SECTIONS && strcasecmp(k, sections[i]); i++)
+				;
+			if (i == N_SECTIONS)
+				rc = ini_err(&s.in, "unknown section %s: [API], [Store] or [Nodes]",
+					     k);
+			else if (s.sec_line[i])
+				rc = ini_err(&s.in, "%s given twice (first on line %d)",
+					     sections[i], s.sec_line[i]);
+			else
+				s.sec_line[i] = s.in.line;
+			sec = (enum section)i;
+		} else if (!*k) {
+			rc = ini_err(&s.in, "expected Key = Value");
+		} else if (!*v) {
+			rc = ini_err(&s.in, "%s has no value", k);
+		} else {
+			rc = key_value(&s, c, sec, k, v);
+		}
+	}
+	ini_wipe(&s.in);
+	return rc ? rc : finish(&s, c);
+}
+
+static int parse_text(const char *file, const char *text, void *c, char *err, size_t errlen)
+{
+	return fx_conf_parse(file, text, c, err, errlen);
+}
+
+int fx_conf_load(const char *path, struct fx_conf *c, char *err, size_t errlen)
+{
+	return ini_load(path, parse_text, c, err, errlen);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What fornaxd keeps durably, behind an interface so that another backend
+ * (etcd) can stand in for SQLite: the applications (each with the
+ * resourceVersion of its last write, and the highest one ever written) and
+ * the node credentials (a name, the BLAKE2b digest of its credential, the
+ * index of its pod subnet). Pods and sessions are never here: they live in
+ * the core's memory and are rebuilt from the nodes, so nothing on the
+ * session-open path waits for a disk write.
+ */
+#ifndef FX_STORE_H
+#define FX_STORE_H
+
+#include <stdint.h>
+
+#include "ctl_token.h"
+
+struct fx_store;
+
+struct fx_store_ops {
+	/* Create or replace one application ("NS", "NAME", its JSON) at rv;
+	 * durable when it returns 0. */
+	int (*app_put)(struct fx_store *s, const char *ns, const char *name, uint64_t rv,
+		       const char *json);
+	/* Delete it (the revision rv is remembered): 0, 1 if absent, -1. */
+	int (*app_del)(struct fx_store *s, const char *ns, const char *name, uint64_t rv);
+	/* Every application, fn(arg, json, rv); a nonzero fn stops and is returned. */
+	int (*app_each)(struct fx_store *s, int (*fn)(void *arg, const char *json, uint64_t rv),
+			void *arg);
+	/* The highest revision written (0 for a new store). */
+	int (*revision)(struct fx_store *s, uint64_t *rv);
+	/* A node's credential digest and subnet: 1 found, 0 not, -1 error. */
+	int (*node_get)(struct fx_store *s, const char *name,
+			unsigned char digest[CTL_TOKEN_HASH_LEN], int *subnet);
+	int (*node_put)(struct fx_store *s, const char *name,
+			const unsigned char digest[CTL_TOKEN_HASH_LEN], int subnet);
+	int (*node_del)(struct fx_store *s, const char *name); /* 0, 1 if absent, -1 */
+	int (*node_each)(struct fx_store *s, int (*fn)(void *arg, const char *name, int subnet),
+			 void *arg);
+	const char *(*errmsg)(struct fx_store *s);
+	void (*close)(struct fx_store *s);
+};
+
+struct fx_store {
+	const struct fx_store_ops *ops;
+};
+
+/* SQLite (WAL) at path, created if absent. NULL with err filled. */
+struct fx_store *fx_store_sqlite_open(const char *path, char *err, size_t errlen);
+
+#endif
