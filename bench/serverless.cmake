@@ -6,3 +6,8 @@ add_executable(fx_probe
   ${CMAKE_CURRENT_LIST_DIR}/serverless/fx_probe.c ${CMAKE_CURRENT_LIST_DIR}/serverless/api.c
   ${CMAKE_CURRENT_LIST_DIR}/serverless/sim_nodes.c)
 target_link_libraries(fx_probe PRIVATE ctl_loop PkgConfig::JANSSON PkgConfig::LWS m)
+
+# Options for the script: SESSION_OPEN_ARGS, e.g. cmake -DSESSION_OPEN_ARGS="--nodes 50".
+xgate_bench_script(session_open session_open.sh 900 SESSION_OPEN_ARGS
+  "session_open: fornaxd placements/s, session opens/s and p99, RSS (simulated nodes)"
+  fornaxd fx_probe)

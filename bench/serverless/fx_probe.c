@@ -65,6 +65,17 @@ void fx_fail(struct fx *fx, const char *fmt, ...)
 	fprintf(stderr, "\n");
 }
 
+static void on_tick(lws_sorted_usec_list_t *sul);
+
+/* An open ended: the next one starts now, not at the next tick (the tick
+ * would cap a one-at-a-time run at one open per TICK_US). */
+static void fx_kick(struct fx *fx)
+{
+	struct run *r = lws_container_of(fx, struct run, fx);
+
+	lws_sul_schedule(fx->ctx, 0, &r->tick, on_tick, 1);
+}
+
 static int open_index(const char *name)
 {
 	int i;
@@ -87,11 +98,13 @@ void fx_on_event(struct fx *fx, json_t *ev)
 		fx->opens[i].seen = true;
 		fx->n_avail++;
 		fx->in_flight--; /* the open ends here, not at the POST's answer */
+		fx_kick(fx);
 	} else if (!strcmp(st, "Timeout") || !strcmp(st, "Closed")) {
 		fx_fail(fx, "session fx-%d: %s", i, st);
 		fx->opens[i].seen = true;
 		fx->n_failed++;
 		fx->in_flight--;
+		fx_kick(fx);
 	}
 }
 
