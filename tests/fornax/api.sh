@@ -104,6 +104,9 @@ RV2=$(j .metadata.resourceVersion)
 [ "$RV2" -gt "$RV1" ] && ok "resourceVersion grew ($RV2)" || not_ok "rv $RV1 -> $RV2"
 wait_for 5 grep -q MODIFIED "$T/watch.out" && [ "$(grep MODIFIED "$T/watch.out" | jq -r .object.spec.scalingPolicy.maximumInstance)" = 5 ] && ok "the watch streamed MODIFIED" || not_ok "watch: $(cat "$T/watch.out")"
 kill "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null; WPID=
+put $APPS/echo "$U"
+[ "$CODE" = 200 ] && [ "$(j .metadata.resourceVersion)" = "$RV2" ] && ok "the same update again changes nothing (resourceVersion stays $RV2)" ||
+	not_ok "a no-op update: $CODE rv $(j .metadata.resourceVersion), wanted $RV2"
 put $APPS/echo "$(echo "$U" | jq -c '.spec.containers[0].command=["/bin/other"]')"
 expect_field 422 spec.containers "changing the containers is refused"
 put $APPS/echo "$(echo "$U" | jq -c --arg rv "$RV1" '.metadata.resourceVersion=$rv')"

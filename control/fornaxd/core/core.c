@@ -311,6 +311,15 @@ int fx_core_app_update(struct fx_core *c, const char *ns, const char *name, json
 	labels = json_object_get(json_object_get(body, "metadata"), "labels");
 	json_object_set_new(json_object_get(obj, "metadata"), "labels",
 			    json_is_object(labels) ? json_incref(labels) : json_object());
+	/* what changes nothing is not a change: no write, no event, the same
+	 * resourceVersion (a client that applies a file again sees "unchanged") */
+	if (json_equal(json_object_get(obj, "spec"), json_object_get(a->obj, "spec")) &&
+	    json_equal(json_object_get(json_object_get(obj, "metadata"), "labels"),
+		       json_object_get(json_object_get(a->obj, "metadata"), "labels"))) {
+		json_decref(obj);
+		*out = app_json(a);
+		return 0;
+	}
 	rv = c->rev + 1;
 	set_rv(obj, rv);
 	if (app_write(c, ns, name, obj, rv, e)) {
