@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ctl_k8s.h"
 
@@ -194,6 +195,48 @@ json_t *ctl_k8s_status(int code, const char *reason, const char *message, const 
 	free(m);
 	free(f);
 	return st;
+}
+
+/* ---- patches ---- */
+
+json_t *ctl_k8s_merge_patch(json_t *target, json_t *patch)
+{
+	json_t *out, *v;
+	const char *k;
+
+	if (!json_is_object(patch))
+		return json_deep_copy(patch);
+	/* a target that is not an object is replaced by one */
+	out = json_is_object(target) ? json_deep_copy(target) : json_object();
+	json_object_foreach(patch, k, v)
+	{
+		json_t *m;
+
+		if (!out)
+			break;
+		if (json_is_null(v)) {
+			json_object_del(out, k);
+			continue;
+		}
+		m = ctl_k8s_merge_patch(json_object_get(out, k), v);
+		if (!m || json_object_set_new(out, k, m)) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	return out;
+}
+
+bool ctl_k8s_media_is(const char *ct, const char *mt)
+{
+	size_t n = strlen(mt);
+
+	ct += strspn(ct, " \t");
+	if (strncasecmp(ct, mt, n))
+		return false;
+	ct += n;
+	ct += strspn(ct, " \t");
+	return !*ct || *ct == ';';
 }
 
 /* ---- identity and time ---- */
