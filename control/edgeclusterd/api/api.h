@@ -18,7 +18,7 @@
 #include "tree.h"
 
 /* ---- api.c: routing and handlers, no lws ---- */
-enum ec_method { EC_GET, EC_POST, EC_PUT, EC_DELETE, EC_OTHER };
+enum ec_method { EC_GET, EC_POST, EC_PUT, EC_DELETE, EC_PATCH, EC_OTHER };
 
 struct api_req {
 	enum ec_method method;
