@@ -37,11 +37,10 @@ static int split(const char *path, struct segs *sg)
 	return *p && strcmp(p, "/") ? -1 : 0;
 }
 
-bool ctl_discovery_match(const struct ctl_discovery *d, const char *path)
+bool ctl_discovery_match(const char *path)
 {
 	struct segs sg;
 
-	(void)d;
 	if (split(path, &sg) || !sg.n)
 		return false;
 	if (!strcmp(sg.s[0], "version"))
@@ -166,6 +165,15 @@ static json_t *version_info(const struct ctl_discovery *d)
 			 "goVersion", "", "compiler", "", "platform", "linux/amd64");
 }
 
+/* gnostic's openapi_v2.Document: swagger (1) "2.0", info (2) {title (1)
+ * "xgate", version (2) "v1"}; nothing else */
+const char ctl_discovery_openapi[] = "\x0a\x03"
+				     "2.0"
+				     "\x12\x0b\x0a\x05"
+				     "xgate"
+				     "\x12\x02"
+				     "v1";
+
 static int not_found(json_t **body, const char *what, const char *name)
 {
 	char msg[600];
@@ -181,7 +189,7 @@ int ctl_discovery_serve(const struct ctl_discovery *d, const char *path, json_t 
 	struct segs sg;
 
 	*body = NULL;
-	if (!ctl_discovery_match(d, path) || split(path, &sg))
+	if (!ctl_discovery_match(path) || split(path, &sg))
 		return 0;
 	if (!strcmp(sg.s[0], "version")) {
 		*body = version_info(d);

@@ -48,11 +48,24 @@ struct ctl_discovery {
 /* Is path one of the discovery documents (served or, under /apis/, a
  * group or version that is not there: a 404 of ours)? Paths of resources
  * (/apis/GROUP/VERSION/RES...) are not. */
-bool ctl_discovery_match(const struct ctl_discovery *d, const char *path);
+bool ctl_discovery_match(const char *path);
 
 /* The answer for a path ctl_discovery_match takes: 200 and the document,
  * or 404 and a Status naming what is not there; *body a new reference
  * (NULL when out of memory). 0 (and *body NULL) for any other path. */
 int ctl_discovery_serve(const struct ctl_discovery *d, const char *path, json_t **body);
+
+/* GET /openapi/v2, which kubectl reads to validate what it sends (without
+ * it, create and apply fail unless given --validate=false): an OpenAPI v2
+ * document with no definitions, in the protobuf encoding kubectl asks for.
+ * kubectl skips the validation of a kind the document does not define, so
+ * the server's own checks (422 with the field path) are what applies.
+ * Without NUL bytes: the transport sends a body up to its first NUL. */
+#define CTL_DISCOVERY_OPENAPI_PATH "/openapi/v2"
+/* as the apiserver labels it: the '@' of the type kubectl asks for
+ * (application/com.github.proto-openapi.spec.v2@v1.0+protobuf) is not
+ * valid in a Content-Type, and client-go refuses the answer with it */
+#define CTL_DISCOVERY_OPENAPI_TYPE "application/octet-stream"
+extern const char ctl_discovery_openapi[];
 
 #endif

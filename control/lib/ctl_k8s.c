@@ -190,8 +190,20 @@ json_t *ctl_k8s_status(int code, const char *reason, const char *message, const 
 				   reason ? reason : ctl_k8s_reason(code), "code", code)
 		       : NULL;
 
-	if (st && f)
-		json_object_set_new(st, "details", json_pack("{s:s}", "field", f));
+	if (st && f) {
+		json_t *details = json_pack("{s:s}", "field", f);
+		size_t fl = strlen(f);
+		/* kubectl prints a 422 from its causes ("FIELD: MESSAGE"), not
+		 * from the message, which already starts with the field */
+		const char *cm = !strncmp(m, f, fl) && !strncmp(m + fl, ": ", 2) ? m + fl + 2 : m;
+
+		if (details && code == 422)
+			json_object_set_new(details, "causes",
+					    json_pack("[{s:s,s:s,s:s}]", "reason",
+						      "FieldValueInvalid", "message", cm, "field",
+						      f));
+		json_object_set_new(st, "details", details);
+	}
 	free(m);
 	free(f);
 	return st;
@@ -225,6 +237,31 @@ json_t *ctl_k8s_merge_patch(json_t *target, json_t *patch)
 		}
 	}
 	return out;
+}
+
+int ctl_k8s_field_selector(const char *s, char *name, size_t len, char *err, size_t errlen)
+{
+	static const char key[] = "metadata.name";
+	const char *v = s + sizeof(key) - 1;
+
+	name[0] = 0;
+	if (!*s)
+		return 0;
+	if (strncmp(s, key, sizeof(key) - 1) || *v != '=') {
+		snprintf(err, errlen,
+			 "fieldSelector: '%.200s' is not supported (only metadata.name=NAME)", s);
+		return -1;
+	}
+	v += v[1] == '=' ? 2 : 1;
+	if (strchr(v, ',') || strlen(v) >= len) {
+		snprintf(err, errlen,
+			 "fieldSelector: '%.200s' is not supported (one metadata.name=NAME, a name "
+			 "of at most %zu bytes)",
+			 s, len - 1);
+		return -1;
+	}
+	snprintf(name, len, "%s", v);
+	return 0;
 }
 
 bool ctl_k8s_media_is(const char *ct, const char *mt)

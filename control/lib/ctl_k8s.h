@@ -32,6 +32,12 @@ const char *ctl_k8s_reason(int code);
  * replaces the target whole. NULL when out of memory. */
 json_t *ctl_k8s_merge_patch(json_t *target, json_t *patch);
 
+/* A fieldSelector (kubectl sends "metadata.name=NAME" to get, watch or
+ * wait for one object): name gets NAME, or "" when s is empty. Only
+ * metadata.name with = or == is taken: anything else is -1 and err says
+ * what was refused, quoting it. */
+int ctl_k8s_field_selector(const char *s, char *name, size_t len, char *err, size_t errlen);
+
 /* Is the Content-Type ct the media type mt ("application/json"), with or
  * without parameters (";charset=utf-8"), case aside? */
 bool ctl_k8s_media_is(const char *ct, const char *mt);

@@ -134,13 +134,11 @@ int main(void)
 	CHECK(b && strstr(str(b, "message"), "\"v2\""), "/api/v2: 404");
 	json_decref(b);
 
-	CHECK(!ctl_discovery_match(&disc, "/apis/edge.xgate.io/v1/missions") &&
-		  !ctl_discovery_match(&disc, "/apis/edge.xgate.io/v1/missions/m1") &&
-		  !ctl_discovery_match(&disc, "/healthz") && !ctl_discovery_match(&disc, "/") &&
-		  !ctl_discovery_match(&disc, "/version/x") &&
-		  !ctl_discovery_match(&disc, "/apis//v1") &&
-		  !ctl_discovery_match(&disc, "/apisx") &&
-		  !ctl_discovery_match(&disc, "/api/v1/namespaces"),
+	CHECK(!ctl_discovery_match("/apis/edge.xgate.io/v1/missions") &&
+		  !ctl_discovery_match("/apis/edge.xgate.io/v1/missions/m1") &&
+		  !ctl_discovery_match("/healthz") && !ctl_discovery_match("/") &&
+		  !ctl_discovery_match("/version/x") && !ctl_discovery_match("/apis//v1") &&
+		  !ctl_discovery_match("/apisx") && !ctl_discovery_match("/api/v1/namespaces"),
 	      "resources and other paths are not discovery");
 	b = get("/apis/edge.xgate.io/v1/missions", 0);
 	CHECK(!b, "not discovery: 0, no body");
@@ -158,5 +156,10 @@ int main(void)
 		      "no server address: none listed");
 		json_decref(vb);
 	}
+	CHECK(strlen(ctl_discovery_openapi) == 18 && !memcmp(ctl_discovery_openapi,
+							     "\x0a\x03"
+							     "2.0\x12\x0b",
+							     7),
+	      "/openapi/v2: swagger 2.0 and an info, 18 bytes of protobuf without a NUL");
 	return unit_summary();
 }

@@ -99,6 +99,15 @@ int main(void)
 		  json_integer_value(json_object_get(st, "code")) == 422 &&
 		  !strcmp(str(json_object_get(st, "details"), "field"), "spec.x"),
 	      "a Status with the field path");
+	{
+		json_t *c =
+		    json_array_get(json_object_get(json_object_get(st, "details"), "causes"), 0);
+
+		CHECK(c && !strcmp(str(c, "field"), "spec.x") &&
+			  !strcmp(str(c, "message"), "must be a string") &&
+			  !strcmp(str(c, "reason"), "FieldValueInvalid"),
+		      "a 422 has the cause kubectl prints (FIELD: MESSAGE, the field not twice)");
+	}
 	json_decref(st);
 	st = ctl_k8s_status(409, "AlreadyExists", "exists", "");
 	CHECK(st && !strcmp(str(st, "reason"), "AlreadyExists") && !json_object_get(st, "details"),

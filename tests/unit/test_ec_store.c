@@ -299,8 +299,8 @@ int main(void)
 		sqlite3 *db;
 
 		CHECK(sqlite3_open(path, &db) == SQLITE_OK &&
-			  sqlite3_exec(db, "PRAGMA user_version=3", NULL, NULL, NULL) == SQLITE_OK,
-		      "mark the database as schema 3");
+			  sqlite3_exec(db, "PRAGMA user_version=4", NULL, NULL, NULL) == SQLITE_OK,
+		      "mark the database as schema 4");
 		sqlite3_close(db);
 		CHECK(ec_store_open(&s, path, err, sizeof(err)) < 0 && strstr(err, "newer"),
 		      "a newer schema is refused: %s", err);
