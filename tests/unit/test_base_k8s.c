@@ -128,5 +128,27 @@ int main(void)
 	ctl_k8s_timestamp(0, ts);
 	CHECK(!strcmp(ts, "1970-01-01T00:00:00Z"), "timestamps in UTC: %s", ts);
 	merge_patches();
+	{
+		char name[64], err[256];
+
+		CHECK(!ctl_k8s_field_selector("metadata.name=m1", name, sizeof(name), err,
+					      sizeof(err)) &&
+			  !strcmp(name, "m1") &&
+			  !ctl_k8s_field_selector("metadata.name==m2", name, sizeof(name), err,
+						  sizeof(err)) &&
+			  !strcmp(name, "m2") &&
+			  !ctl_k8s_field_selector("", name, sizeof(name), err, sizeof(err)) &&
+			  !name[0],
+		      "fieldSelector metadata.name=NAME, ==, or empty");
+		CHECK(ctl_k8s_field_selector("spec.x=1", name, sizeof(name), err, sizeof(err)) &&
+			  strstr(err, "'spec.x=1'") &&
+			  ctl_k8s_field_selector("metadata.name!=a", name, sizeof(name), err,
+						 sizeof(err)) &&
+			  ctl_k8s_field_selector("metadata.name=a,metadata.name=b", name,
+						 sizeof(name), err, sizeof(err)) &&
+			  ctl_k8s_field_selector("metadata.namex=a", name, sizeof(name), err,
+						 sizeof(err)),
+		      "other fields, !=, two terms: refused, quoted (%s)", err);
+	}
 	return unit_summary();
 }
