@@ -79,8 +79,9 @@ static json_t *gv_ref(const struct ctl_api_group_version *gv)
 }
 
 /* The APIGroup of group name (its versions in table order, the first the
- * preferred one); NULL if the table has no such group. */
-static json_t *api_group(const struct ctl_discovery *d, const char *name)
+ * preferred one); NULL if the table has no such group. An item of an
+ * APIGroupList has no kind and apiVersion of its own. */
+static json_t *api_group(const struct ctl_discovery *d, const char *name, bool item)
 {
 	json_t *versions = json_array(), *pref = NULL;
 
@@ -95,6 +96,9 @@ static json_t *api_group(const struct ctl_discovery *d, const char *name)
 		json_decref(versions);
 		return NULL;
 	}
+	if (item)
+		return json_pack("{s:s,s:o,s:o}", "name", name, "versions", versions,
+				 "preferredVersion", pref);
 	return json_pack("{s:s,s:s,s:s,s:o,s:o}", "kind", "APIGroup", "apiVersion", "v1", "name",
 			 name, "versions", versions, "preferredVersion", pref);
 }
@@ -109,7 +113,7 @@ static json_t *group_list(const struct ctl_discovery *d)
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = !strcmp(d->gvs[j].group, d->gvs[i].group);
 		if (!seen)
-			json_array_append_new(groups, api_group(d, d->gvs[i].group));
+			json_array_append_new(groups, api_group(d, d->gvs[i].group, true));
 	}
 	return json_pack("{s:s,s:s,s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups",
 			 groups);
@@ -210,7 +214,7 @@ int ctl_discovery_serve(const struct ctl_discovery *d, const char *path, json_t 
 		return 200;
 	}
 	if (sg.n == 2) {
-		*body = api_group(d, sg.s[1]);
+		*body = api_group(d, sg.s[1], false);
 		return *body ? 200 : not_found(body, "API group", sg.s[1]);
 	}
 	for (size_t i = 0; i < d->n_gvs; i++) {

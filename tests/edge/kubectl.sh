@@ -67,11 +67,12 @@ EOF
 kubeconfig "$TOK" > "$T/kubeconfig"
 kubeconfig "$(secret wrong)" > "$T/kubeconfig.wrong"
 # HOME and the cache in $T: nothing of the user's ~/.kube is read or written
-k() { HOME=$T "$KUBECTL" --kubeconfig "$T/kubeconfig" --cache-dir "$T/cache" "$@"; }
+kw() { HOME=$T "$KUBECTL" --kubeconfig "$T/kubeconfig" --cache-dir "$T/cache" "$@"; }
+k() { kw --request-timeout=60s "$@"; } # a request that hangs fails the test, not ctest's timeout
 curl_api() { curl -sS --cacert "$T/ca.pem" -H "Authorization: Bearer $TOK" "$@"; }
 watch_bg() { # watch_bg OUT ARGS...: a kubectl get -w kept running, once its watch is open
 	local out=$1; shift
-	k get "$@" -v=6 > "$out" 2> "$out.err" &
+	kw get "$@" -v=6 > "$out" 2> "$out.err" &
 	WATCHERS="$WATCHERS $!"
 	# -v=6 logs a request once its answer's headers are in
 	wait_for 20 grep -q 'watch=true.* 200 OK' "$out.err" ||
@@ -177,6 +178,7 @@ wait_for 10 test "$(rows "$T/w-events" DELETED)" -ge 1
 EV=$(awk 'NR>1 {print $1 "/" $2}' "$T/w-events" | tr '\n' ' ')
 [ "$EV" = "ADDED/m1 ADDED/m2 MODIFIED/m2 ADDED/m3 DELETED/m1 " ] &&
 	ok "get missions -w --output-watch-events: $EV" || not_ok "watch events: $EV $(cat "$T/w-events.err")"
+wait_for 10 test "$(rows "$T/w-plain" m1)" -ge 2
 [ "$(rows "$T/w-plain" m1)/$(rows "$T/w-plain" m2)/$(rows "$T/w-plain" m3)" = 2/2/1 ] &&
 	ok "get missions -w: a row per event" || not_ok "plain watch: $(cat "$T/w-plain" "$T/w-plain.err")"
 
