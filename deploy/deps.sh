@@ -13,6 +13,7 @@ PKGS=(
   python3-websockets
   procps psmisc netcat-openbsd wireguard-tools nftables conntrack
   curl jq openssl libssl-dev
+  kubernetes-client
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -26,6 +27,18 @@ for p in "${PKGS[@]}"; do
     missing+=("$p")
   fi
 done
+
+# kubernetes-client is kubectl 1.20, the client the edge_kubectl test drives.
+# Another package may own /usr/bin/kubectl (the Google Cloud SDK's "kubectl"):
+# then dpkg would refuse to overwrite it. A diversion that spares only that
+# owner puts Debian's at /usr/bin/kubectl.kubernetes-client and leaves the
+# other one in place (tests/edge/kubectl.sh looks there too).
+kube_owner=$(dpkg-query -S /usr/bin/kubectl 2>/dev/null | grep -v '^diversion' | cut -d: -f1 || true)
+if [ -n "$kube_owner" ] && [ "$kube_owner" != kubernetes-client ] &&
+   ! dpkg-divert --list /usr/bin/kubectl | grep -q .; then
+  dpkg-divert --package "$kube_owner" --divert /usr/bin/kubectl.kubernetes-client \
+    --no-rename --add /usr/bin/kubectl
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"

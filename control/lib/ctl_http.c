@@ -114,6 +114,8 @@ static enum ctl_method method_of(struct lws *wsi, const char **name)
 		return CTL_PUT;
 	case LWSHUMETH_DELETE:
 		return CTL_DELETE;
+	case LWSHUMETH_PATCH: /* lws parses it with LWS_WITH_HTTP_UNCOMMON_HEADERS */
+		return CTL_PATCH;
 	default:
 		return CTL_OTHER;
 	}
@@ -566,7 +568,7 @@ static int on_raw_rx(struct ctl_http *hs, struct lws *wsi, struct conn *c, const
 	ctl_log("%.*s -> %d from %s: %s", (int)(m ? m : 1), m ? in : "?", code, peer, msg);
 	c->close_after = true;
 	if (raw_answer(hs, wsi, code, phrase, msg,
-		       code == 405 ? "Allow: GET, POST, PUT, DELETE, HEAD\r\n" : ""))
+		       code == 405 ? "Allow: GET, POST, PUT, PATCH, DELETE, HEAD\r\n" : ""))
 		return -1;
 	lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, HDR_S);
 	return 0;

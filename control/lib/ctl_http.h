@@ -25,7 +25,7 @@ struct ctl_http;
 
 #define CTL_HTTP_TOKEN_MAX 256 /* a longer Authorization header is refused */
 
-enum ctl_method { CTL_GET, CTL_POST, CTL_PUT, CTL_DELETE, CTL_OTHER };
+enum ctl_method { CTL_GET, CTL_POST, CTL_PUT, CTL_DELETE, CTL_PATCH, CTL_OTHER };
 
 struct ctl_http_req {
 	enum ctl_method method;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ctl_k8s.h"
 
@@ -189,11 +190,90 @@ json_t *ctl_k8s_status(int code, const char *reason, const char *message, const 
 				   reason ? reason : ctl_k8s_reason(code), "code", code)
 		       : NULL;
 
-	if (st && f)
-		json_object_set_new(st, "details", json_pack("{s:s}", "field", f));
+	if (st && f) {
+		json_t *details = json_pack("{s:s}", "field", f);
+		size_t fl = strlen(f);
+		/* kubectl prints a 422 from its causes ("FIELD: MESSAGE"), not
+		 * from the message, which already starts with the field */
+		const char *cm = !strncmp(m, f, fl) && !strncmp(m + fl, ": ", 2) ? m + fl + 2 : m;
+
+		if (details && code == 422)
+			json_object_set_new(details, "causes",
+					    json_pack("[{s:s,s:s,s:s}]", "reason",
+						      "FieldValueInvalid", "message", cm, "field",
+						      f));
+		json_object_set_new(st, "details", details);
+	}
 	free(m);
 	free(f);
 	return st;
+}
+
+/* ---- patches ---- */
+
+json_t *ctl_k8s_merge_patch(json_t *target, json_t *patch)
+{
+	json_t *out, *v;
+	const char *k;
+
+	if (!json_is_object(patch))
+		return json_deep_copy(patch);
+	/* a target that is not an object is replaced by one */
+	out = json_is_object(target) ? json_deep_copy(target) : json_object();
+	json_object_foreach(patch, k, v)
+	{
+		json_t *m;
+
+		if (!out)
+			break;
+		if (json_is_null(v)) {
+			json_object_del(out, k);
+			continue;
+		}
+		m = ctl_k8s_merge_patch(json_object_get(out, k), v);
+		if (!m || json_object_set_new(out, k, m)) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	return out;
+}
+
+int ctl_k8s_field_selector(const char *s, char *name, size_t len, char *err, size_t errlen)
+{
+	static const char key[] = "metadata.name";
+	const char *v = s + sizeof(key) - 1;
+
+	name[0] = 0;
+	if (!*s)
+		return 0;
+	if (strncmp(s, key, sizeof(key) - 1) || *v != '=') {
+		snprintf(err, errlen,
+			 "fieldSelector: '%.200s' is not supported (only metadata.name=NAME)", s);
+		return -1;
+	}
+	v += v[1] == '=' ? 2 : 1;
+	if (strchr(v, ',') || strlen(v) >= len) {
+		snprintf(err, errlen,
+			 "fieldSelector: '%.200s' is not supported (one metadata.name=NAME, a name "
+			 "of at most %zu bytes)",
+			 s, len - 1);
+		return -1;
+	}
+	snprintf(name, len, "%s", v);
+	return 0;
+}
+
+bool ctl_k8s_media_is(const char *ct, const char *mt)
+{
+	size_t n = strlen(mt);
+
+	ct += strspn(ct, " \t");
+	if (strncasecmp(ct, mt, n))
+		return false;
+	ct += n;
+	ct += strspn(ct, " \t");
+	return !*ct || *ct == ';';
 }
 
 /* ---- identity and time ---- */

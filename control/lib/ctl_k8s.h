@@ -8,6 +8,7 @@
 #define CTL_K8S_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <time.h>
 
 #define CTL_K8S_UID_LEN 36
@@ -24,6 +25,22 @@ const char *ctl_k8s_label_value(const char *s);
  * Text that is not UTF-8 (jansson refuses it) is quoted as \xNN. */
 json_t *ctl_k8s_status(int code, const char *reason, const char *message, const char *field);
 const char *ctl_k8s_reason(int code);
+
+/* RFC 7386 JSON merge patch: target (may be NULL: absent) with patch
+ * applied, a new value; neither argument is changed. An object patch
+ * merges member by member (null removes a member); any other patch
+ * replaces the target whole. NULL when out of memory. */
+json_t *ctl_k8s_merge_patch(json_t *target, json_t *patch);
+
+/* A fieldSelector (kubectl sends "metadata.name=NAME" to get, watch or
+ * wait for one object): name gets NAME, or "" when s is empty. Only
+ * metadata.name with = or == is taken: anything else is -1 and err says
+ * what was refused, quoting it. */
+int ctl_k8s_field_selector(const char *s, char *name, size_t len, char *err, size_t errlen);
+
+/* Is the Content-Type ct the media type mt ("application/json"), with or
+ * without parameters (";charset=utf-8"), case aside? */
+bool ctl_k8s_media_is(const char *ct, const char *mt);
 
 /* A random (version 4) uid; an RFC 3339 UTC timestamp to the second. */
 void ctl_k8s_uuid4(char out[CTL_K8S_UID_LEN + 1]);

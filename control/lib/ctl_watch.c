@@ -15,12 +15,14 @@ struct event {
 	uint64_t rv;
 	char *line; /* the event and its newline */
 	size_t len;
+	char *name; /* the object's metadata.name (NULL: none), for named watchers */
 };
 
 struct ctl_watcher {
 	struct ctl_watch *w; /* NULL once the watch is freed */
 	struct ctl_watcher *next, *prev;
 	uint64_t from;	   /* events after this only */
+	char *name;	   /* of this object only (a fieldSelector); NULL: all */
 	struct xg_buf buf; /* pending bytes from off */
 	size_t off;
 	const char *ended;
@@ -88,8 +90,10 @@ void ctl_watch_free(struct ctl_watch *w)
 		unlink_watcher(wr);
 		end(wr, "closed");
 	}
-	for (size_t i = 0; i < w->n; i++)
+	for (size_t i = 0; i < w->n; i++) {
 		free(w->ring[(w->head + i) % w->cap].line);
+		free(w->ring[(w->head + i) % w->cap].name);
+	}
 	free(w->ring);
 	free(w);
 }
@@ -105,7 +109,7 @@ static void deliver(struct ctl_watch *w, struct ctl_watcher *wr, const struct ev
 	const char *line = e->line;
 	size_t len = e->len;
 
-	if (wr->ended || e->rv <= wr->from)
+	if (wr->ended || e->rv <= wr->from || (wr->name && (!e->name || strcmp(wr->name, e->name))))
 		return;
 	if (wr->off && wr->off == wr->buf.len)
 		wr->buf.len = wr->off = 0; /* all read: start the buffer again */
@@ -131,11 +135,14 @@ static void deliver(struct ctl_watch *w, struct ctl_watcher *wr, const struct ev
 int ctl_watch_event(struct ctl_watch *w, uint64_t rv, const char *type, json_t *object)
 {
 	json_t *ev = json_pack("{s:s,s:O}", "type", type, "object", object);
-	char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL, *line;
+	char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL, *line, *name = NULL;
+	json_t *name_v = json_object_get(json_object_get(object, "metadata"), "name");
 	struct event *e;
 	size_t len;
 
 	json_decref(ev);
+	if (!json_is_string(name_v))
+		name_v = NULL;
 	if (!text) {
 		for (struct ctl_watcher *wr = w->watchers; wr; wr = wr->next)
 			end(wr, "too far behind");
@@ -147,12 +154,14 @@ int ctl_watch_event(struct ctl_watch *w, uint64_t rv, const char *type, json_t *
 		e = &w->ring[w->head];
 		w->floor = e->rv;
 		free(e->line);
+		free(e->name);
+		e->name = NULL;
 		w->head = (w->head + 1) % w->cap;
 		w->n--;
 	}
 	line = realloc(text, len + 2);
-	if (!line) {
-		free(text);
+	if (!line || (name_v && !(name = strdup(json_string_value(name_v))))) {
+		free(line ? line : text);
 		for (struct ctl_watcher *wr = w->watchers; wr; wr = wr->next)
 			end(wr, "too far behind");
 		w->floor = w->latest = rv; /* the ring misses this one */
@@ -164,6 +173,7 @@ int ctl_watch_event(struct ctl_watch *w, uint64_t rv, const char *type, json_t *
 	e->line[len] = '\n';
 	e->line[len + 1] = 0;
 	e->len = len + 1;
+	e->name = name;
 	w->n++;
 	if (rv > w->latest)
 		w->latest = rv;
@@ -196,11 +206,21 @@ static int expired_event(struct ctl_watcher *wr, uint64_t from, uint64_t floor)
 struct ctl_watcher *ctl_watch_open(struct ctl_watch *w, uint64_t from, void (*wake)(void *arg),
 				   void *arg, bool *expired)
 {
+	return ctl_watch_open_name(w, from, NULL, wake, arg, expired);
+}
+
+struct ctl_watcher *ctl_watch_open_name(struct ctl_watch *w, uint64_t from, const char *name,
+					void (*wake)(void *arg), void *arg, bool *expired)
+{
 	struct ctl_watcher *wr = calloc(1, sizeof(*wr));
 
 	*expired = false;
 	if (!wr)
 		return NULL;
+	if (name && !(wr->name = strdup(name))) {
+		free(wr);
+		return NULL;
+	}
 	wr->wake = wake;
 	wr->arg = arg;
 	if (!from)
@@ -228,6 +248,20 @@ struct ctl_watcher *ctl_watch_open(struct ctl_watch *w, uint64_t from, void (*wa
 		wr->next->prev = wr;
 	w->watchers = wr;
 	return wr;
+}
+
+int ctl_watcher_add(struct ctl_watcher *wr, const char *type, json_t *object)
+{
+	json_t *ev = json_pack("{s:s,s:O}", "type", type, "object", object);
+	char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	int rc =
+	    !text || xg_buf_put(&wr->buf, text, strlen(text), 0) || xg_buf_put(&wr->buf, "\n", 1, 0)
+		? -1
+		: 0;
+
+	json_decref(ev);
+	free(text);
+	return rc;
 }
 
 int ctl_watcher_next(struct ctl_watcher *wr, struct xg_buf *b, size_t max)
@@ -259,5 +293,6 @@ void ctl_watcher_free(struct ctl_watcher *wr)
 		return;
 	unlink_watcher(wr);
 	xg_buf_free(&wr->buf);
+	free(wr->name);
 	free(wr);
 }

@@ -52,6 +52,16 @@ uint64_t ctl_watch_revision(const struct ctl_watch *w);
  * when out of memory. */
 struct ctl_watcher *ctl_watch_open(struct ctl_watch *w, uint64_t from, void (*wake)(void *arg),
 				   void *arg, bool *expired);
+/* The same, of the events of one object only: those whose object's
+ * metadata.name is name (a fieldSelector metadata.name=NAME). */
+struct ctl_watcher *ctl_watch_open_name(struct ctl_watch *w, uint64_t from, const char *name,
+					void (*wake)(void *arg), void *arg, bool *expired);
+/* An event for this watcher alone, ahead of what the watch publishes after
+ * it: the synthetic ADDED events of the current objects that a watch from
+ * resourceVersion 0 starts with, as Kubernetes sends them (call right after
+ * the open). Not held to buf_max: the current state is as large as a list.
+ * 0, or -1 when out of memory. */
+int ctl_watcher_add(struct ctl_watcher *wr, const char *type, json_t *object);
 /* Move pending bytes to b (at most about max): CTL_WATCH_MORE (call again),
  * CTL_WATCH_IDLE (nothing pending now; wake comes when there is), or
  * CTL_WATCH_END (ended: expired, too far behind, or the watch freed). */

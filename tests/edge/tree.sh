@@ -159,7 +159,7 @@ expect 15 "a foreign child (python3-websockets) under d shows up at the root as 
 
 # ---- missions: to all, by name, by labels (AND) ----
 mission() { # mission NAME PLACEMENT VERSION
-	printf '{"apiVersion":"edge.xgate.io/v1","kind":"Mission","metadata":{"name":"%s"},"spec":{' "$1"
+	printf '{"apiVersion":"edge.xgate.io/v1","kind":"Mission","metadata":{"name":"%s","annotations":{"example.com/note":"root"}},"spec":{' "$1"
 	printf '"command":{"command":["/bin/sh","-c","echo \\"$XGATE_CLUSTER $XGATE_MISSION %s\\" >> %s/applied"],' "$3" "$T"
 	printf '"reverseCommand":["/bin/sh","-c","echo \\"$XGATE_CLUSTER $XGATE_MISSION\\" >> %s/reversed"]},' "$T"
 	printf '"stateCheck":{"command":["/bin/echo","ok"],"intervalSeconds":1}%s}}\n' "$2"
@@ -171,6 +171,10 @@ for m in m-all m-name m-labels; do xg a mission apply -f "$T/$m.json" > /dev/nul
 ALL3="m-all m-labels m-name"
 expect 15 "the three missions reach every cluster" "a:$ALL3 b:$ALL3 c:$ALL3 d:$ALL3 e:$ALL3 f:$ALL3 g:$ALL3 " missions_all a b c d e f g
 expect 10 "and the foreign child (it fetched them all)" "m-all m-labels m-name" py_missions
+[ "$(api a missions/m-all | jq -c .metadata.annotations)" = '{"example.com/note":"root"}' ] &&
+	[ "$(api b missions/m-all | jq -c '.metadata.annotations // "none"')" = '"none"' ] &&
+	ok "annotations stay where they were written, not sent down" ||
+	not_ok "annotations: a $(api a missions/m-all | jq -c .metadata) b $(api b missions/m-all | jq -c .metadata)"
 expect 15 "each level evaluates placement: matched counts at the root (labels AND, names)" \
 	"a=1 b=1 c=3 d=1 e=2 f=2 g=1 py=0" matched_at a
 echo "m-all=py-v1" > "$T/py/state"

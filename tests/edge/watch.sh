@@ -3,7 +3,8 @@
 # curl -N as the client (docs/edgecluster.md, "Watch"): create, replace and
 # delete a mission while a watch is open and read ADDED, MODIFIED, DELETED
 # in that order with increasing resourceVersions; a watch from the revision
-# of a list sees only what came after; a watch from before the daemon's
+# of a list sees only what came after; one from resourceVersion 0 starts
+# with the current missions as ADDED; a watch from before the daemon's
 # start gets an ERROR event with a 410 Expired Status; the token is required.
 # usage: watch.sh PATH/TO/edgeclusterd
 set -u
@@ -75,13 +76,21 @@ sleep 0.3
 [ "$(lines "$T/w1")" = 5 ] && [ "$(tail -1 "$T/w1" | jq -r .object.metadata.name)" = m3 ] &&
 	ok "the first watch is still open and saw m2, m3 too" || not_ok "w1 now: $(cat "$T/w1")"
 
-# ---- resourceVersion=0: from now ----
+# ---- resourceVersion=0: the current missions as ADDED, then changes ----
 watch_bg "$T/w3" "&resourceVersion=0"
 sleep 0.5
 curl_api -o /dev/null -X DELETE "$API/missions/m2"
-wait_for 10 test "$(lines "$T/w3")" -ge 1
-[ "$(jq -r '.type + " " + .object.metadata.name' "$T/w3" | tr '\n' ' ')" = "DELETED m2 " ] &&
-	ok "resourceVersion=0: changes from now only" || not_ok "w3: $(cat "$T/w3")"
+wait_for 10 test "$(lines "$T/w3")" -ge 3
+[ "$(jq -r '.type + " " + .object.metadata.name' "$T/w3" | tr '\n' ' ')" = "ADDED m2 ADDED m3 DELETED m2 " ] &&
+	ok "resourceVersion=0: ADDED for m2 and m3 (as Kubernetes), then the deletion" || not_ok "w3: $(cat "$T/w3")"
+# ---- resourceVersion absent: from now ----
+watch_bg "$T/w6" ""
+sleep 0.5
+curl_api -o /dev/null -X POST -H 'Content-Type: application/json' --data-binary "$(mission m4 a)" "$API/missions"
+wait_for 10 test "$(lines "$T/w6")" -ge 1
+sleep 0.3
+[ "$(jq -r '.type + " " + .object.metadata.name' "$T/w6" | tr '\n' ' ')" = "ADDED m4 " ] &&
+	ok "resourceVersion absent: changes from now only" || not_ok "w6: $(cat "$T/w6")"
 
 # ---- the token, and bad values ----
 CODE=$(curl -s -o "$T/noauth" -w '%{http_code}' -m 5 "$API/missions?watch=1")

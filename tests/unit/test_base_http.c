@@ -19,6 +19,7 @@
 #define TOKEN "token-0123456789abcdef"
 
 static char seen[256];
+static enum ctl_method seen_method;
 static int streamed;
 
 static bool is_public(void *arg, const char *path)
@@ -41,8 +42,9 @@ static size_t body_limit(void *arg, enum ctl_method m, const char *path, const c
 static void handle(void *arg, const struct ctl_http_req *rq, struct ctl_http_resp *rs)
 {
 	(void)arg;
-	snprintf(seen, sizeof(seen), "%s %s ?%s [%s]", rq->method_name, rq->path, rq->query,
-		 rq->body ? rq->body : "");
+	snprintf(seen, sizeof(seen), "%s %s ?%s [%s]%s", rq->method_name, rq->path, rq->query,
+		 rq->body ? rq->body : "", rq->content_type);
+	seen_method = rq->method;
 	if (!strcmp(rq->path, "/stream")) {
 		rs->code = 200;
 		rs->stream = &streamed;
@@ -157,6 +159,13 @@ int main(void)
 	CHECK(r && strstr(r, "HTTP/1.1 200") && strstr(r, "{\"ok\":true}") &&
 		  !strcmp(seen, "POST /x ? [hello]"),
 	      "the right token: the request and its body reach the handler: %s", seen);
+	r = ask(ctl_http_context(hs), port,
+		"PATCH /x HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer " TOKEN
+		"\r\nContent-Type: application/merge-patch+json\r\nContent-Length: 7\r\n\r\n"
+		"{\"a\":1}");
+	CHECK(r && strstr(r, "HTTP/1.1 200") && seen_method == CTL_PATCH &&
+		  !strcmp(seen, "PATCH /x ? [{\"a\":1}]application/merge-patch+json"),
+	      "PATCH: its method, body and media type reach the handler: %s", seen);
 	r = ask(ctl_http_context(hs), port,
 		"POST /x HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer " TOKEN
 		"\r\nContent-Length: 17\r\n\r\n01234567890123456");

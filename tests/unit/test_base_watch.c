@@ -3,7 +3,8 @@
  * order, as one line; a start in the recent past replays the ring; a start
  * older than the ring gets one ERROR event (Status 410 Expired) and the
  * end; a watcher that falls too far behind is ended, its memory bounded;
- * wake comes only to an idle watcher, and when it ends. */
+ * wake comes only to an idle watcher, and when it ends; a watcher of one
+ * name sees that object's events only. */
 #include <string.h>
 
 #include "ctl_watch.h"
@@ -129,6 +130,36 @@ int main(void)
 	CHECK(a && !expired && lines(t) == 1 && strstr(t, "DELETED"), "from 7: only 8: %s", t);
 	ctl_watcher_free(a);
 	ctl_watch_free(w);
+
+	/* a watcher of one name (fieldSelector metadata.name): its events only,
+	 * from the ring and as they come; events added for it alone come first */
+	{
+		json_t *m1 = json_pack("{s:{s:s}}", "metadata", "name", "m1");
+		json_t *m2 = json_pack("{s:{s:s}}", "metadata", "name", "m2");
+
+		w = ctl_watch_new(0, 8, 1000);
+		ctl_watch_event(w, 1, "ADDED", m1);
+		ctl_watch_event(w, 2, "ADDED", m2);
+		a = ctl_watch_open_name(w, 0, "m2", wake, &wa, &expired);
+		c = ctl_watch_open_name(w, 1, "m2", wake, &wc, &expired);
+		CHECK(a && c && !ctl_watcher_add(a, "ADDED", m2),
+		      "named watchers, one with an event of its own");
+		ctl_watch_event(w, 3, "MODIFIED", m1);
+		ctl_watch_event(w, 4, "DELETED", m2);
+		t = drain(a, &b, &rc);
+		CHECK(lines(t) == 2 && strstr(t, "{\"type\":\"ADDED\"") == t &&
+			  strstr(t, "DELETED") && !strstr(t, "MODIFIED"),
+		      "of m2 from now: its own ADDED first, then m2's deletion only: %s", t);
+		t = drain(c, &b, &rc);
+		CHECK(lines(t) == 2 && strstr(t, "ADDED") && strstr(t, "DELETED") &&
+			  !strstr(t, "MODIFIED"),
+		      "of m2 from 1: m2's events from the ring and after, none of m1's: %s", t);
+		ctl_watcher_free(a);
+		ctl_watcher_free(c);
+		ctl_watch_free(w);
+		json_decref(m1);
+		json_decref(m2);
+	}
 	json_decref(o);
 	xg_buf_free(&b);
 	return unit_summary();

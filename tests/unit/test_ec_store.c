@@ -100,6 +100,16 @@ static void migrate_from_1(const char *dir)
 		      sql ? sql : "-");
 		ec_store_release(&s, st);
 	}
+	CHECK(ec_store_get(&s, EC_T_MISSIONS, "m1", &r) == 0 && r.annotations &&
+		  !strcmp(r.annotations, "{}"),
+	      "missions gain the annotations column, empty: %s",
+	      r.annotations ? r.annotations : "-");
+	free(r.annotations);
+	r.annotations = strdup("{\"k\":\"v\"}");
+	CHECK(ec_store_replace(&s, EC_T_MISSIONS, &r, r.rv) == 0 &&
+		  !strcmp(r.annotations, "{\"k\":\"v\"}"),
+	      "and keep what is written there");
+	ec_row_free(&r);
 	CHECK(ec_store_state_put(&s, "m1", "b", "gone") == 0 &&
 		  ec_store_state_put(&s, "m1", "a", NULL) == 0 &&
 		  ec_store_get(&s, EC_T_MISSIONS, "m1", &r) == 0 &&
@@ -299,8 +309,8 @@ int main(void)
 		sqlite3 *db;
 
 		CHECK(sqlite3_open(path, &db) == SQLITE_OK &&
-			  sqlite3_exec(db, "PRAGMA user_version=3", NULL, NULL, NULL) == SQLITE_OK,
-		      "mark the database as schema 3");
+			  sqlite3_exec(db, "PRAGMA user_version=4", NULL, NULL, NULL) == SQLITE_OK,
+		      "mark the database as schema 4");
 		sqlite3_close(db);
 		CHECK(ec_store_open(&s, path, err, sizeof(err)) < 0 && strstr(err, "newer"),
 		      "a newer schema is refused: %s", err);

@@ -276,12 +276,30 @@ int main(void)
 	    "the child's digest is the parent's over (name, uid, parent rv); m1 (local) is not in "
 	    "it");
 	json_decref(ups);
+	{ /* kubectl apply here leaves its annotation on the inherited p1 */
+		struct ec_row e;
+
+		ec_store_get(&s, EC_T_MISSIONS, "p1", &e);
+		free(e.annotations);
+		e.annotations = strdup("{\"k\":\"v\"}");
+		ec_store_replace(&s, EC_T_MISSIONS, &e, e.rv);
+		ec_row_free(&e);
+	}
 	ups =
 	    json_pack("[o]", pmission("p1", "11111111-1111-4111-8111-111111111111", "9", "one v2"));
 	CHECK(ec_store_sync_apply(&s, ups, NULL, &out) == 0 && json_array_size(out.changed) == 1 &&
 		  rv_of(&s, "p1") > rv1,
 	      "a changed spec is rewritten with a new rv");
 	json_decref(out.changed);
+	{
+		struct ec_row e = {0};
+
+		CHECK(ec_store_get(&s, EC_T_MISSIONS, "p1", &e) == 0 && e.annotations &&
+			  !strcmp(e.annotations, "{}"),
+		      "the parent's version replaces a local annotation too: %s",
+		      e.annotations ? e.annotations : "-");
+		ec_row_free(&e);
+	}
 	json_decref(ups);
 	/* a local edit of an inherited mission: the digest no longer counts it */
 	{

@@ -6,6 +6,7 @@
  * unit tests drive it directly. URLs and codes: docs/edgecluster.md. The
  * mission list (streamed) and MissionList creates are in api_list.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 
 #include "api.h"
+#include "ctl_discovery.h"
 
 #define PREFIX "/apis/" EC_API_VERSION
 
@@ -169,8 +171,9 @@ int api_row_from_in(struct ec_row *r, const struct ec_mission_in *in)
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", in->name);
 	r->labels = json_dumps(in->labels, JSON_COMPACT);
+	r->annotations = json_dumps(in->annotations, JSON_COMPACT);
 	r->spec = json_dumps(in->spec, JSON_COMPACT);
-	return r->labels && r->spec ? 0 : -1;
+	return r->labels && r->annotations && r->spec ? 0 : -1;
 }
 
 static int mission_create(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
@@ -229,16 +232,14 @@ static int mission_create(struct ecd *d, const struct api_req *rq, struct api_re
 	return 0;
 }
 
-static int mission_replace(struct ecd *d, const char *name, const struct api_req *rq,
-			   struct api_resp *rs)
+/* A PUT's body, or a PATCH's result: the whole new object (taken). */
+static int replace_with(struct ecd *d, const char *name, json_t *body, const struct api_req *rq,
+			struct api_resp *rs)
 {
 	struct ec_mission_in in = {0};
-	json_t *body = json_body(rq, rs);
 	struct ec_row cur = {0}, r = {0};
 	int rc;
 
-	if (!body)
-		return 0;
 	if (validate(body, EC_OP_REPLACE, &in, rs))
 		goto out;
 	if (strcmp(in.name, name)) {
@@ -265,7 +266,8 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	}
 	if (in.rv != cur.rv)
 		goto conflict;
-	if (ec_json_same_text(cur.spec, in.spec) && ec_json_same_text(cur.labels, in.labels)) {
+	if (ec_json_same_text(cur.spec, in.spec) && ec_json_same_text(cur.labels, in.labels) &&
+	    ec_json_same_text(cur.annotations, in.annotations)) {
 		/* nothing changes: no write, no new resourceVersion */
 		api_respond(rs, 200, ec_object_json("Mission", &cur));
 		goto out;
@@ -282,7 +284,8 @@ static int mission_replace(struct ecd *d, const char *name, const struct api_req
 	else if (rc)
 		api_store_failed(d, rs, "replace mission");
 	else {
-		ctl_log("mission %s replaced (rv %" PRIu64 ") by %s", name, r.rv, rq->peer);
+		ctl_log("mission %s %s (rv %" PRIu64 ") by %s", name,
+			rq->method == EC_PATCH ? "patched" : "replaced", r.rv, rq->peer);
 		api_respond(rs, 200, ec_object_json("Mission", &r));
 		if (d->on_mission) /* re-apply if what it runs changed */
 			d->on_mission(d, name, false);
@@ -299,6 +302,63 @@ out:
 	ec_mission_in_free(&in);
 	json_decref(body);
 	return 0;
+}
+
+static int mission_replace(struct ecd *d, const char *name, const struct api_req *rq,
+			   struct api_resp *rs)
+{
+	json_t *body = json_body(rq, rs);
+
+	return body ? replace_with(d, name, body, rq, rs) : 0;
+}
+
+/* PATCH with an RFC 7386 merge patch (what kubectl apply sends for a
+ * resource it has no schema of): the stored object with the patch merged
+ * in, then exactly a PUT of the result, so the same rules hold (a
+ * resourceVersion in the patch is a precondition, the name and uid cannot
+ * change, state is ignored). */
+static int mission_patch(struct ecd *d, const char *name, const struct api_req *rq,
+			 struct api_resp *rs)
+{
+	const char *ct = rq->content_type;
+	json_error_t je;
+	json_t *patch, *cur, *merged;
+	struct ec_row r;
+	int rc;
+
+	if (!ctl_k8s_media_is(ct, "application/merge-patch+json"))
+		return api_errorf(
+		    rs, 415, NULL, NULL,
+		    "Content-Type must be application/merge-patch+json (RFC 7386), not "
+		    "'%.64s': JSON patch and strategic merge patch are not served",
+		    *ct ? ct : "(none)");
+	if (!rq->body || !rq->body_len)
+		return api_errorf(rs, 400, NULL, NULL, "the request needs a JSON merge patch body");
+	patch = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+	if (!patch)
+		return api_errorf(rs, 400, NULL, NULL, "invalid JSON at line %d column %d: %s",
+				  je.line, je.column, je.text);
+	if (!json_is_object(patch)) {
+		json_decref(patch);
+		return api_errorf(rs, 400, NULL, NULL,
+				  "a merge patch of a Mission must be a JSON object (it would "
+				  "replace the whole object)");
+	}
+	rc = ec_check_dns_subdomain(name) ? EC_ST_NOTFOUND
+					  : ec_store_get(&d->store, EC_T_MISSIONS, name, &r);
+	if (rc) {
+		json_decref(patch);
+		return rc == EC_ST_NOTFOUND ? not_found(rs, "missions", name)
+					    : api_store_failed(d, rs, "get mission");
+	}
+	cur = ec_object_json("Mission", &r);
+	ec_row_free(&r);
+	merged = cur ? ctl_k8s_merge_patch(cur, patch) : NULL;
+	json_decref(cur);
+	json_decref(patch);
+	if (!merged)
+		return api_errorf(rs, 500, NULL, NULL, "out of memory");
+	return replace_with(d, name, merged, rq, rs);
 }
 
 static int mission_delete(struct ecd *d, const char *name, const struct api_req *rq,
@@ -348,15 +408,27 @@ static int cluster_get(struct ecd *d, const char *name, struct api_resp *rs)
 
 /* ---- routing ---- */
 
-static int discovery(struct api_resp *rs)
+/* What kubectl reads to map "missions" to a URL (the base's documents).
+ * Both resources are cluster-scoped: a Mission is placed on clusters by its
+ * spec, not by a namespace. */
+static const struct ctl_api_resource resources[] = {
+    {"missions", "mission", "Mission", false, "create delete get list patch update watch", NULL},
+    {"edgeclusters", "edgecluster", "EdgeCluster", false, "get list", NULL},
+};
+
+static int discovery(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {
-	return api_respond(
-	    rs, 200,
-	    json_pack("{s:s,s:s,s:[{s:s,s:s,s:b,s:[s,s,s,s,s]},{s:s,s:s,s:b,s:[s,s]}]}", "kind",
-		      "APIResourceList", "groupVersion", EC_API_VERSION, "resources", "name",
-		      "missions", "kind", "Mission", "namespaced", 0, "verbs", "create", "get",
-		      "list", "update", "delete", "name", "edgeclusters", "kind", "EdgeCluster",
-		      "namespaced", 0, "verbs", "get", "list"));
+	static const struct ctl_api_group_version gv = {EC_GROUP, "v1", resources,
+							sizeof(resources) / sizeof(resources[0])};
+	char addr[INET_ADDRSTRLEN + 8], ip[INET_ADDRSTRLEN];
+	struct ctl_discovery disc = {&gv, 1, NULL, addr};
+	json_t *body;
+	int code;
+
+	inet_ntop(AF_INET, &d->conf.listen.sin_addr, ip, sizeof(ip));
+	snprintf(addr, sizeof(addr), "%s:%u", ip, ntohs(d->conf.listen.sin_port));
+	code = ctl_discovery_serve(&disc, rq->path, &body);
+	return api_respond(rs, code, body);
 }
 
 static int not_allowed(const struct api_req *rq, struct api_resp *rs, const char *allow)
@@ -399,10 +471,18 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 		rs->body = strdup("ok\n");
 		return 0;
 	}
-	if (!strcmp(rq->path, PREFIX) || !strcmp(rq->path, PREFIX "/")) {
+	if (!strcmp(rq->path, CTL_DISCOVERY_OPENAPI_PATH)) {
 		if (rq->method != EC_GET)
 			return not_allowed(rq, rs, "GET");
-		return discovery(rs);
+		rs->code = 200;
+		rs->content_type = CTL_DISCOVERY_OPENAPI_TYPE;
+		rs->body = strdup(ctl_discovery_openapi);
+		return 0;
+	}
+	if (ctl_discovery_match(rq->path)) { /* /api, /apis, ..., /version */
+		if (rq->method != EC_GET)
+			return not_allowed(rq, rs, "GET");
+		return discovery(d, rq, rs);
 	}
 	if ((name = route(rq->path, "missions"))) {
 		if (!*name) {
@@ -418,9 +498,11 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 			return mission_get(d, name, rs);
 		if (rq->method == EC_PUT)
 			return mission_replace(d, name, rq, rs);
+		if (rq->method == EC_PATCH)
+			return mission_patch(d, name, rq, rs);
 		if (rq->method == EC_DELETE)
 			return mission_delete(d, name, rq, rs);
-		return not_allowed(rq, rs, "GET, PUT, DELETE");
+		return not_allowed(rq, rs, "GET, PUT, PATCH, DELETE");
 	}
 	if (!strcmp(rq->path, PREFIX "/attach")) { /* the attach state machine */
 		api_attach(d, rq, rs);

@@ -18,7 +18,7 @@
 #include "tree.h"
 
 /* ---- api.c: routing and handlers, no lws ---- */
-enum ec_method { EC_GET, EC_POST, EC_PUT, EC_DELETE, EC_OTHER };
+enum ec_method { EC_GET, EC_POST, EC_PUT, EC_DELETE, EC_PATCH, EC_OTHER };
 
 struct api_req {
 	enum ec_method method;
@@ -88,12 +88,20 @@ void api_watch_free(struct ec_watch *aw);
 /* Publish what changed in the store since the last scan: after the
  * callback that wrote (not inside a write). 0 or -1 (logged). */
 int api_watch_scan(struct ec_watch *aw);
-/* GET .../missions?watch=1[&resourceVersion=N]: rs->stream on success, a
- * watch of the changes after N (0 or absent: from now). */
+/* GET .../missions?watch=1[&resourceVersion=N][&fieldSelector=metadata.name=M]:
+ * rs->stream on success, a watch of the changes after N (absent: from now;
+ * 0: ADDED for every current mission, then the changes from now), of
+ * mission M only if given. */
 int api_mission_watch(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
 /* api_list.c: a stream of a watcher from `from` (*expired: an ERROR event
- * and the end). NULL when out of memory. */
-struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, bool *expired);
+ * and the end), of the mission name only unless name is NULL. NULL when out
+ * of memory. */
+struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, const char *name,
+				    bool *expired);
+
+/* api_list.c: an ADDED event of object for this watch alone, ahead of the
+ * rest (a watch from resourceVersion 0 starts with the current objects). */
+int api_stream_added(struct api_stream *st, json_t *object);
 
 /* ---- http.c: the lws side (the daemon only) ---- */
 struct http_server;

@@ -38,6 +38,7 @@ struct api_stream {
 struct mission_rows {
 	struct ec_snapshot *sn;
 	struct ec_selector sel;
+	char name[EC_MISSION_NAME_MAX + 1]; /* fieldSelector metadata.name; "": any */
 };
 
 static int rows_next(void *src, json_t **item)
@@ -48,6 +49,8 @@ static int rows_next(void *src, json_t **item)
 
 	if (rc <= 0)
 		return rc;
+	if (m->name[0] && strcmp(m->name, r.name))
+		return 1; /* skipped */
 	if (m->sel.n) {
 		json_t *labels = json_loads(r.labels, 0, NULL);
 		bool take = ec_selector_match(&m->sel, labels);
@@ -79,8 +82,9 @@ static const struct ctl_list_source mission_rows = {rows_next, rows_errmsg, rows
 
 int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {
-	char buf[4096], why[256], err[300];
+	char buf[4096], fbuf[1024], why[300], err[300];
 	const char *sel = api_query(rq->query, "labelSelector", buf, sizeof(buf));
+	const char *fsel = api_query(rq->query, "fieldSelector", fbuf, sizeof(fbuf));
 	struct mission_rows *m = calloc(1, sizeof(*m));
 	uint64_t rev;
 
@@ -89,6 +93,10 @@ int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *r
 	if (sel && ec_selector_parse(sel, &m->sel, why, sizeof(why))) {
 		free(m);
 		return api_errorf(rs, 400, NULL, "labelSelector", "labelSelector: %s", why);
+	}
+	if (fsel && ctl_k8s_field_selector(fsel, m->name, sizeof(m->name), why, sizeof(why))) {
+		free(m);
+		return api_errorf(rs, 400, NULL, "fieldSelector", "%s", why);
 	}
 	if (!(m->sn = ec_store_snapshot_missions(&d->store, &rev, err, sizeof(err)))) {
 		ctl_log("store: list missions: %s", err);
@@ -120,15 +128,21 @@ static void watcher_wake(void *arg)
 		st->wake(st->conn);
 }
 
-struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, bool *expired)
+struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, const char *name,
+				    bool *expired)
 {
 	struct api_stream *st = calloc(1, sizeof(*st));
 
-	if (st && !(st->watcher = ctl_watch_open(w, from, watcher_wake, st, expired))) {
+	if (st && !(st->watcher = ctl_watch_open_name(w, from, name, watcher_wake, st, expired))) {
 		free(st);
 		return NULL;
 	}
 	return st;
+}
+
+int api_stream_added(struct api_stream *st, json_t *object)
+{
+	return ctl_watcher_add(st->watcher, "ADDED", object);
 }
 
 void api_stream_conn(struct api_stream *st, void (*wake)(void *conn), void *conn)
@@ -160,12 +174,16 @@ void api_stream_free(struct api_stream *st)
 static json_t *created_json(const struct ec_row *r, const struct ec_mission_in *in)
 {
 	char rv[24];
+	json_t *o;
 
 	snprintf(rv, sizeof(rv), "%" PRIu64, r->rv);
-	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:O},s:O,s:{}}", "apiVersion", EC_API_VERSION,
-			 "kind", "Mission", "metadata", "name", r->name, "uid", r->uid,
-			 "resourceVersion", rv, "creationTimestamp", r->created, "labels",
-			 in->labels, "spec", in->spec, "state");
+	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:O},s:O,s:{}}", "apiVersion", EC_API_VERSION,
+		      "kind", "Mission", "metadata", "name", r->name, "uid", r->uid,
+		      "resourceVersion", rv, "creationTimestamp", r->created, "labels", in->labels,
+		      "spec", in->spec, "state");
+	if (o && json_object_size(in->annotations))
+		json_object_set(json_object_get(o, "metadata"), "annotations", in->annotations);
+	return o;
 }
 
 static void rows_free(struct ec_row *rows, size_t n)

@@ -155,16 +155,48 @@ int api_watch_scan(struct ec_watch *aw)
 	return scan(aw, true);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A watch from resourceVersion 0 starts, as Kubernetes', with ADDED for
+ * every current mission (of name only, if given) in name order: kubectl
+ * get NAME -w drops the first event as the object it has just printed. */
+static int initial(struct ec_watch *aw, struct api_stream *st, const char *name)
+{
+	size_t n = json_object_size(aw->known), i = 0;
+	const char **names, *k;
+	json_t *o;
+	int rc = 0;
+
+	if (name)
+		return (o = json_object_get(aw->known, name)) ? api_stream_added(st, o) : 0;
+	if (!n)
+		return 0;
+	if (!(names = calloc(n, sizeof(*names))))
+		return -1;
+	json_object_foreach(aw->known, k, o) names[i++] = k;
+	qsort(names, n, sizeof(*names), by_name);
+	for (i = 0; !rc && i < n; i++)
+		rc = api_stream_added(st, json_object_get(aw->known, names[i]));
+	free(names);
+	return rc;
+}
+
 int api_mission_watch(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {
-	char buf[32], *end;
+	char buf[32], fbuf[1024], name[EC_MISSION_NAME_MAX + 1], why[300], *end;
 	const char *v = api_query(rq->query, "resourceVersion", buf, sizeof(buf));
+	const char *fsel = api_query(rq->query, "fieldSelector", fbuf, sizeof(fbuf));
 	uint64_t from = 0;
 	bool expired;
 	struct api_stream *st;
 
 	if (!d->watch)
 		return api_errorf(rs, 501, NULL, "watch", "watch is not served here");
+	if (fsel && ctl_k8s_field_selector(fsel, name, sizeof(name), why, sizeof(why)))
+		return api_errorf(rs, 400, NULL, "fieldSelector", "%s", why);
 	if (v && strcmp(v, "0")) {
 		errno = 0;
 		from = strtoull(v, &end, 10);
@@ -177,10 +209,14 @@ int api_mission_watch(struct ecd *d, const struct api_req *rq, struct api_resp *
 	/* what is written and not yet scanned goes to the ring first, so that
 	 * a watch from the revision of a list just read misses nothing */
 	scan(d->watch, true);
-	if (!(st = api_stream_watch(d->watch->w, from, &expired)))
+	if (!(st = api_stream_watch(d->watch->w, from, fsel && *name ? name : NULL, &expired)))
 		return api_errorf(rs, 500, NULL, NULL, "out of memory");
 	if (expired)
 		ctl_log("watch from %s: resourceVersion %" PRIu64 " expired", rq->peer, from);
+	if (v && !strcmp(v, "0") && initial(d->watch, st, fsel && *name ? name : NULL)) {
+		api_stream_free(st);
+		return api_errorf(rs, 500, NULL, NULL, "out of memory");
+	}
 	rs->stream = st;
 	rs->code = 200;
 	rs->content_type = "application/json";

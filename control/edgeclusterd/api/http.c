@@ -17,7 +17,8 @@
 #define MISSIONS "/apis/" EC_API_VERSION "/missions"
 
 _Static_assert(CTL_GET == (int)EC_GET && CTL_POST == (int)EC_POST && CTL_PUT == (int)EC_PUT &&
-		   CTL_DELETE == (int)EC_DELETE && CTL_OTHER == (int)EC_OTHER,
+		   CTL_DELETE == (int)EC_DELETE && CTL_PATCH == (int)EC_PATCH &&
+		   CTL_OTHER == (int)EC_OTHER,
 	       "the API's methods are the transport's");
 _Static_assert(CTL_HTTP_TOKEN_MAX == EC_TOKEN_MAX, "the longest token");
 

@@ -17,11 +17,12 @@
 
 #include "resource.h"
 
-#define ARGV_MAX     256
-#define ARG_LEN_MAX  (16 * 1024)
-#define CLUSTERS_MAX 1024
-#define LABELS_MAX   64
-#define SECONDS_MAX  86400
+#define ARGV_MAX	256
+#define ARG_LEN_MAX	(16 * 1024)
+#define CLUSTERS_MAX	1024
+#define LABELS_MAX	64
+#define ANNOTATIONS_MAX (256 << 10) /* bytes of keys and values */
+#define SECONDS_MAX	86400
 
 /* ---- errors with paths ---- */
 
@@ -134,6 +135,33 @@ static int check_labels(struct ec_verr *e, const char *path, json_t *v)
 		if ((why = ec_check_label_value(json_string_value(x))))
 			return verr(e, 422, f, "invalid label value: %s", why);
 	}
+	return 0;
+}
+
+/* Annotations: label keys, any string values, ANNOTATIONS_MAX bytes in all
+ * (Kubernetes' limit). kubectl apply keeps the object it applied in one. */
+static int check_annotations(struct ec_verr *e, const char *path, json_t *v)
+{
+	const char *k, *why;
+	json_t *x;
+	char f[512];
+	size_t total = 0;
+
+	if (want_type(e, path, v, JSON_OBJECT, "an object of KEY: VALUE strings"))
+		return -1;
+	json_object_foreach(v, k, x)
+	{
+		snprintf(f, sizeof(f), "%s.%s", path, k);
+		if (strlen(k) > 317 || (why = ec_check_label_key(k)))
+			return verr(e, 422, f, "invalid annotation key: %s",
+				    why ? why : "longer than 317 characters");
+		if (plain_string(e, f, x, ANNOTATIONS_MAX))
+			return -1;
+		total += strlen(k) + json_string_length(x);
+	}
+	if (total > ANNOTATIONS_MAX)
+		return verr(e, 422, path, "%zu bytes of keys and values, over the limit of %d",
+			    total, ANNOTATIONS_MAX);
 	return 0;
 }
 
@@ -309,7 +337,7 @@ static int parse_rv(const char *s, uint64_t *out)
 static int check_metadata(struct ec_verr *e, json_t *md, enum ec_op op, struct ec_mission_in *in)
 {
 	static const char *const keys[] = {
-	    "name", "uid", "labels", "resourceVersion", "creationTimestamp", NULL};
+	    "name", "uid", "labels", "annotations", "resourceVersion", "creationTimestamp", NULL};
 	const char *why;
 	json_t *v;
 
@@ -352,6 +380,13 @@ static int check_metadata(struct ec_verr *e, json_t *md, enum ec_op op, struct e
 		in->labels = json_incref(v);
 	} else {
 		in->labels = json_object();
+	}
+	if ((v = json_object_get(md, "annotations"))) {
+		if (check_annotations(e, "metadata.annotations", v))
+			return -1;
+		in->annotations = json_incref(v);
+	} else {
+		in->annotations = json_object();
 	}
 	return 0;
 }
@@ -406,8 +441,9 @@ int ec_mission_validate(json_t *obj, enum ec_op op, struct ec_mission_in *in, st
 void ec_mission_in_free(struct ec_mission_in *in)
 {
 	json_decref(in->labels);
+	json_decref(in->annotations);
 	json_decref(in->spec);
-	in->labels = in->spec = NULL;
+	in->labels = in->annotations = in->spec = NULL;
 }
 
 /* ---- MissionList: a bulk create ---- */
@@ -525,7 +561,8 @@ void ec_row_free(struct ec_row *r)
 	free(r->labels);
 	free(r->spec);
 	free(r->state);
-	r->labels = r->spec = r->state = NULL;
+	free(r->annotations);
+	r->labels = r->spec = r->state = r->annotations = NULL;
 }
 
 /* Stored JSON columns were written by us; a damaged one shows as {} rather
@@ -540,12 +577,18 @@ static json_t *column(const char *text)
 json_t *ec_object_json(const char *kind, const struct ec_row *r)
 {
 	char rv[24];
+	json_t *o, *ann = r->annotations ? column(r->annotations) : NULL;
 
 	snprintf(rv, sizeof(rv), "%" PRIu64, r->rv);
-	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:o},s:o,s:o}", "apiVersion", EC_API_VERSION,
-			 "kind", kind, "metadata", "name", r->name, "uid", r->uid,
-			 "resourceVersion", rv, "creationTimestamp", r->created, "labels",
-			 column(r->labels), "spec", column(r->spec), "state", column(r->state));
+	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:o},s:o,s:o}", "apiVersion", EC_API_VERSION,
+		      "kind", kind, "metadata", "name", r->name, "uid", r->uid, "resourceVersion",
+		      rv, "creationTimestamp", r->created, "labels", column(r->labels), "spec",
+		      column(r->spec), "state", column(r->state));
+	/* as Kubernetes: no annotations, no member */
+	if (o && json_object_size(ann))
+		json_object_set(json_object_get(o, "metadata"), "annotations", ann);
+	json_decref(ann);
+	return o;
 }
 
 json_t *ec_list_json(const char *kind, uint64_t revision, json_t *items)

@@ -59,6 +59,7 @@ struct ec_mission_in {
 	uint64_t rv;	  /* valid if has_rv */
 	bool has_rv;
 	json_t *labels;
+	json_t *annotations;
 	json_t *spec;
 };
 
@@ -83,6 +84,7 @@ struct ec_row {
 	uint64_t rv;
 	char created[EC_TS_LEN + 1];
 	char *labels, *spec, *state;
+	char *annotations; /* NULL: none (clusters) */
 };
 void ec_row_free(struct ec_row *r);
 json_t *ec_object_json(const char *kind, const struct ec_row *r);

@@ -13,9 +13,12 @@
 #include "db.h"
 #include "store.h"
 
-/* user_version 2: the schema below. Schema 1 kept each mission's state map
+/* user_version 3: the schema below. Schema 1 kept each mission's state map
  * as JSON text in missions.state; schema 2 keeps it as rows of mstate
- * (migrated in ec_store_open). missions.state stays, always '{}'. */
+ * (migrated in ec_store_open). missions.state stays, always '{}'. Schema 3
+ * adds the annotations column (kubectl apply keeps what it applied there);
+ * clusters have it too, always '{}', so that both tables have the same
+ * columns. */
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
@@ -23,10 +26,10 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS missions (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
     " rv INTEGER NOT NULL, created TEXT NOT NULL, labels TEXT NOT NULL, spec TEXT NOT NULL,"
-    " state TEXT NOT NULL DEFAULT '{}');"
+    " state TEXT NOT NULL DEFAULT '{}', annotations TEXT NOT NULL DEFAULT '{}');"
     "CREATE TABLE IF NOT EXISTS clusters (name TEXT PRIMARY KEY, uid TEXT NOT NULL,"
     " rv INTEGER NOT NULL, created TEXT NOT NULL, labels TEXT NOT NULL, spec TEXT NOT NULL,"
-    " state TEXT NOT NULL DEFAULT '{}');"
+    " state TEXT NOT NULL DEFAULT '{}', annotations TEXT NOT NULL DEFAULT '{}');"
     "INSERT OR IGNORE INTO meta VALUES ('revision', 0);"
     /* what this cluster applied (see store.h); a new table, so
      * databases of schema 1 without it just gain it */
@@ -71,6 +74,34 @@ static const char migrate_1[] =
     "ALTER TABLE outbox2 RENAME TO outbox;";
 
 static const char *const tables[] = {"missions", "clusters"};
+
+/* Schema 2 -> 3: the annotations column, in the tables that predate it (a
+ * table the schema just created has it already). */
+static int add_annotations(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		char sql[160];
+		sqlite3_stmt *st;
+		int has = 0;
+
+		snprintf(sql, sizeof(sql),
+			 "SELECT COUNT(*) FROM pragma_table_info('%s') WHERE name='annotations'",
+			 tables[i]);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+			return -1;
+		}
+		if (sqlite3_step(st) == SQLITE_ROW)
+			has = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		snprintf(sql, sizeof(sql),
+			 "ALTER TABLE %s ADD COLUMN annotations TEXT NOT NULL DEFAULT '{}'",
+			 tables[i]);
+		if (!has && db_exec(db, path, sql, err, errlen))
+			return -1;
+	}
+	return 0;
+}
 
 static int before_end(struct ctl_db *db, int rc);
 
@@ -119,10 +150,10 @@ int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen
 			ver = sqlite3_column_int(st, 0);
 		sqlite3_finalize(st);
 	}
-	if (ver < 0 || ver > 2) {
+	if (ver < 0 || ver > 3) {
 		snprintf(err, errlen, "%s: %s", path,
 			 ver < 0 ? sqlite3_errmsg(s->sql.db)
-				 : "written by a newer edgeclusterd (schema > 2)");
+				 : "written by a newer edgeclusterd (schema > 3)");
 		ec_store_close(s);
 		return -1;
 	}
@@ -131,9 +162,10 @@ int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen
 		return -1;
 	}
 	/* the version moves with the migration: interrupted, it runs again */
-	if (ver < 2 && (db_exec(s->sql.db, path, "BEGIN IMMEDIATE", err, errlen) ||
+	if (ver < 3 && (db_exec(s->sql.db, path, "BEGIN IMMEDIATE", err, errlen) ||
 			(ver == 1 && db_exec(s->sql.db, path, migrate_1, err, errlen)) ||
-			db_exec(s->sql.db, path, "PRAGMA user_version=2; COMMIT", err, errlen))) {
+			add_annotations(s->sql.db, path, err, errlen) ||
+			db_exec(s->sql.db, path, "PRAGMA user_version=3; COMMIT", err, errlen))) {
 		sqlite3_exec(s->sql.db, "ROLLBACK", NULL, NULL, NULL);
 		ec_store_close(s);
 		return -1;
@@ -213,7 +245,7 @@ static char *dup_col(sqlite3_stmt *st, int i)
 	return strdup(t ? (const char *)t : "{}");
 }
 
-#define ROW_COLS "name, uid, rv, created, labels, spec, state"
+#define ROW_COLS "name, uid, rv, created, labels, spec, state, annotations"
 /* What a read returns as ROW_COLS: a mission's state is its mstate rows. */
 static const char *const read_cols[] = {EC_MISSION_COLS, ROW_COLS};
 
@@ -238,7 +270,8 @@ static int row_from(sqlite3_stmt *st, void *out)
 	r->labels = dup_col(st, 4);
 	r->spec = dup_col(st, 5);
 	r->state = dup_col(st, 6);
-	if (!r->labels || !r->spec || !r->state) {
+	r->annotations = dup_col(st, 7);
+	if (!r->labels || !r->spec || !r->state || !r->annotations) {
 		ec_row_free(r);
 		return -1;
 	}
@@ -484,7 +517,7 @@ int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 
 	if (rc)
 		return rc;
-	st = prep(s, "INSERT INTO %s (" ROW_COLS ") VALUES (?1,?2,?3,?4,?5,?6,?7)", t);
+	st = prep(s, "INSERT INTO %s (" ROW_COLS ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8)", t);
 	if (st) {
 		sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, r->uid, -1, SQLITE_STATIC);
@@ -495,6 +528,7 @@ int ec_store_create(struct ec_store *s, enum ec_table t, struct ec_row *r)
 		/* a mission's state is rows of mstate, written by state reports only */
 		sqlite3_bind_text(st, 7, r->state && t != EC_T_MISSIONS ? r->state : "{}", -1,
 				  SQLITE_STATIC);
+		sqlite3_bind_text(st, 8, r->annotations ? r->annotations : "{}", -1, SQLITE_STATIC);
 	}
 	rc = ec_store_tx_end(s, step_done(s, st));
 	if (!rc)
@@ -510,12 +544,13 @@ int ec_store_replace(struct ec_store *s, enum ec_table t, struct ec_row *r, uint
 
 	if (rc)
 		return rc;
-	st = prep(s, "UPDATE %s SET rv=?2, labels=?3, spec=?4 WHERE name=?1", t);
+	st = prep(s, "UPDATE %s SET rv=?2, labels=?3, spec=?4, annotations=?5 WHERE name=?1", t);
 	if (st) {
 		sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
 		sqlite3_bind_text(st, 3, r->labels ? r->labels : "{}", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, r->annotations ? r->annotations : "{}", -1, SQLITE_STATIC);
 	}
 	rc = ec_store_tx_end(s, step_done(s, st));
 	if (!rc) {

@@ -34,7 +34,8 @@ enum ec_table { EC_T_MISSIONS, EC_T_CLUSTERS };
 	"COALESCE((SELECT json_group_object(path, value) FROM mstate"                              \
 	" WHERE mstate.mission=missions.name), '{}')"
 /* A mission row's columns as every read returns them (ROW_COLS' order). */
-#define EC_MISSION_COLS "name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL
+#define EC_MISSION_COLS                                                                            \
+	"name, uid, rv, created, labels, spec, " EC_MISSION_STATE_SQL ", annotations"
 
 /* Moved, not copied: two copies in use would each keep statements of the
  * same connection, and ec_store_close finalizes only its own. */

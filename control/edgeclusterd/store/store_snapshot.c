@@ -107,5 +107,6 @@ int ec_snapshot_next(struct ec_snapshot *sn, struct ec_row *r)
 	r->labels = (char *)ec_store_col_text(st, 4);
 	r->spec = (char *)ec_store_col_text(st, 5);
 	r->state = (char *)ec_store_col_text(st, 6);
+	r->annotations = (char *)ec_store_col_text(st, 7);
 	return 1;
 }

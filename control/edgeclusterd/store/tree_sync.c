@@ -108,8 +108,10 @@ static int upsert_one(struct ec_store *s, json_t *m, json_t *changed)
 		if (!rc && l.exists && strcmp(l.uid, uid))
 			rc = exec1(s, "DELETE FROM missions WHERE name=?1", name);
 		if (!rc && l.exists && !strcmp(l.uid, uid)) {
-			sqlite3_stmt *st = ec_store_stmt(
-			    s, "UPDATE missions SET rv=?2, labels=?3, spec=?4 WHERE name=?1");
+			/* the parent's version whole: a local apply's annotations go too */
+			sqlite3_stmt *st =
+			    ec_store_stmt(s, "UPDATE missions SET rv=?2, labels=?3,"
+					     " spec=?4, annotations='{}' WHERE name=?1");
 
 			if (st) {
 				sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);

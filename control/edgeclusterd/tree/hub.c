@@ -113,6 +113,9 @@ static json_t *mission_msg(struct ecd *d, const char *name, size_t *bytes)
 	o = ec_object_json("Mission", &r);
 	ec_row_free(&r);
 	json_object_del(o, "state"); /* ours; the child has its own */
+	/* kubectl's bookkeeping here (last-applied) is no business of the
+	 * child's, and would double the size of what goes down */
+	json_object_del(json_object_get(o, "metadata"), "annotations");
 	return o;
 }
 
