@@ -301,7 +301,7 @@ struct xg_agc_slot {
 #define XG_TUN_PORT 6082 /* default; the receiving gateway's choice */
 #define XG_TUN_VERSION 1
 #define XG_TUN_TYPE_AUTH 0
-#define XG_TUN_TYPE_AEAD 1 /* reserved */
+#define XG_TUN_TYPE_AEAD 1 /* proto/xgtun.md "Type 1: AEAD" */
 
 struct xg_tun_hdr {
 	__u8 ver;    /* XG_TUN_VERSION */
