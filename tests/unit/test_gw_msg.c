@@ -4,9 +4,43 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "unit.h"
+#include "aead.h"
+#include "config.h"
 #include "msg.h"
+#include "unit.h"
 
+
+/* Both ends must reach the same answer: every case is checked both ways. */
+static void agree_both(uint8_t m1, uint8_t c1, uint8_t m2, uint8_t c2, int want_rc,
+		       unsigned want_cipher, const char *want_why, const char *what)
+{
+	struct gw_info_msg a = {.mode = m1, .ciphers = c1}, b = {.mode = m2, .ciphers = c2};
+	char why1[128] = "", why2[128] = "";
+	unsigned x = 99, y = 99;
+	int r1 = gw_info_agree(&a, &b, &x, why1, sizeof(why1));
+	int r2 = gw_info_agree(&b, &a, &y, why2, sizeof(why2));
+
+	CHECK(r1 == want_rc && r2 == want_rc && x == want_cipher && y == want_cipher &&
+		      (!want_why || strstr(why1, want_why)),
+	      "%s (%s)", what, want_rc ? why1 : xgt_cipher_name(x));
+}
+
+static void agreement(void)
+{
+	agree_both(GW_MODE_AUTH, 3, GW_MODE_AUTH, 1, 0, 0, NULL, "auth and auth: no cipher");
+	agree_both(GW_MODE_ENCRYPT, 3, GW_MODE_ENCRYPT, 3, 0, XGT_AES256_GCM, NULL,
+		   "both have AES-GCM: AES-256-GCM");
+	agree_both(GW_MODE_ENCRYPT, 3, GW_MODE_ENCRYPT, 1, 0, XGT_CHACHA20_POLY1305, NULL,
+		   "one without AES-GCM: ChaCha20-Poly1305");
+	agree_both(GW_MODE_ENCRYPT, 2, GW_MODE_ENCRYPT, 1, -1, 0,
+		   "no common cipher: we offer aes-256-gcm, the peer offers chacha20-poly1305",
+		   "AES-GCM only against ChaCha20 only: refused");
+	agree_both(GW_MODE_ENCRYPT, 0, GW_MODE_ENCRYPT, 3, -1, 0, "we offer none",
+		   "nothing offered: refused");
+	agree_both(GW_MODE_ENCRYPT, 3, GW_MODE_AUTH, 3, -1, 0,
+		   "mode mismatch: we want encrypt, the peer wants auth",
+		   "encrypt against auth: refused, no fallback to clear");
+}
 
 int main(void)
 {
@@ -54,8 +88,27 @@ int main(void)
 	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "invalid name"),
 	      "NUL inside a name refused");
 	memcpy(bad, buf, n);
-	memset(bad + n - 2, 0, 2);
+	memset(bad + n - 4, 0, 2);
 	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "public address"), "port 0 refused");
 	CHECK(gw_info_decode(buf, 3, &j, &why) < 0, "truncated info refused");
+	CHECK(gw_info_decode(buf, n - 2, &j, &why) < 0 && strstr(why, "malformed"),
+	      "info without mode and ciphers refused");
+
+	/* the tunnel fields: mode and cipher set */
+	i.mode = GW_MODE_ENCRYPT;
+	i.ciphers = XGT_CIPHERS_ALL;
+	n = gw_info_encode(buf, &i);
+	CHECK(n == 10 + strlen("gw-a") + strlen("edge-a") && buf[n - 2] == 1 && buf[n - 1] == 3,
+	      "mode and cipher set are the last two bytes");
+	CHECK(gw_info_decode(buf, n, &j, &why) == 0 && j.mode == GW_MODE_ENCRYPT &&
+	      j.ciphers == XGT_CIPHERS_ALL, "mode and ciphers round trip");
+	memcpy(bad, buf, n);
+	bad[n - 2] = 2;
+	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "unknown mode"), "mode 2 refused");
+	memcpy(bad, buf, n);
+	bad[n - 1] = 4;
+	CHECK(gw_info_decode(bad, n, &j, &why) < 0 && strstr(why, "cipher bits"),
+	      "unknown cipher bit refused");
+	agreement();
 	return unit_summary();
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "aead.h"
 #include "config.h"
 #include "ini.h"
 
@@ -239,7 +240,8 @@ static int peer_vs_gateway(struct ini *s, const struct gw_conf *c, const struct 
 static int peer_kv(struct ini *s, const struct gw_conf *c, struct gw_peer_conf *p, const char *k,
 		   char *v, unsigned *seen)
 {
-	static const char *const keys[] = {"Name", "PublicKey", "Endpoint", "AllowedSubnets"};
+	static const char *const keys[] = {"Name",	     "PublicKey", "Endpoint",
+					   "AllowedSubnets", "Mode",	  "Cipher"};
 	int i, n = sizeof(keys) / sizeof(keys[0]);
 
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
@@ -260,6 +262,21 @@ static int peer_kv(struct ini *s, const struct gw_conf *c, struct gw_peer_conf *
 		return ini_addr(s, "Endpoint", v, &p->endpoint) || peer_vs_gateway(s, c, p, i, v)
 			   ? -1
 			   : 0;
+	case 4:
+		if (!strcasecmp(v, "encrypt"))
+			p->mode = GW_MODE_ENCRYPT;
+		else if (!strcasecmp(v, "auth"))
+			p->mode = GW_MODE_AUTH;
+		else
+			return ini_err(s, "Mode '%s': expected encrypt or auth", v);
+		return 0;
+	case 5:
+		if (!strcasecmp(v, "auto"))
+			p->ciphers = XGT_CIPHERS_ALL;
+		else if (!(p->ciphers = xgt_cipher_by_name(v)))
+			return ini_err(
+			    s, "Cipher '%s': expected auto, chacha20-poly1305 or aes-256-gcm", v);
+		return 0;
 	default: {
 		char *save = NULL, *tok;
 
@@ -334,6 +351,7 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 						       GW_MAX_PEERS);
 				sec = SEC_PEER;
 				peer_seen = 0;
+				c->peers[c->n_peers].ciphers = XGT_CIPHERS_ALL;
 				c->peers[c->n_peers++].line = s.line;
 			} else {
 				return ini_err(&s, "unknown section %s: [Gateway] or [Peer]", k);

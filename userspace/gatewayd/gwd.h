@@ -47,6 +47,8 @@ struct peer {
 	uint64_t inbound_ms;	 /* atomic: a handshake from it began then (0: none) */
 	uint32_t public_ip_be;	 /* learned from its INFO */
 	uint16_t public_port_be;
+	unsigned cipher;       /* agreed in the session (enum xgt_cipher), 0 in auth mode */
+	unsigned peer_ciphers; /* what its last INFO offered */
 	uint64_t last_rx_ms, rx_frames; /* atomic: keepalives update them unlocked */
 	uint64_t tx_frames, refused;
 	bool store_dirty; /* a commit of its routes failed: rewrite them */

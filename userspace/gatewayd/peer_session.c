@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "aead.h"
 #include "gwd.h"
 #include "msg.h"
 
@@ -233,8 +234,9 @@ static void session_run(struct gwd *g, struct peer *p, struct conn *c, uint8_t *
 /* Handshake and INFO both ways, within GWD_HANDSHAKE_MS in all; p is set
  * to the peer it proved to be. Returns 0, or -1 (logged). */
 static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer **pp,
-		 struct gw_info_msg *theirs)
+		 struct gw_info_msg *theirs, unsigned *cipher)
 {
+	bool refused = false;
 	struct gwd *g = st->g;
 	struct gw_info_msg info = {0};
 	const char *why = NULL;
@@ -262,6 +264,8 @@ static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer
 	snprintf(info.cluster, sizeof(info.cluster), "%s", g->conf.cluster);
 	info.public_ip_be = g->conf.public_addr.sin_addr.s_addr;
 	info.public_port_be = g->conf.public_addr.sin_port;
+	info.mode = (uint8_t)p->conf->mode;
+	info.ciphers = (uint8_t)(p->conf->ciphers & xgt_ciphers_local());
 	n = (long)gw_info_encode(buf, &info);
 	if (gwd_conn_send(c, GW_T_HELLO_INFO, buf, (size_t)n)) {
 		snprintf(err, sizeof(err), "sending info failed");
@@ -280,6 +284,20 @@ static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer
 			 theirs->name);
 		goto fail;
 	}
+	/* Refused, not failed: the peer is who it says, but the two
+	 * configurations cannot make a tunnel. Nothing of ours is sent. */
+	if (gw_info_agree(&info, theirs, cipher, err, sizeof(err))) {
+		refused = true;
+		goto fail;
+	}
+	if (info.mode == GW_MODE_ENCRYPT && g->dp.on) {
+		/* never fall back to sending the peer's traffic in clear */
+		snprintf(err, sizeof(err),
+			 "Mode encrypt needs the AF_XDP crypto workers, not in this gatewayd "
+			 "yet; use Mode = auth");
+		refused = true;
+		goto fail;
+	}
 	gw_hs_end(&g->hs, st->hs_slot);
 	st->hs_slot = -1;
 	return 0;
@@ -287,7 +305,9 @@ fail:
 	if (gw_hs_end(&g->hs, st->hs_slot)) /* the deadline cut it: that is the reason */
 		snprintf(err, sizeof(err), "not done within %ums", GWD_HANDSHAKE_MS);
 	st->hs_slot = -1;
-	if (shaken)
+	if (refused)
+		gwd_log(g, "peer %s: session refused: %s", p->conf->name, err);
+	else if (shaken)
 		gwd_log(g, "peer %s: session failed: %s", p->conf->name, err);
 	else
 		gwd_log(g, "%s%s: handshake failed: %s", p ? "peer " : "connection from ",
@@ -304,6 +324,7 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 	enum gwd_outcome out = GWD_FAILED;
 	struct peer *p = NULL;
 	char err[128] = "";
+	unsigned cipher = 0;
 
 	if (!c || !buf) {
 		free(c);
@@ -313,7 +334,7 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 		return GWD_FAILED;
 	}
 	pthread_mutex_init(&c->send_lock, NULL);
-	if (setup(st, c, buf, &p, &theirs))
+	if (setup(st, c, buf, &p, &theirs, &cipher))
 		goto out;
 	st->p = p;
 	if (st->claimed) { /* the handshake is over: our dials may go again */
@@ -328,8 +349,12 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 	}
 	p->public_ip_be = theirs.public_ip_be;
 	p->public_port_be = theirs.public_port_be;
-	gwd_log(g, "peer %s: session up (%s, cluster %s)", p->conf->name,
-		st->role == GW_INITIATOR ? "dialled" : "accepted", theirs.cluster);
+	p->cipher = cipher;
+	p->peer_ciphers = theirs.ciphers;
+	gwd_log(g, "peer %s: session up (%s, cluster %s, mode %s%s%s)", p->conf->name,
+		st->role == GW_INITIATOR ? "dialled" : "accepted", theirs.cluster,
+		p->conf->mode == GW_MODE_ENCRYPT ? "encrypt" : "auth", cipher ? ", " : "",
+		cipher ? xgt_cipher_name(cipher) : "");
 	p->syncing = false;
 	gwd_dp_peer_addr(g, peer_idx(g, p));
 	p->tx_epoch = 0; /* keys are per session: a new one starts at epoch 0 */
