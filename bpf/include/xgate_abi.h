@@ -355,7 +355,8 @@ struct xg_gw_conf {
 };
 
 /* A data-plane key: 16 bytes for SipHash, derived by both gatewayds from
- * their session (gw_data_key); id is what the tunnel header carries. */
+ * their session and a fresh X25519 exchange per rekey (gw_rekey_derive);
+ * id is what the tunnel header carries. */
 struct xg_gw_key {
 	__u8 id;
 	__u8 valid;

@@ -463,7 +463,7 @@ static int rx_victim(struct gwd *g, __u32 id, const struct xg_gw_peer *v)
 	return r0.top <= r1.top ? 0 : 1;
 }
 
-int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
+int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 {
 	__u32 id = (__u32)idx + 1, ri;
 	struct xg_gw_replay fresh = {0};
@@ -472,6 +472,10 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t e
 
 	if (!g->dp.on)
 		return 0;
+	if (k->len != sizeof(v.rx[0].k)) { /* the XDP program holds SipHash keys only */
+		errno = EINVAL;
+		return -1;
+	}
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return -1;
 	for (slot = 0; slot < 2; slot++)
@@ -491,7 +495,7 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t e
 	}
 	ri = id * 2 + (__u32)slot;
 	bpf_map_update_elem(g->dp.replay, &ri, &fresh, BPF_ANY);
-	gw_data_key(s, 0, epoch, v.rx[slot].k);
+	memcpy(v.rx[slot].k, k->k, sizeof(v.rx[slot].k));
 	v.rx[slot].id = kid;
 	v.rx[slot].valid = 1;
 	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
@@ -500,7 +504,7 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t e
 	return 0;
 }
 
-int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
+int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 {
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
@@ -508,12 +512,16 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t e
 
 	if (!g->dp.on)
 		return 0;
+	if (k->len != sizeof(v.tx[0].k)) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return -1;
 	/* Two writes: the unused slot gets the key, then the switch. Each
 	 * write rewrites the entry, but only changed bytes change. */
 	next = (v.tx_slot & 1) ^ 1;
-	gw_data_key(s, 1, epoch, v.tx[next].k);
+	memcpy(v.tx[next].k, k->k, sizeof(v.tx[next].k));
 	v.tx[next].id = kid;
 	v.tx[next].valid = 1;
 	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))

@@ -56,6 +56,8 @@ struct peer {
 	uint32_t tx_epoch;
 	uint8_t tx_pending_id;
 	bool tx_pending;
+	/* the announce's ephemeral X25519 pair, until its ack (then wiped) */
+	unsigned char tx_eph_sk[32], tx_eph_pub[32];
 	bool syncing; /* inside FULL_BEGIN .. FULL_END */
 	uint64_t next_rekey_ms;
 	uint64_t last_rekey_ms;

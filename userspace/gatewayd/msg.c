@@ -174,6 +174,7 @@ size_t gw_datakey_encode(uint8_t *out, const struct gw_datakey_msg *m)
 	memcpy(out, &e, 4);
 	out[4] = m->id;
 	out[5] = m->flags;
+	memcpy(out + 6, m->eph, 32);
 	return GW_DATAKEY_LEN;
 }
 
@@ -193,5 +194,10 @@ int gw_datakey_decode(const uint8_t *in, size_t len, struct gw_datakey_msg *m, c
 	m->epoch = ntohl(e);
 	m->id = in[4];
 	m->flags = in[5];
-	return 0;
+	memcpy(m->eph, in + 6, 32);
+	for (int i = 0; i < 32; i++)
+		if (m->eph[i])
+			return 0;
+	*why = "datakey: all-zero ephemeral key";
+	return -1;
 }

@@ -42,13 +42,16 @@ struct gw_info_msg {
 };
 
 /* DATAKEY: the sender will send with key (epoch, id) once acked; ACK: the
- * receiver installed it. epoch u32 | id u8 | flags u8. */
-#define GW_DATAKEY_LEN 6
+ * receiver installed it. Each carries its sender's fresh X25519 public key,
+ * which the key of that epoch mixes in. epoch u32 | id u8 | flags u8 |
+ * ephemeral (32). */
+#define GW_DATAKEY_LEN 38
 #define GW_DATAKEY_ACK 0x1
 struct gw_datakey_msg {
 	uint32_t epoch;
 	uint8_t id;
 	uint8_t flags;
+	uint8_t eph[32];
 };
 
 /* The tunnel two gateways use, from the INFO each sent (proto/gatewayd.md,

@@ -66,6 +66,9 @@ static void announce_key(struct gwd *g, struct peer *p)
 
 	if (!p->conn)
 		return;
+	/* a fresh pair per announce: an unanswered one's secret goes now */
+	gw_rekey_pair(m.eph, p->tx_eph_sk);
+	memcpy(p->tx_eph_pub, m.eph, sizeof(m.eph));
 	p->tx_pending_id = m.id;
 	p->tx_pending = true;
 	p->next_rekey_ms = gwd_now_ms() + (uint64_t)g->conf.rekey_s * 1000;
@@ -78,20 +81,41 @@ static const char *on_datakey(struct gwd *g, struct peer *p, const uint8_t *b, l
 	const char *why = NULL;
 	uint8_t out[GW_DATAKEY_LEN];
 
+	bool aead = p->cipher != 0;
+	struct gw_dkey k;
+	int bad;
+
 	if (gw_datakey_decode(b, (size_t)n, &m, &why))
 		return why;
 	if (!(m.flags & GW_DATAKEY_ACK)) {
-		if (gwd_dp_rx_key(g, peer_idx(g, p), &p->conn->s, m.epoch, m.id))
+		unsigned char sk[32], pub[32];
+
+		/* our half of this epoch's exchange, used once and wiped */
+		gw_rekey_pair(pub, sk);
+		bad = gw_rekey_derive(&p->conn->s, 0, m.epoch, sk, m.eph, pub, aead, &k);
+		sodium_memzero(sk, sizeof(sk));
+		if (bad)
+			return "datakey: small-order ephemeral key";
+		if (gwd_dp_rx_key(g, peer_idx(g, p), &k, m.id))
 			gwd_log(g, "peer %s: cannot install receive key %u: %s", p->conf->name,
 				m.id, strerror(errno));
+		sodium_memzero(&k, sizeof(k));
 		m.flags = GW_DATAKEY_ACK;
+		memcpy(m.eph, pub, sizeof(m.eph));
 		gwd_conn_send(p->conn, GW_T_DATAKEY, out, gw_datakey_encode(out, &m));
 		return NULL;
 	}
 	if (!p->tx_pending || m.id != p->tx_pending_id || m.epoch != p->tx_epoch)
 		return NULL; /* an ack overtaken by a newer announce */
 	p->tx_pending = false;
-	if (gwd_dp_tx_key(g, peer_idx(g, p), &p->conn->s, m.epoch, m.id)) {
+	bad =
+	    gw_rekey_derive(&p->conn->s, 1, m.epoch, p->tx_eph_sk, p->tx_eph_pub, m.eph, aead, &k);
+	sodium_memzero(p->tx_eph_sk, sizeof(p->tx_eph_sk));
+	if (bad)
+		return "datakey: small-order ephemeral key";
+	bad = gwd_dp_tx_key(g, peer_idx(g, p), &k, m.id);
+	sodium_memzero(&k, sizeof(k));
+	if (bad) {
 		gwd_log(g, "peer %s: cannot install sending key %u: %s", p->conf->name, m.id,
 			strerror(errno));
 		return NULL;
@@ -375,6 +399,8 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 
 		gwd_set_conn(g, p, NULL);
 		p->state = PEER_IDLE;
+		p->tx_pending = false;
+		sodium_memzero(p->tx_eph_sk, sizeof(p->tx_eph_sk));
 		/* not dialled until the caller says when (gwd_dial_first) */
 		p->next_dial_ms = UINT64_MAX;
 		stale = gwd_sync_peer_down(g, p);
