@@ -149,6 +149,17 @@ int main(void)
 	CHECK(rc == 0, "the same prefix in two VPCs, other ports and addresses parse (%s)",
 	      rc ? err : "");
 
+	/* how long a replaced data-plane key stays in the maps */
+	rc = parse(GW, err, sizeof(err));
+	CHECK(rc == 0 && c.rekey_grace_s == 10, "RekeyGrace defaults to 10 s");
+	rc = parse(GW "RekeyInterval = 10\n", err, sizeof(err));
+	CHECK(rc == 0 && c.rekey_grace_s == 5, "and to half a shorter RekeyInterval (%u)",
+	      c.rekey_grace_s);
+	rc = parse(GW "RekeyGrace = 3\n", err, sizeof(err));
+	CHECK(rc == 0 && c.rekey_grace_s == 3, "RekeyGrace = 3");
+	expect_err(GW "RekeyInterval = 20\nRekeyGrace = 20\n",
+		   "t.conf:0: RekeyGrace (20s) must be less than RekeyInterval (20s)");
+
 	/* the tunnel's mode and cipher, per peer */
 	rc = parse(GW "[Peer]\nName = b\nPublicKey = " K2 "\n[Peer]\nName = c\nPublicKey = " K3
 		      "\nMode = encrypt\nCipher = chacha20-poly1305\n",

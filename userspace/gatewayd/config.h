@@ -49,6 +49,7 @@ struct gw_conf {
 	char dividers[8][64]; /* xgate instances whose xg_subnet gets remote subnets */
 	int n_dividers;
 	unsigned grace_s, keepalive_s, hold_s, rekey_s;
+	unsigned rekey_grace_s; /* a replaced key leaves the maps this long after */
 	struct gw_prefix subnets[GW_MAX_SUBNETS];
 	int n_subnets;
 	struct gw_peer_conf peers[GW_MAX_PEERS];

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sodium.h>
 
 #include "gwd.h"
 #include "xg.h"
@@ -468,7 +469,7 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	__u32 id = (__u32)idx + 1, ri;
 	struct xg_gw_replay fresh = {0};
 	struct xg_gw_peer v;
-	int slot;
+	int slot, rc;
 
 	if (!g->dp.on)
 		return 0;
@@ -498,9 +499,45 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	memcpy(v.rx[slot].k, k->k, sizeof(v.rx[slot].k));
 	v.rx[slot].id = kid;
 	v.rx[slot].valid = 1;
-	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	sodium_memzero(&v, sizeof(v));
+	if (rc)
 		return -1;
 	gen_bump(g->dp.gen);
+	return slot;
+}
+
+uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot)
+{
+	__u32 ri = ((__u32)idx + 1) * 2 + (__u32)(slot & 1);
+	struct xg_gw_replay r;
+
+	if (!g->dp.on || bpf_map_lookup_elem(g->dp.replay, &ri, &r))
+		return 0;
+	return r.top;
+}
+
+int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
+{
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_peer v;
+	struct xg_gw_key *k;
+	int rc;
+
+	if (!g->dp.on)
+		return 0;
+	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
+		return -1;
+	k = tx ? &v.tx[(v.tx_slot & 1) ^ 1] : &v.rx[slot & 1];
+	if (!k->valid && sodium_is_zero(k->k, sizeof(k->k)))
+		return 0;
+	k->valid = 0;
+	sodium_memzero(k->k, sizeof(k->k));
+	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	sodium_memzero(&v, sizeof(v));
+	if (rc)
+		return -1;
+	gen_bump(g->dp.gen); /* the CPUs' copies of the entry go too */
 	return 0;
 }
 
@@ -508,7 +545,7 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 {
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
-	int next;
+	int next, rc;
 
 	if (!g->dp.on)
 		return 0;
@@ -527,7 +564,9 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
 		return -1;
 	v.tx_slot = (__u8)next;
-	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	sodium_memzero(&v, sizeof(v));
+	if (rc)
 		return -1;
 	gen_bump(g->dp.gen); /* CPUs switch on their next packet, not at their copy's expiry */
 	return 0;

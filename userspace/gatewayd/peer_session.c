@@ -96,9 +96,14 @@ static const char *on_datakey(struct gwd *g, struct peer *p, const uint8_t *b, l
 		sodium_memzero(sk, sizeof(sk));
 		if (bad)
 			return "datakey: small-order ephemeral key";
-		if (gwd_dp_rx_key(g, peer_idx(g, p), &k, m.id))
+		bad = gwd_dp_rx_key(g, peer_idx(g, p), &k, m.id);
+		if (bad < 0)
 			gwd_log(g, "peer %s: cannot install receive key %u: %s", p->conf->name,
 				m.id, strerror(errno));
+		else if (g->dp.on) { /* the other slot goes once the peer uses this one */
+			p->rx_new_slot = bad;
+			p->rx_used_ms = 0;
+		}
 		sodium_memzero(&k, sizeof(k));
 		m.flags = GW_DATAKEY_ACK;
 		memcpy(m.eph, pub, sizeof(m.eph));
@@ -121,9 +126,37 @@ static const char *on_datakey(struct gwd *g, struct peer *p, const uint8_t *b, l
 		return NULL;
 	}
 	p->last_rekey_ms = gwd_now_ms();
+	p->tx_wipe_ms = p->last_rekey_ms + (uint64_t)g->conf.rekey_grace_s * 1000;
 	if (g->dp.on)
 		gwd_log(g, "peer %s: data key %u (epoch %u) in use", p->conf->name, m.id, m.epoch);
 	return NULL;
+}
+
+/* Replaced keys leave the maps once their grace has passed: the sending key
+ * RekeyGrace after the switch (a CPU that read the old slot index is long
+ * done), the older receive key RekeyGrace after the peer's first packet with
+ * the newer one (what it sent before has arrived by then). */
+static void key_wipes(struct gwd *g, int i, uint64_t now)
+{
+	struct peer *p = &g->peers[i];
+	uint64_t grace = (uint64_t)g->conf.rekey_grace_s * 1000;
+
+	if (p->tx_wipe_ms && now >= p->tx_wipe_ms) {
+		p->tx_wipe_ms = 0;
+		if (gwd_dp_wipe_key(g, i, true, 0))
+			gwd_log(g, "peer %s: cannot wipe the previous sending key: %s",
+				p->conf->name, strerror(errno));
+	}
+	if (p->rx_new_slot < 0)
+		return;
+	if (!p->rx_used_ms && gwd_dp_rx_top(g, i, p->rx_new_slot))
+		p->rx_used_ms = now;
+	if (p->rx_used_ms && now >= p->rx_used_ms + grace) {
+		if (gwd_dp_wipe_key(g, i, false, p->rx_new_slot ^ 1))
+			gwd_log(g, "peer %s: cannot wipe the previous receive key: %s",
+				p->conf->name, strerror(errno));
+		p->rx_new_slot = -1;
+	}
 }
 
 void gwd_rekeys(struct gwd *g)
@@ -134,6 +167,8 @@ void gwd_rekeys(struct gwd *g)
 		return;
 	for (int i = 0; i < g->n_peers; i++) {
 		struct peer *p = &g->peers[i];
+
+		key_wipes(g, i, now);
 
 		if (p->conn && now >= p->next_rekey_ms) {
 			p->tx_epoch++;
