@@ -94,6 +94,24 @@ XG_INLINE struct xg_gw_pcpu *xg_gw_pcpu_of(struct xg_pkt *p, __u32 id)
 	return c;
 }
 
+/* A type 1 frame, complete but for its cipher, to the AF_XDP socket of
+ * this RX queue: its worker seals it and sends it on, or opens it
+ * (proto/xgtun.md, "Where type 1 is sealed and opened"). Without a worker
+ * the frame is dropped, never sent unsealed (counted in rx_dropped too
+ * when it came from the peer: rxd). */
+XG_INLINE int xg_gw_to_worker(struct xg_pkt *p, __u64 *rxd)
+{
+	__u32 q = p->ctx->rx_queue_index;
+
+	if (!bpf_map_lookup_elem(&xg_gw_xsk, &q)) {
+		if (rxd)
+			(*rxd)++;
+		return XG_DROP(p, DROP_GW_NO_WORKER);
+	}
+	xg_count(p, XG_R_GW_TO_WORKER);
+	return bpf_redirect_map(&xg_gw_xsk, q, XDP_DROP);
+}
+
 /* ---- cluster -> peer gateway ---------------------------------------------- */
 
 /*
@@ -199,17 +217,28 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	/* Taken only now, so a counter is spent only on a packet sent. */
 	ctr = xg_gw_next_ctr(pc, txc);
 	t->ver = XG_TUN_VERSION;
-	t->type = XG_TUN_TYPE_AUTH;
 	t->key_id = key->id;
 	t->flags = 0;
 	t->vni_be = bpf_htonl(p->vni << 8);
 	t->counter_be = bpf_cpu_to_be64(ctr);
-	if (xg_tun_tag(ctx, key->k, t->tag)) /* not reached: inner_len checked above */
-		return XG_DROP(p, DROP_GW_TOO_BIG);
-
-	pc->st.tx_packets++;
-	pc->st.tx_bytes += tot_len;
-	return xg_send(p, eth, nh, XG_R_GW_ENCAP);
+	if (peer->flags & XG_GW_PEER_AEAD) {
+		/* addressed here (the worker knows no routes), sealed there */
+		t->type = XG_TUN_TYPE_AEAD;
+		__builtin_memset(t->tag, 0, sizeof(t->tag));
+		xg_memcpy6(eth->h_dest, nh->dmac);
+		xg_memcpy6(eth->h_source, nh->smac);
+		rc = xg_gw_to_worker(p, 0);
+	} else {
+		t->type = XG_TUN_TYPE_AUTH;
+		if (xg_tun_tag(ctx, key->k, t->tag)) /* not reached: inner_len checked above */
+			return XG_DROP(p, DROP_GW_TOO_BIG);
+		rc = xg_send(p, eth, nh, XG_R_GW_ENCAP);
+	}
+	if (rc != XDP_DROP) {
+		pc->st.tx_packets++;
+		pc->st.tx_bytes += tot_len;
+	}
+	return rc;
 }
 
 /* ---- peer gateway -> cluster ---------------------------------------------- */
@@ -326,7 +355,10 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	t = (void *)(o->udp + 1);
 	if ((void *)(t + 1) > data_end)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
-	if (t->ver != XG_TUN_VERSION || t->type != XG_TUN_TYPE_AUTH || t->flags ||
+	/* the type agreed with this peer, and no other: no downgrade */
+	if (t->ver != XG_TUN_VERSION ||
+	    t->type != (peer->flags & XG_GW_PEER_AEAD ? XG_TUN_TYPE_AEAD : XG_TUN_TYPE_AUTH) ||
+	    t->flags ||
 	    (t->vni_be & bpf_htonl(0xff)) || !t->counter_be)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_HDR);
 	slot = xg_gw_rx_slot(peer, t->key_id);
@@ -346,6 +378,8 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
 	if (inner_len > XG_TUN_MAX_INNER)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TOO_BIG);
+	if (peer->flags & XG_GW_PEER_AEAD) /* the tag and the rest after opening */
+		return xg_gw_to_worker(p, &ps->rx_dropped);
 	if (xg_tun_tag(ctx, peer->rx[slot & 1].k, tag))
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
 	/* packet pointers are still valid: xg_tun_tag only reads */

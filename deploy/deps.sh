@@ -10,7 +10,7 @@ PKGS=(
   libsodium-dev libmnl-dev libsqlite3-dev libwebsockets-dev libjansson-dev
   libclang-rt-14-dev
   iproute2 iputils-ping ethtool iperf3 tshark python3 python3-scapy
-  python3-websockets
+  python3-websockets python3-cryptography
   procps psmisc netcat-openbsd wireguard-tools nftables conntrack
   curl jq openssl libssl-dev
   kubernetes-client

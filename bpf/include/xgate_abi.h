@@ -301,7 +301,7 @@ struct xg_agc_slot {
 #define XG_TUN_PORT 6082 /* default; the receiving gateway's choice */
 #define XG_TUN_VERSION 1
 #define XG_TUN_TYPE_AUTH 0
-#define XG_TUN_TYPE_AEAD 1 /* reserved */
+#define XG_TUN_TYPE_AEAD 1 /* proto/xgtun.md "Type 1: AEAD" */
 
 struct xg_tun_hdr {
 	__u8 ver;    /* XG_TUN_VERSION */
@@ -343,6 +343,10 @@ struct xg_tun_hdr {
 #define XG_MAP_GW_PACACHE "xg_gw_pacache"
 #define XG_MAP_GW_RTCACHE "xg_gw_rtcache"
 #define XG_MAP_GW_DCACHE "xg_gw_dcache"
+#define XG_MAP_GW_XSK "xg_gw_xsk"
+/* xg_gw_xsk: XSKMAP, index = RX queue: the crypto workers' AF_XDP sockets
+ * (docs/architecture.md, "Encrypted tunnel"). */
+#define XG_GW_MAX_QUEUES 64
 
 /* xg_gw: ARRAY[1]. The gateway's public side (its internal side is
  * xg_host: address and NIC on the cluster underlay). */
@@ -355,7 +359,8 @@ struct xg_gw_conf {
 };
 
 /* A data-plane key: 16 bytes for SipHash, derived by both gatewayds from
- * their session (gw_data_key); id is what the tunnel header carries. */
+ * their session and a fresh X25519 exchange per rekey (gw_rekey_derive);
+ * id is what the tunnel header carries. */
 struct xg_gw_key {
 	__u8 id;
 	__u8 valid;
@@ -374,6 +379,10 @@ struct xg_gw_peer {
 	struct xg_gw_key rx[2]; /* either may verify; a new key replaces the older */
 };
 #define XG_GW_PEER_VALID 0x1
+/* Type 1 (AEAD) with this peer, both ways: the program checks what it can,
+ * builds or pre-checks the frame and hands it to the AF_XDP crypto worker
+ * of its RX queue (xg_gw_xsk); a type 0 frame from it is refused. */
+#define XG_GW_PEER_AEAD 0x2
 
 /* xg_gw_paddr: HASH public ip -> peer id. By address alone: peers send
  * from flow-hash source ports (proto/xgtun.md); the tag authenticates. */
@@ -713,7 +722,9 @@ struct xg_sess_rev {
 	X(SESS_ICMP_DELIVER_GW, "transit: ICMP error about a session, in")      \
 	X(INGRESS_ICMP_REPLY_GW, "agent: pod's ICMP error, to the ingress host") \
 	X(INGRESS_ICMP_SNAT_GW, "transit: pod's ICMP error from its host, out")  \
-	X(DROP_SESS_ICMP_QUOTE, "drop: overlay session ICMP error, bad quote")
+	X(DROP_SESS_ICMP_QUOTE, "drop: overlay session ICMP error, bad quote")   \
+	X(GW_TO_WORKER, "gateway: type 1 frame to its queue's crypto worker")    \
+	X(DROP_GW_NO_WORKER, "drop: gateway: no crypto worker on this queue")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

@@ -87,4 +87,12 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xg_gw_dcache SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XG_GW_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xg_gw_xsk SEC(".maps");
+
 #endif

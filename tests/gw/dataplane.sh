@@ -59,7 +59,7 @@ conf() { # conf NAME INDEX SUBNET
 	printf '[Gateway]\nName = gw-%s\nCluster = edge-%s\nPrivateKey = %s\n' "$n" "$n" "$(cat "$T/$n.key")"
 	printf 'ListenAddress = 10.97.0.%s:7100\nPublicAddress = 10.97.0.%s:6082\n' "$i" "$i"
 	printf 'Instance = %s\nPublicInterface = wan0\nDatabase = %s/%s.db\n' "$P-$n" "$T" "$n"
-	printf 'Keepalive = 1\nHoldTime = 3\nGraceTime = 30\nRekeyInterval = %s\nSubnet = %s\n' "${REKEY:-3600}" "$3"
+	printf 'Keepalive = 1\nHoldTime = 3\nGraceTime = 30\nRekeyInterval = %s\nRekeyGrace = 2\nSubnet = %s\n' "${REKEY:-3600}" "$3"
 	[ "$n" = a ] && printf 'Divider = %s\n' "$P-adiv"
 	printf '\n[Peer]\nName = gw-%s\nPublicKey = %s\nEndpoint = 10.97.0.%s:7100\n' "$o" "$(cat "$T/$o.pub")" "$([ "$o" = a ] && echo 1 || echo 2)"
 }
@@ -110,6 +110,26 @@ new=$(txkey b)
 	not_ok "rekey: old $old new $new rx on a $(rxkeys a)"
 [ "$(rxkeys a | /usr/bin/python3 -c 'import sys,ast; print(len(ast.literal_eval(sys.stdin.read())))')" = 2 ] &&
 	ok "gw-a keeps the previous key too (in-flight packets)" || not_ok "gw-a rx keys: $(rxkeys a)"
+
+# replaced keys leave the maps after RekeyGrace (2 s): gw-b's previous sending key at once,
+# gw-a's older receive key once gw-b is seen using the newer one (its window moves)
+txold() { peer1 "$1" | field "(lambda t: (t['valid'], sum(t['k'])))(v['tx'][(v['tx_slot'] & 1) ^ 1])"; }
+tx_wiped() { [ "$(txold b)" = "(0, 0)" ]; }
+wait_for 10 tx_wiped && ok "gw-b's previous sending key zeroed in the map" || not_ok "old tx key on gw-b: $(txold b)"
+nid=$(txkey b | /usr/bin/python3 -c 'import sys,ast; print(ast.literal_eval(sys.stdin.read())[0])')
+nslot=$(peer1 a | field "[i for i in (0, 1) if v['rx'][i]['valid'] and v['rx'][i]['id'] == $nid][0]")
+rxslot() { peer1 a | field "(lambda r: (r['valid'], sum(r['k'])))(v['rx'][$1])"; }
+sleep 3
+[ "$(rxslot $((nslot ^ 1)) | cut -c2)" = 1 ] && ok "gw-a's older receive key stays while the newer one is unused" ||
+	not_ok "older rx key on gw-a went early: $(rxslot $((nslot ^ 1)))"
+# the data path's replay window of the newer key: top = 5, as after gw-b's first packets with it
+val="5 0 0 0 0 0 0 0$(printf ' 0%.0s' $(seq 128))"
+bpftool map update pinned "$(pin a xg_gw_replay)" key $((2 + nslot)) 0 0 0 value $val ||
+	not_ok "could not write the replay window"
+rx_wiped() { [ "$(rxslot $((nslot ^ 1)))" = "(0, 0)" ]; }
+wait_for 10 rx_wiped && [ "$(rxslot "$nslot" | cut -c2)" = 1 ] &&
+	ok "gw-a's older receive key zeroed once the newer one was used; the newer stays" ||
+	not_ok "rx keys on gw-a: older $(rxslot $((nslot ^ 1))) newer $(rxslot "$nslot")"
 
 # kill -9: nothing is withdrawn from the maps; a restart installs a new key
 before=$(txkey a)

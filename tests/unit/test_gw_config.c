@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "aead.h"
 #include "conf_check.h"
 #include "config.h"
 
@@ -147,6 +148,37 @@ int main(void)
 	    err, sizeof(err));
 	CHECK(rc == 0, "the same prefix in two VPCs, other ports and addresses parse (%s)",
 	      rc ? err : "");
+
+	/* how long a replaced data-plane key stays in the maps */
+	rc = parse(GW, err, sizeof(err));
+	CHECK(rc == 0 && c.rekey_grace_s == 10, "RekeyGrace defaults to 10 s");
+	rc = parse(GW "RekeyInterval = 10\n", err, sizeof(err));
+	CHECK(rc == 0 && c.rekey_grace_s == 5, "and to half a shorter RekeyInterval (%u)",
+	      c.rekey_grace_s);
+	rc = parse(GW "RekeyGrace = 3\n", err, sizeof(err));
+	CHECK(rc == 0 && c.rekey_grace_s == 3, "RekeyGrace = 3");
+	expect_err(GW "RekeyInterval = 20\nRekeyGrace = 20\n",
+		   "t.conf:0: RekeyGrace (20s) must be less than RekeyInterval (20s)");
+
+	/* the tunnel's mode and cipher, per peer */
+	rc = parse(GW "[Peer]\nName = b\nPublicKey = " K2 "\n[Peer]\nName = c\nPublicKey = " K3
+		      "\nMode = encrypt\nCipher = chacha20-poly1305\n",
+		   err, sizeof(err));
+	CHECK(rc == 0 && c.peers[0].mode == GW_MODE_AUTH && c.peers[0].ciphers == XGT_CIPHERS_ALL,
+	      "Mode defaults to auth, Cipher to auto (%s)", rc ? err : "");
+	CHECK(rc == 0 && c.peers[1].mode == GW_MODE_ENCRYPT &&
+		      c.peers[1].ciphers == XGT_CHACHA20_POLY1305,
+	      "Mode = encrypt, Cipher = chacha20-poly1305");
+	rc = parse(GW "[Peer]\nName = b\nPublicKey = " K2 "\nMode = AUTH\nCipher = aes-256-gcm\n",
+		   err, sizeof(err));
+	CHECK(rc == 0 && c.peers[0].mode == GW_MODE_AUTH && c.peers[0].ciphers == XGT_AES256_GCM,
+	      "Mode = AUTH (any case), Cipher = aes-256-gcm");
+	expect_err(GW "[Peer]\nName = b\nPublicKey = " K2 "\nMode = wireguard\n",
+		   "t.conf:9: Mode 'wireguard': expected encrypt or auth");
+	expect_err(GW "[Peer]\nName = b\nPublicKey = " K2 "\nCipher = aes-128-gcm\n",
+		   "t.conf:9: Cipher 'aes-128-gcm': expected auto, chacha20-poly1305 or aes-256-gcm");
+	expect_err(GW "[Peer]\nName = b\nMode = auth\nMode = encrypt\n",
+		   "t.conf:9: Mode given twice in this [Peer]");
 
 	return unit_summary();
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "aead.h"
 #include "config.h"
 #include "ini.h"
 
@@ -120,7 +121,7 @@ static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, 
 	static const char *const keys[] = {
 	    "Name",	     "Cluster",	 "PrivateKey",	    "ListenAddress", "PublicAddress",
 	    "Database",	     "Instance", "GraceTime",	    "Keepalive",     "HoldTime",
-	    "RekeyInterval", "Subnet",	 "PublicInterface", "Divider"};
+	    "RekeyInterval", "Subnet",	 "PublicInterface", "Divider",	     "RekeyGrace"};
 	int i, n = sizeof(keys) / sizeof(keys[0]);
 
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
@@ -167,6 +168,8 @@ static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, 
 				       sizeof(c->public_if) - 1);
 		strcpy(c->public_if, v);
 		return 0;
+	case 14:
+		return ini_seconds(s, "RekeyGrace", v, 1, 600, &c->rekey_grace_s);
 	case 13:
 		if (c->n_dividers >= 8)
 			return ini_err(s, "too many Divider lines (at most 8)");
@@ -239,7 +242,8 @@ static int peer_vs_gateway(struct ini *s, const struct gw_conf *c, const struct 
 static int peer_kv(struct ini *s, const struct gw_conf *c, struct gw_peer_conf *p, const char *k,
 		   char *v, unsigned *seen)
 {
-	static const char *const keys[] = {"Name", "PublicKey", "Endpoint", "AllowedSubnets"};
+	static const char *const keys[] = {"Name",	     "PublicKey", "Endpoint",
+					   "AllowedSubnets", "Mode",	  "Cipher"};
 	int i, n = sizeof(keys) / sizeof(keys[0]);
 
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
@@ -260,6 +264,21 @@ static int peer_kv(struct ini *s, const struct gw_conf *c, struct gw_peer_conf *
 		return ini_addr(s, "Endpoint", v, &p->endpoint) || peer_vs_gateway(s, c, p, i, v)
 			   ? -1
 			   : 0;
+	case 4:
+		if (!strcasecmp(v, "encrypt"))
+			p->mode = GW_MODE_ENCRYPT;
+		else if (!strcasecmp(v, "auth"))
+			p->mode = GW_MODE_AUTH;
+		else
+			return ini_err(s, "Mode '%s': expected encrypt or auth", v);
+		return 0;
+	case 5:
+		if (!strcasecmp(v, "auto"))
+			p->ciphers = XGT_CIPHERS_ALL;
+		else if (!(p->ciphers = xgt_cipher_by_name(v)))
+			return ini_err(
+			    s, "Cipher '%s': expected auto, chacha20-poly1305 or aes-256-gcm", v);
+		return 0;
 	default: {
 		char *save = NULL, *tok;
 
@@ -310,6 +329,7 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 	c->keepalive_s = 5;
 	c->hold_s = 15;
 	c->rekey_s = 120;
+	c->rekey_grace_s = 10;
 	c->listen.sin_family = AF_INET;
 	c->listen.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->listen.sin_port = htons(7100);
@@ -334,6 +354,7 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 						       GW_MAX_PEERS);
 				sec = SEC_PEER;
 				peer_seen = 0;
+				c->peers[c->n_peers].ciphers = XGT_CIPHERS_ALL;
 				c->peers[c->n_peers++].line = s.line;
 			} else {
 				return ini_err(&s, "unknown section %s: [Gateway] or [Peer]", k);
@@ -361,6 +382,13 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 	if (!c->public_addr.sin_port)
 		return ini_err_at(
 		    &s, 0, "[Gateway] needs a PublicAddress (where peers send tunnel packets)");
+	/* a replaced key must be gone before the next rekey reuses its slot;
+	 * not given, the grace shrinks to fit a short RekeyInterval */
+	if (!(gw_seen & (1u << 14)) && c->rekey_grace_s > c->rekey_s / 2)
+		c->rekey_grace_s = c->rekey_s / 2;
+	if (c->rekey_grace_s >= c->rekey_s)
+		return ini_err_at(&s, 0, "RekeyGrace (%us) must be less than RekeyInterval (%us)",
+				  c->rekey_grace_s, c->rekey_s);
 	if (c->hold_s <= c->keepalive_s)
 		return ini_err_at(&s, 0, "HoldTime (%us) must exceed Keepalive (%us)", c->hold_s,
 				  c->keepalive_s);

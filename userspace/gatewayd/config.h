@@ -21,8 +21,14 @@ struct gw_prefix {
 	int line; /* where it was given */
 };
 
+/* The tunnel type used with a peer (proto/gatewayd.md, "Mode and cipher
+ * agreement"): xgtun type 0 or 1. The values are INFO's mode byte. */
+enum gw_mode { GW_MODE_AUTH = 0, GW_MODE_ENCRYPT = 1 };
+
 struct gw_peer_conf {
 	char name[GW_NAME_MAX + 1];
+	enum gw_mode mode; /* Mode, default auth */
+	unsigned ciphers;  /* Cipher: the enum xgt_cipher bits it allows (auto: both) */
 	unsigned char public_key[GW_KEY_LEN];
 	struct sockaddr_in endpoint; /* control address; port 0: passive peer */
 	struct gw_prefix allowed[GW_MAX_ALLOWED];
@@ -43,6 +49,7 @@ struct gw_conf {
 	char dividers[8][64]; /* xgate instances whose xg_subnet gets remote subnets */
 	int n_dividers;
 	unsigned grace_s, keepalive_s, hold_s, rekey_s;
+	unsigned rekey_grace_s; /* a replaced key leaves the maps this long after */
 	struct gw_prefix subnets[GW_MAX_SUBNETS];
 	int n_subnets;
 	struct gw_peer_conf peers[GW_MAX_PEERS];

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "aead.h"
 #include "gwd.h"
 
 int gwd_ctl_open(struct gwd *g)
@@ -95,6 +96,14 @@ static json_t *peers_json(struct gwd *g, uint64_t now)
 				    p->last_rekey_ms
 					? json_integer((json_int_t)(now - p->last_rekey_ms) / 1000)
 					: json_null());
+		/* the tunnel: the configured mode, and while up what protects it */
+		json_object_set_new(
+		    o, "mode", json_string(p->conf->mode == GW_MODE_ENCRYPT ? "encrypt" : "auth"));
+		json_object_set_new(o, "cipher",
+				    p->state != PEER_UP ? json_null()
+				    : p->conf->mode == GW_MODE_AUTH
+					? json_string("siphash-2-4")
+					: json_string(xgt_cipher_name(p->cipher)));
 		json_array_append_new(a, o);
 	}
 	return a;

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sodium.h>
 
 #include "gwd.h"
 #include "xg.h"
@@ -463,15 +464,19 @@ static int rx_victim(struct gwd *g, __u32 id, const struct xg_gw_peer *v)
 	return r0.top <= r1.top ? 0 : 1;
 }
 
-int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
+int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 {
 	__u32 id = (__u32)idx + 1, ri;
 	struct xg_gw_replay fresh = {0};
 	struct xg_gw_peer v;
-	int slot;
+	int slot, rc;
 
 	if (!g->dp.on)
 		return 0;
+	if (k->len != sizeof(v.rx[0].k)) { /* the XDP program holds SipHash keys only */
+		errno = EINVAL;
+		return -1;
+	}
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return -1;
 	for (slot = 0; slot < 2; slot++)
@@ -491,35 +496,77 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t e
 	}
 	ri = id * 2 + (__u32)slot;
 	bpf_map_update_elem(g->dp.replay, &ri, &fresh, BPF_ANY);
-	gw_data_key(s, 0, epoch, v.rx[slot].k);
+	memcpy(v.rx[slot].k, k->k, sizeof(v.rx[slot].k));
 	v.rx[slot].id = kid;
 	v.rx[slot].valid = 1;
-	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	sodium_memzero(&v, sizeof(v));
+	if (rc)
 		return -1;
 	gen_bump(g->dp.gen);
-	return 0;
+	return slot;
 }
 
-int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t kid)
+uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot)
+{
+	__u32 ri = ((__u32)idx + 1) * 2 + (__u32)(slot & 1);
+	struct xg_gw_replay r;
+
+	if (!g->dp.on || bpf_map_lookup_elem(g->dp.replay, &ri, &r))
+		return 0;
+	return r.top;
+}
+
+int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
 {
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
-	int next;
+	struct xg_gw_key *k;
+	int rc;
 
 	if (!g->dp.on)
 		return 0;
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return -1;
+	k = tx ? &v.tx[(v.tx_slot & 1) ^ 1] : &v.rx[slot & 1];
+	if (!k->valid && sodium_is_zero(k->k, sizeof(k->k)))
+		return 0;
+	k->valid = 0;
+	sodium_memzero(k->k, sizeof(k->k));
+	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	sodium_memzero(&v, sizeof(v));
+	if (rc)
+		return -1;
+	gen_bump(g->dp.gen); /* the CPUs' copies of the entry go too */
+	return 0;
+}
+
+int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
+{
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_peer v;
+	int next, rc;
+
+	if (!g->dp.on)
+		return 0;
+	if (k->len != sizeof(v.tx[0].k)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
+		return -1;
 	/* Two writes: the unused slot gets the key, then the switch. Each
 	 * write rewrites the entry, but only changed bytes change. */
 	next = (v.tx_slot & 1) ^ 1;
-	gw_data_key(s, 1, epoch, v.tx[next].k);
+	memcpy(v.tx[next].k, k->k, sizeof(v.tx[next].k));
 	v.tx[next].id = kid;
 	v.tx[next].valid = 1;
 	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
 		return -1;
 	v.tx_slot = (__u8)next;
-	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	sodium_memzero(&v, sizeof(v));
+	if (rc)
 		return -1;
 	gen_bump(g->dp.gen); /* CPUs switch on their next packet, not at their copy's expiry */
 	return 0;

@@ -37,10 +37,16 @@ void gwd_dp_close(struct gwd *g);
 void gwd_dp_sync_routes(struct gwd *g);
 /* The peer's public (tunnel) address learned from its INFO. */
 void gwd_dp_peer_addr(struct gwd *g, int idx);
-/* Install the key the peer announced for (epoch, id) as a receive key. */
-int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t id);
-/* Make (epoch, id) our sending key (after the peer confirmed it holds it). */
-int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_session *s, uint32_t epoch, uint8_t id);
+/* Install the key the peer announced as id as a receive key: the slot it
+ * took (0 or 1), or -1 with errno. */
+int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t id);
+/* The highest counter a receive slot accepted (0: none yet, or no data plane). */
+uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot);
+/* Zero a receive slot's key, or the sending slot not in use (tx): the
+ * key bytes and the valid flag, in the map. */
+int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot);
+/* Make k (id) our sending key (after the peer confirmed it holds it). */
+int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t id);
 /* The key id to announce next for this peer (differs from the current). */
 uint8_t gwd_dp_next_id(struct gwd *g, int idx);
 /* Per-peer traffic counters summed over CPUs (zeros if off). */

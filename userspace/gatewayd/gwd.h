@@ -47,6 +47,8 @@ struct peer {
 	uint64_t inbound_ms;	 /* atomic: a handshake from it began then (0: none) */
 	uint32_t public_ip_be;	 /* learned from its INFO */
 	uint16_t public_port_be;
+	unsigned cipher;       /* agreed in the session (enum xgt_cipher), 0 in auth mode */
+	unsigned peer_ciphers; /* what its last INFO offered */
 	uint64_t last_rx_ms, rx_frames; /* atomic: keepalives update them unlocked */
 	uint64_t tx_frames, refused;
 	bool store_dirty; /* a commit of its routes failed: rewrite them */
@@ -54,7 +56,13 @@ struct peer {
 	uint32_t tx_epoch;
 	uint8_t tx_pending_id;
 	bool tx_pending;
-	bool syncing; /* inside FULL_BEGIN .. FULL_END */
+	/* the announce's ephemeral X25519 pair, until its ack (then wiped) */
+	unsigned char tx_eph_sk[32], tx_eph_pub[32];
+	/* wipes of replaced keys in the maps (proto/gatewayd.md, "Wiping") */
+	uint64_t tx_wipe_ms; /* the sending slot not in use is zeroed then (0: nothing due) */
+	int rx_new_slot;     /* the newest receive key's slot, -1 when nothing waits */
+	uint64_t rx_used_ms; /* when the peer was first seen using it (0: not yet) */
+	bool syncing;	     /* inside FULL_BEGIN .. FULL_END */
 	uint64_t next_rekey_ms;
 	uint64_t last_rekey_ms;
 };
@@ -151,7 +159,8 @@ void gwd_dial(struct gwd *g, const int *idx, int n);
 
 /* peer_session.c: runs a session on st->fd (closed when it returns). */
 enum gwd_outcome gwd_session(struct gwd_start *st);
-/* Announce a new sending key to every peer that is up and due (lock held). */
+/* Announce a new sending key to every peer that is up and due, and zero
+ * in the maps the keys whose grace has passed (lock held). */
 void gwd_rekeys(struct gwd *g);
 
 /* own.c (lock held) */

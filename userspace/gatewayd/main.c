@@ -48,6 +48,7 @@ static int start(struct gwd *g)
 	gwd_own_start(g);
 	for (int i = 0; i < g->conf.n_peers; i++) {
 		g->peers[i].conf = &g->conf.peers[i];
+		g->peers[i].rx_new_slot = -1;
 		g->peers[i].dial_lower = strcmp(g->conf.name, g->conf.peers[i].name) < 0;
 		gwd_dial_first(&g->peers[i]);
 		g->n_peers++;

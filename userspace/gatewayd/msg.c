@@ -2,8 +2,11 @@
 /* Strict codecs for the sync messages: fixed sizes, big-endian, every field
  * checked, so a peer's bug becomes a logged protocol error, not state. */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "aead.h"
+#include "config.h"
 #include "msg.h"
 
 static void put32(uint8_t *p, uint32_t v)
@@ -84,7 +87,9 @@ size_t gw_info_encode(uint8_t *out, const struct gw_info_msg *m)
 	memcpy(out + 2 + a, m->cluster, b);
 	memcpy(out + 2 + a + b, &m->public_ip_be, 4);
 	memcpy(out + 6 + a + b, &m->public_port_be, 2);
-	return 8 + a + b;
+	out[8 + a + b] = m->mode;
+	out[9 + a + b] = m->ciphers;
+	return 10 + a + b;
 }
 
 int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const char **why)
@@ -92,8 +97,8 @@ int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const c
 	size_t a, b;
 
 	memset(m, 0, sizeof(*m));
-	if (len < 8 || (a = in[0]) > 32 || len < 8 + a || (b = in[1 + a]) > 32 ||
-	    len != 8 + a + b) {
+	if (len < 10 || (a = in[0]) > 32 || len < 10 + a || (b = in[1 + a]) > 32 ||
+	    len != 10 + a + b) {
 		*why = "malformed info message";
 		return -1;
 	}
@@ -101,6 +106,8 @@ int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const c
 	memcpy(m->cluster, in + 2 + a, b);
 	memcpy(&m->public_ip_be, in + 2 + a + b, 4);
 	memcpy(&m->public_port_be, in + 6 + a + b, 2);
+	m->mode = in[8 + a + b];
+	m->ciphers = in[9 + a + b];
 	/* a NUL inside a name would hide the bytes after it from name_ok */
 	if (strlen(m->name) != a || strlen(m->cluster) != b || !name_ok(m->name) ||
 	    !name_ok(m->cluster)) {
@@ -109,6 +116,52 @@ int gw_info_decode(const uint8_t *in, size_t len, struct gw_info_msg *m, const c
 	}
 	if (!m->public_ip_be || !m->public_port_be) {
 		*why = "info message without a public address";
+		return -1;
+	}
+	if (m->mode > GW_MODE_ENCRYPT) {
+		*why = "info message with an unknown mode";
+		return -1;
+	}
+	if (m->ciphers & ~XGT_CIPHERS_ALL) {
+		*why = "info message with unknown cipher bits";
+		return -1;
+	}
+	return 0;
+}
+
+static const char *mode_name(uint8_t m)
+{
+	return m == GW_MODE_ENCRYPT ? "encrypt" : "auth";
+}
+
+/* a cipher set in words: "aes-256-gcm chacha20-poly1305", or "none" */
+static const char *set_name(unsigned c)
+{
+	switch (c & XGT_CIPHERS_ALL) {
+	case XGT_CIPHERS_ALL:
+		return "aes-256-gcm chacha20-poly1305";
+	case 0:
+		return "none";
+	default:
+		return xgt_cipher_name(c & XGT_CIPHERS_ALL);
+	}
+}
+
+int gw_info_agree(const struct gw_info_msg *ours, const struct gw_info_msg *theirs,
+		  unsigned *cipher, char *why, size_t whylen)
+{
+	*cipher = 0;
+	if (ours->mode != theirs->mode) {
+		snprintf(why, whylen, "mode mismatch: we want %s, the peer wants %s",
+			 mode_name(ours->mode), mode_name(theirs->mode));
+		return -1;
+	}
+	if (ours->mode == GW_MODE_AUTH)
+		return 0;
+	*cipher = xgt_cipher_agree(ours->ciphers, theirs->ciphers);
+	if (!*cipher) {
+		snprintf(why, whylen, "no common cipher: we offer %s, the peer offers %s",
+			 set_name(ours->ciphers), set_name(theirs->ciphers));
 		return -1;
 	}
 	return 0;
@@ -121,6 +174,7 @@ size_t gw_datakey_encode(uint8_t *out, const struct gw_datakey_msg *m)
 	memcpy(out, &e, 4);
 	out[4] = m->id;
 	out[5] = m->flags;
+	memcpy(out + 6, m->eph, 32);
 	return GW_DATAKEY_LEN;
 }
 
@@ -140,5 +194,10 @@ int gw_datakey_decode(const uint8_t *in, size_t len, struct gw_datakey_msg *m, c
 	m->epoch = ntohl(e);
 	m->id = in[4];
 	m->flags = in[5];
-	return 0;
+	memcpy(m->eph, in + 6, 32);
+	for (int i = 0; i < 32; i++)
+		if (m->eph[i])
+			return 0;
+	*why = "datakey: all-zero ephemeral key";
+	return -1;
 }

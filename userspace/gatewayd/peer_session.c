@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "aead.h"
 #include "gwd.h"
 #include "msg.h"
 
@@ -65,6 +66,9 @@ static void announce_key(struct gwd *g, struct peer *p)
 
 	if (!p->conn)
 		return;
+	/* a fresh pair per announce: an unanswered one's secret goes now */
+	gw_rekey_pair(m.eph, p->tx_eph_sk);
+	memcpy(p->tx_eph_pub, m.eph, sizeof(m.eph));
 	p->tx_pending_id = m.id;
 	p->tx_pending = true;
 	p->next_rekey_ms = gwd_now_ms() + (uint64_t)g->conf.rekey_s * 1000;
@@ -77,28 +81,82 @@ static const char *on_datakey(struct gwd *g, struct peer *p, const uint8_t *b, l
 	const char *why = NULL;
 	uint8_t out[GW_DATAKEY_LEN];
 
+	bool aead = p->cipher != 0;
+	struct gw_dkey k;
+	int bad;
+
 	if (gw_datakey_decode(b, (size_t)n, &m, &why))
 		return why;
 	if (!(m.flags & GW_DATAKEY_ACK)) {
-		if (gwd_dp_rx_key(g, peer_idx(g, p), &p->conn->s, m.epoch, m.id))
+		unsigned char sk[32], pub[32];
+
+		/* our half of this epoch's exchange, used once and wiped */
+		gw_rekey_pair(pub, sk);
+		bad = gw_rekey_derive(&p->conn->s, 0, m.epoch, sk, m.eph, pub, aead, &k);
+		sodium_memzero(sk, sizeof(sk));
+		if (bad)
+			return "datakey: small-order ephemeral key";
+		bad = gwd_dp_rx_key(g, peer_idx(g, p), &k, m.id);
+		if (bad < 0)
 			gwd_log(g, "peer %s: cannot install receive key %u: %s", p->conf->name,
 				m.id, strerror(errno));
+		else if (g->dp.on) { /* the other slot goes once the peer uses this one */
+			p->rx_new_slot = bad;
+			p->rx_used_ms = 0;
+		}
+		sodium_memzero(&k, sizeof(k));
 		m.flags = GW_DATAKEY_ACK;
+		memcpy(m.eph, pub, sizeof(m.eph));
 		gwd_conn_send(p->conn, GW_T_DATAKEY, out, gw_datakey_encode(out, &m));
 		return NULL;
 	}
 	if (!p->tx_pending || m.id != p->tx_pending_id || m.epoch != p->tx_epoch)
 		return NULL; /* an ack overtaken by a newer announce */
 	p->tx_pending = false;
-	if (gwd_dp_tx_key(g, peer_idx(g, p), &p->conn->s, m.epoch, m.id)) {
+	bad =
+	    gw_rekey_derive(&p->conn->s, 1, m.epoch, p->tx_eph_sk, p->tx_eph_pub, m.eph, aead, &k);
+	sodium_memzero(p->tx_eph_sk, sizeof(p->tx_eph_sk));
+	if (bad)
+		return "datakey: small-order ephemeral key";
+	bad = gwd_dp_tx_key(g, peer_idx(g, p), &k, m.id);
+	sodium_memzero(&k, sizeof(k));
+	if (bad) {
 		gwd_log(g, "peer %s: cannot install sending key %u: %s", p->conf->name, m.id,
 			strerror(errno));
 		return NULL;
 	}
 	p->last_rekey_ms = gwd_now_ms();
+	p->tx_wipe_ms = p->last_rekey_ms + (uint64_t)g->conf.rekey_grace_s * 1000;
 	if (g->dp.on)
 		gwd_log(g, "peer %s: data key %u (epoch %u) in use", p->conf->name, m.id, m.epoch);
 	return NULL;
+}
+
+/* Replaced keys leave the maps once their grace has passed: the sending key
+ * RekeyGrace after the switch (a CPU that read the old slot index is long
+ * done), the older receive key RekeyGrace after the peer's first packet with
+ * the newer one (what it sent before has arrived by then). */
+static void key_wipes(struct gwd *g, int i, uint64_t now)
+{
+	struct peer *p = &g->peers[i];
+	uint64_t grace = (uint64_t)g->conf.rekey_grace_s * 1000;
+
+	if (p->tx_wipe_ms && now >= p->tx_wipe_ms) {
+		p->tx_wipe_ms = 0;
+		if (gwd_dp_wipe_key(g, i, true, 0))
+			gwd_log(g, "peer %s: cannot wipe the previous sending key: %s",
+				p->conf->name, strerror(errno));
+	}
+	if (p->rx_new_slot < 0)
+		return;
+	if (!p->rx_used_ms && gwd_dp_rx_top(g, i, p->rx_new_slot))
+		p->rx_used_ms = now;
+	if (p->rx_used_ms && now >= p->rx_used_ms + grace) {
+		if (gwd_dp_wipe_key(g, i, false, p->rx_new_slot ^ 1))
+			gwd_log(g, "peer %s: cannot wipe the previous receive key: %s",
+				p->conf->name, strerror(errno));
+		p->rx_new_slot = -1;
+	}
 }
 
 void gwd_rekeys(struct gwd *g)
@@ -109,6 +167,8 @@ void gwd_rekeys(struct gwd *g)
 		return;
 	for (int i = 0; i < g->n_peers; i++) {
 		struct peer *p = &g->peers[i];
+
+		key_wipes(g, i, now);
 
 		if (p->conn && now >= p->next_rekey_ms) {
 			p->tx_epoch++;
@@ -233,8 +293,9 @@ static void session_run(struct gwd *g, struct peer *p, struct conn *c, uint8_t *
 /* Handshake and INFO both ways, within GWD_HANDSHAKE_MS in all; p is set
  * to the peer it proved to be. Returns 0, or -1 (logged). */
 static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer **pp,
-		 struct gw_info_msg *theirs)
+		 struct gw_info_msg *theirs, unsigned *cipher)
 {
+	bool refused = false;
 	struct gwd *g = st->g;
 	struct gw_info_msg info = {0};
 	const char *why = NULL;
@@ -262,6 +323,8 @@ static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer
 	snprintf(info.cluster, sizeof(info.cluster), "%s", g->conf.cluster);
 	info.public_ip_be = g->conf.public_addr.sin_addr.s_addr;
 	info.public_port_be = g->conf.public_addr.sin_port;
+	info.mode = (uint8_t)p->conf->mode;
+	info.ciphers = (uint8_t)(p->conf->ciphers & xgt_ciphers_local());
 	n = (long)gw_info_encode(buf, &info);
 	if (gwd_conn_send(c, GW_T_HELLO_INFO, buf, (size_t)n)) {
 		snprintf(err, sizeof(err), "sending info failed");
@@ -280,6 +343,20 @@ static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer
 			 theirs->name);
 		goto fail;
 	}
+	/* Refused, not failed: the peer is who it says, but the two
+	 * configurations cannot make a tunnel. Nothing of ours is sent. */
+	if (gw_info_agree(&info, theirs, cipher, err, sizeof(err))) {
+		refused = true;
+		goto fail;
+	}
+	if (info.mode == GW_MODE_ENCRYPT && g->dp.on) {
+		/* never fall back to sending the peer's traffic in clear */
+		snprintf(err, sizeof(err),
+			 "Mode encrypt needs the AF_XDP crypto workers, not in this gatewayd "
+			 "yet; use Mode = auth");
+		refused = true;
+		goto fail;
+	}
 	gw_hs_end(&g->hs, st->hs_slot);
 	st->hs_slot = -1;
 	return 0;
@@ -287,7 +364,9 @@ fail:
 	if (gw_hs_end(&g->hs, st->hs_slot)) /* the deadline cut it: that is the reason */
 		snprintf(err, sizeof(err), "not done within %ums", GWD_HANDSHAKE_MS);
 	st->hs_slot = -1;
-	if (shaken)
+	if (refused)
+		gwd_log(g, "peer %s: session refused: %s", p->conf->name, err);
+	else if (shaken)
 		gwd_log(g, "peer %s: session failed: %s", p->conf->name, err);
 	else
 		gwd_log(g, "%s%s: handshake failed: %s", p ? "peer " : "connection from ",
@@ -304,6 +383,7 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 	enum gwd_outcome out = GWD_FAILED;
 	struct peer *p = NULL;
 	char err[128] = "";
+	unsigned cipher = 0;
 
 	if (!c || !buf) {
 		free(c);
@@ -313,7 +393,7 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 		return GWD_FAILED;
 	}
 	pthread_mutex_init(&c->send_lock, NULL);
-	if (setup(st, c, buf, &p, &theirs))
+	if (setup(st, c, buf, &p, &theirs, &cipher))
 		goto out;
 	st->p = p;
 	if (st->claimed) { /* the handshake is over: our dials may go again */
@@ -328,8 +408,12 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 	}
 	p->public_ip_be = theirs.public_ip_be;
 	p->public_port_be = theirs.public_port_be;
-	gwd_log(g, "peer %s: session up (%s, cluster %s)", p->conf->name,
-		st->role == GW_INITIATOR ? "dialled" : "accepted", theirs.cluster);
+	p->cipher = cipher;
+	p->peer_ciphers = theirs.ciphers;
+	gwd_log(g, "peer %s: session up (%s, cluster %s, mode %s%s%s)", p->conf->name,
+		st->role == GW_INITIATOR ? "dialled" : "accepted", theirs.cluster,
+		p->conf->mode == GW_MODE_ENCRYPT ? "encrypt" : "auth", cipher ? ", " : "",
+		cipher ? xgt_cipher_name(cipher) : "");
 	p->syncing = false;
 	gwd_dp_peer_addr(g, peer_idx(g, p));
 	p->tx_epoch = 0; /* keys are per session: a new one starts at epoch 0 */
@@ -350,6 +434,8 @@ enum gwd_outcome gwd_session(struct gwd_start *st)
 
 		gwd_set_conn(g, p, NULL);
 		p->state = PEER_IDLE;
+		p->tx_pending = false;
+		sodium_memzero(p->tx_eph_sk, sizeof(p->tx_eph_sk));
 		/* not dialled until the caller says when (gwd_dial_first) */
 		p->next_dial_ms = UINT64_MAX;
 		stale = gwd_sync_peer_down(g, p);

@@ -381,13 +381,55 @@ long gw_recv_ready(struct gw_session *s)
 	return have >= 4 + (size_t)clen ? (long)(clen - over) : -1;
 }
 
-void gw_data_key(const struct gw_session *s, int to_peer, uint32_t epoch, unsigned char key[16])
+void gw_rekey_pair(unsigned char pub[32], unsigned char sk[32])
 {
-	/* the initiator's sending direction is subkey 0x100 + 2*epoch */
-	int i2r = (s->role == GW_INITIATOR) == (to_peer != 0);
+	randombytes_buf(sk, 32);
+	crypto_scalarmult_base(pub, sk);
+}
 
-	crypto_kdf_derive_from_key(key, 16, 0x100 + 2 * (uint64_t)epoch + (i2r ? 0 : 1), "xgw-data",
-				   s->master);
+int gw_rekey_derive(const struct gw_session *s, int to_peer, uint32_t epoch,
+		    const unsigned char my_sk[32], const unsigned char e_s[32],
+		    const unsigned char e_r[32], bool aead, struct gw_dkey *out)
+{
+	/* d = 0: the initiator's sending direction */
+	int i2r = (s->role == GW_INITIATOR) == (to_peer != 0);
+	const unsigned char *theirs;
+	unsigned char dh[32], seed[32], pre[11] = "xgw-rk", salt[16];
+	crypto_generichash_state h;
+	unsigned char mine[32];
+
+	/* ours is whichever of the two public keys my_sk makes */
+	crypto_scalarmult_base(mine, my_sk);
+	theirs = sodium_memcmp(mine, e_s, 32) ? e_s : e_r;
+	sodium_memzero(mine, sizeof(mine));
+	if (crypto_scalarmult(dh, my_sk, theirs)) /* all zero: a small-order key */
+		return -1;
+	pre[6] = i2r ? 0 : 1;
+	pre[7] = (unsigned char)(epoch >> 24);
+	pre[8] = (unsigned char)(epoch >> 16);
+	pre[9] = (unsigned char)(epoch >> 8);
+	pre[10] = (unsigned char)epoch;
+	crypto_generichash_init(&h, s->master, sizeof(s->master), sizeof(seed));
+	crypto_generichash_update(&h, pre, sizeof(pre));
+	crypto_generichash_update(&h, e_s, 32);
+	crypto_generichash_update(&h, e_r, 32);
+	crypto_generichash_update(&h, dh, sizeof(dh));
+	crypto_generichash_final(&h, seed, sizeof(seed));
+	sodium_memzero(dh, sizeof(dh));
+	sodium_memzero(&h, sizeof(h));
+	memset(out, 0, sizeof(*out));
+	if (aead) {
+		out->len = 32;
+		crypto_kdf_derive_from_key(out->k, 32, 1, "xgw-aead", seed);
+		crypto_kdf_derive_from_key(salt, sizeof(salt), 2, "xgw-salt", seed);
+		memcpy(out->salt, salt, sizeof(out->salt));
+		sodium_memzero(salt, sizeof(salt));
+	} else {
+		out->len = 16;
+		crypto_kdf_derive_from_key(out->k, 16, 1, "xgw-data", seed);
+	}
+	sodium_memzero(seed, sizeof(seed));
+	return 0;
 }
 
 void gw_session_wipe(struct gw_session *s)

@@ -5,6 +5,7 @@
 #define GWD_SESSION_H
 
 #include <sodium.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,8 +18,8 @@ struct gw_session {
 	int fd;
 	enum gw_role role;
 	unsigned char peer_static[32];
-	unsigned char hash[32];     /* transcript h */
-	unsigned char master[32];   /* session master secret (data-plane keys derive from it) */
+	unsigned char hash[32];	  /* transcript h */
+	unsigned char master[32]; /* session master secret (data-plane keys derive from it) */
 	crypto_secretstream_xchacha20poly1305_state tx, rx;
 	/* frames read ahead: one read() takes every frame that has arrived */
 	unsigned char rbuf[16384];
@@ -53,8 +54,26 @@ long gw_recv(struct gw_session *s, uint8_t *type, void *buf, size_t cap, char *e
  * Lets a reader take every frame that arrived together as one batch. */
 long gw_recv_ready(struct gw_session *s);
 
-/* Data-plane MAC key for a direction and epoch (16 bytes). */
-void gw_data_key(const struct gw_session *s, int to_peer, uint32_t epoch, unsigned char key[16]);
+/* A data-plane key of one direction and epoch (proto/gatewayd.md, "Data-plane
+ * keys"): 16 bytes for the SipHash tag (auth), 32 and a 4-byte salt for the
+ * AEAD (encrypt). */
+struct gw_dkey {
+	unsigned char k[32];
+	unsigned char salt[4];
+	unsigned len; /* 16 or 32 */
+};
+
+/* A fresh X25519 pair for one DATAKEY exchange (sk: wipe it after use). */
+void gw_rekey_pair(unsigned char pub[32], unsigned char sk[32]);
+/* The key of (direction, epoch) from a DATAKEY exchange: to_peer says whose
+ * sending direction (ours: 1); e_s and e_r are the announcer's and the
+ * acker's ephemeral public keys, my_sk our ephemeral secret (matching one of
+ * them), aead the encrypt mode's 32-byte key and salt rather than the auth
+ * mode's 16 bytes. Returns 0, or -1 if the exchange gives the all-zero
+ * point (a small-order key: the session must end). */
+int gw_rekey_derive(const struct gw_session *s, int to_peer, uint32_t epoch,
+		    const unsigned char my_sk[32], const unsigned char e_s[32],
+		    const unsigned char e_r[32], bool aead, struct gw_dkey *out);
 void gw_session_wipe(struct gw_session *s);
 
 #endif

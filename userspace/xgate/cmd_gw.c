@@ -166,12 +166,13 @@ static json_t *ctl_request(const char *path, const char *req, int *rc)
 static int gw_query(struct cli *c, const char *verb, struct args *a)
 {
 	/* session, then data plane (packets through the tunnel to/from it) */
-	static const char *const pcols[] = {"PEER",    "STATE",	     "HANDSHAKE_S_AGO", "PUBLIC",
-					    "ROUTES",  "FRAMES_IN",  "REFUSED",		"TX_PKTS",
-					    "RX_PKTS", "RX_DROPPED", "KEY_AGE_S",	NULL};
+	static const char *const pcols[] = {
+	    "PEER",	 "STATE",   "MODE",    "CIPHER",  "HANDSHAKE_S_AGO", "PUBLIC",	  "ROUTES",
+	    "FRAMES_IN", "REFUSED", "TX_PKTS", "RX_PKTS", "RX_DROPPED",	     "KEY_AGE_S", NULL};
 	static const char *const pkeys[] = {
-	    "name",    "state",	     "last_handshake_s_ago", "public",	   "routes",	"rx_frames",
-	    "refused", "tx_packets", "rx_packets",	     "rx_dropped", "key_age_s", NULL};
+	    "name",	  "state",	"mode",	     "cipher",	"last_handshake_s_ago",
+	    "public",	  "routes",	"rx_frames", "refused", "tx_packets",
+	    "rx_packets", "rx_dropped", "key_age_s", NULL};
 	static const char *const rcols[] = {"VNI",   "PREFIX", "ORIGIN", "VERSION",
 					    "STATE", "AGE_S",  NULL};
 	static const char *const rkeys[] = {"vni",   "prefix", "origin", "version",
