@@ -116,8 +116,34 @@ expect_field 400 metadata.name "an update naming another object"
 put $APPS/nope "$(app nope)"; expect_code 404 "update a missing application"
 req DELETE $APPS/other; expect_code 200 "delete other"
 req GET $APPS/other; expect_code 404 "other is gone"
-req PATCH $APPS/echo -H 'Content-Type: application/merge-patch+json' --data-binary '{}'
-expect_code 405 "PATCH is not served yet"
+# ---- PATCH: an RFC 7386 merge patch (what kubectl apply sends) ----
+req PATCH $APPS/echo -H 'Content-Type: application/merge-patch+json' \
+	--data-binary '{"metadata":{"labels":{"tier":null,"team":"edge"},"annotations":{"note":"x"}},"spec":{"scalingPolicy":{"maximumInstance":6}}}'
+expect_code 200 "a merge patch of the policy, the labels and the annotations"
+[ "$(j .spec.scalingPolicy.maximumInstance)" = 6 ] && [ "$(j .spec.scalingPolicy.burst)" = 2 ] &&
+	[ "$(j '.metadata.labels | keys | join(",")')" = team ] && [ "$(j .metadata.annotations.note)" = x ] &&
+	ok "merged: maximumInstance 6 (burst kept), label tier removed by null, team added, annotation kept" ||
+	not_ok "merge patch result: $BODY"
+RV2=$(j .metadata.resourceVersion)
+req PATCH $APPS/echo -H 'Content-Type: application/merge-patch+json' --data-binary '{"spec":{"containers":[]}}'
+expect_field 422 spec.containers "a merge patch of what may not change"
+req PATCH $APPS/echo -H 'Content-Type: application/strategic-merge-patch+json' --data-binary '{}'
+expect_code 415 "a strategic merge patch is refused"
+req PATCH $APPS/echo -H 'Content-Type: application/merge-patch+json' --data-binary '[1]'
+expect_field 400 "" "a merge patch that is not an object"
+req PATCH $APPS/nope -H 'Content-Type: application/merge-patch+json' --data-binary '{}'
+expect_code 404 "a merge patch of a missing application"
+req PATCH /namespaces/default/applicationsessions/s1 -H 'Content-Type: application/merge-patch+json' --data-binary '{}'
+expect_code 405 "sessions are not patched"
+# ---- fieldSelector (kubectl delete waits on it), discovery ----
+req GET "$APPS?fieldSelector=metadata.name%3Decho"
+[ "$CODE" = 200 ] && [ "$(j '[.items[].metadata.name] | join(",")')" = echo ] && ok "fieldSelector=metadata.name=echo lists echo alone" ||
+	not_ok "fieldSelector: $CODE $BODY"
+req GET "$APPS?fieldSelector=spec.x%3Dy"; expect_field 400 fieldSelector "a fieldSelector on another field"
+OUT=$(curl -s -H "Authorization: Bearer $TOK" "http://127.0.0.1:$PORT/apis/core.fornax-serverless.centaurusinfra.io/v1")
+[ "$(echo "$OUT" | jq -r '[.resources[] | "\(.name):\(.namespaced)"] | join(" ")')" = "applications:true applicationsessions:true pods:true nodes:false" ] &&
+	echo "$OUT" | jq -e '.resources[0].verbs | index("patch")' > /dev/null &&
+	ok "discovery: the four resources, their scope, applications patchable" || not_ok "discovery: $OUT"
 
 # ---- bad input: 4xx with the field path, the daemon stays up ----
 post $APPS '{"metadata":'; expect_field 400 "" "not JSON"
@@ -159,7 +185,8 @@ kill -0 "$PID" && ok "still running after the bad input" || not_ok "the daemon d
 kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=
 start "$T/f.conf" && ok "restarted after kill -9" || not_ok "restart: $(tail -3 "$T/fxd.log")"
 req GET $APPS/echo; expect_code 200 "echo survived"
-[ "$(j .spec.scalingPolicy.maximumInstance)" = 5 ] && [ "$(j .metadata.resourceVersion)" = "$RV2" ] && ok "with its update and resourceVersion" || not_ok "after restart: $BODY"
+[ "$(j .spec.scalingPolicy.maximumInstance)" = 6 ] && [ "$(j .metadata.resourceVersion)" = "$RV2" ] &&
+	[ "$(j .metadata.annotations.note)" = x ] && ok "with its patch, annotations and resourceVersion" || not_ok "after restart: $BODY"
 req GET $APPS/other; expect_code 404 "other stays deleted"
 post $APPS "$(app third)"; [ "$(j .metadata.resourceVersion)" -gt "$RV2" ] && ok "revisions continue upwards" || not_ok "rv after restart: $BODY"
 kill -TERM "$PID"; wait "$PID"; RC=$?; PID=

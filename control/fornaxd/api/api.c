@@ -5,7 +5,8 @@
  * the base's ctl_list over a copy of the collection taken at the request,
  * watches the base's ctl_watch (one per kind for all namespaces, and one
  * per kind and namespace, made at the first watch of that namespace).
- * Every refusal is a Status with the field path.
+ * Every refusal is a Status with the field path. The discovery documents
+ * kubectl reads come from the same table (the base's ctl_discovery).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "ctl_discovery.h"
 #include "ctl_k8s.h"
 #include "ctl_list.h"
 #include "ctl_log.h"
@@ -85,6 +87,31 @@ static int app_delete(struct fx_api *a, const struct route *rt, json_t *body, js
 	return fx_core_app_delete(a->core, rt->ns, rt->name, out, e);
 }
 
+/* RFC 7386 merge patch (what kubectl apply sends): the current object
+ * patched, then checked and written as a PUT of it would be. */
+static int app_patch(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
+		     struct fx_err *e)
+{
+	json_t *cur, *merged;
+	int rc;
+
+	if (!json_is_object(body))
+		return fx_errf(e, 400, "",
+			       "a merge patch of an Application is a JSON object (anything else "
+			       "would replace the whole object)");
+	if (!(cur = fx_core_get(a->core, FX_K_APP, rt->ns, rt->name)))
+		return fx_errf(e, 404, NULL, "applications \"%s\" not found in namespace %s",
+			       rt->name, rt->ns);
+	merged = ctl_k8s_merge_patch(cur, body);
+	json_decref(cur);
+	if (!merged)
+		return fx_errf(e, 500, NULL, "out of memory");
+	json_object_del(merged, "status");
+	rc = fx_core_app_update(a->core, rt->ns, rt->name, merged, out, e);
+	json_decref(merged);
+	return rc;
+}
+
 static int sess_create(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
 		       struct fx_err *e)
 {
@@ -132,12 +159,12 @@ static const struct resource resources[] = {
      "Application",
      FX_K_APP,
      true,
-     {"get", "list", "watch", "create", "update", "delete"},
+     {"get", "list", "watch", "create", "update", "patch", "delete"},
      {"app"},
      app_create,
      app_update,
      app_delete,
-     NULL},
+     app_patch},
     {"applicationsessions",
      "applicationsession",
      "ApplicationSession",
@@ -193,6 +220,35 @@ json_t *fx_api_resource_list(void)
 	}
 	return json_pack("{s:s,s:s,s:s,s:o}", "kind", "APIResourceList", "apiVersion", "v1",
 			 "groupVersion", FX_API_VERSION, "resources", list);
+}
+
+/* The discovery documents (/api, /apis, /apis/GROUP[/VERSION], /version)
+ * of the resource table. */
+static json_t *discovery(const char *path, int *code)
+{
+	struct ctl_api_resource res[N_RESOURCES];
+	char verbs[N_RESOURCES][128], shorts[N_RESOURCES][64];
+	struct ctl_api_group_version gv = {FX_GROUP, "v1", res, N_RESOURCES};
+	struct ctl_discovery d = {&gv, 1, NULL, NULL};
+	json_t *body = NULL;
+
+	for (size_t i = 0; i < N_RESOURCES; i++) {
+		const struct resource *r = &resources[i];
+		size_t off = 0;
+
+		verbs[i][0] = shorts[i][0] = 0;
+		for (int v = 0; r->verbs[v]; v++)
+			off += (size_t)snprintf(verbs[i] + off, sizeof(verbs[i]) - off, "%s%s",
+						v ? " " : "", r->verbs[v]);
+		off = 0;
+		for (int k = 0; r->short_names[k]; k++)
+			off += (size_t)snprintf(shorts[i] + off, sizeof(shorts[i]) - off, "%s%s",
+						k ? " " : "", r->short_names[k]);
+		res[i] = (struct ctl_api_resource){r->name,	  r->singular, r->kind,
+						   r->namespaced, verbs[i],    shorts[i]};
+	}
+	*code = ctl_discovery_serve(&d, path, &body);
+	return body;
 }
 
 /* ---- answers ---- */
@@ -322,42 +378,44 @@ static const struct ctl_list_source items_source = {items_next, items_err, items
 static void do_list(struct fx_api *a, const struct route *rt, const char *query,
 		    struct ctl_http_resp *rs)
 {
-	char sel[1024];
+	char sel[1024], fsel[1024], name[FX_NAME_MAX + 1] = "", why[300];
 	uint64_t rev;
-	json_t *all = fx_core_list(a->core, rt->r->k, rt->ns[0] ? rt->ns : NULL, &rev), *v;
-	struct items *it = calloc(1, sizeof(*it));
+	json_t *all, *v;
+	struct items *it;
+	bool by_label = qget(query, "labelSelector", sel, sizeof(sel)) && *sel;
 	size_t i;
 
+	if (qget(query, "fieldSelector", fsel, sizeof(fsel)) &&
+	    ctl_k8s_field_selector(fsel, name, sizeof(name), why, sizeof(why)))
+		return api_err(rs, 400, "fieldSelector", "%s", why);
+	all = fx_core_list(a->core, rt->r->k, rt->ns[0] ? rt->ns : NULL, &rev);
+	it = calloc(1, sizeof(*it));
 	if (!it || !all) {
 		free(it);
 		json_decref(all);
 		return api_err(rs, 500, NULL, "out of memory");
 	}
 	it->arr = json_array();
-	if (qget(query, "labelSelector", sel, sizeof(sel)) && *sel) {
-		json_array_foreach(all, i, v)
-		{
-			bool m;
+	json_array_foreach(all, i, v)
+	{
+		json_t *md = json_object_get(v, "metadata");
+		const char *n = json_string_value(json_object_get(md, "name"));
+		bool m = true;
 
-			if (selector_match(
-				sel, json_object_get(json_object_get(v, "metadata"), "labels"),
-				&m)) {
-				items_close(it);
-				json_decref(all);
-				return api_err(
-				    rs, 400, "labelSelector",
-				    "labelSelector '%.200s': expected k=v, k!=v, k or !k "
-				    "joined by ','",
-				    sel);
-			}
-			if (m)
-				json_array_append(it->arr, v);
+		if (name[0] && (!n || strcmp(name, n)))
+			continue;
+		if (by_label && selector_match(sel, json_object_get(md, "labels"), &m)) {
+			items_close(it);
+			json_decref(all);
+			return api_err(rs, 400, "labelSelector",
+				       "labelSelector '%.200s': expected k=v, k!=v, k or !k "
+				       "joined by ','",
+				       sel);
 		}
-		json_decref(all);
-	} else {
-		json_decref(it->arr);
-		it->arr = all;
+		if (m)
+			json_array_append(it->arr, v);
 	}
+	json_decref(all);
 	rs->stream = calloc(1, sizeof(struct fx_stream));
 	if (!rs->stream) {
 		items_close(it);
@@ -423,10 +481,10 @@ static void watcher_wake(void *arg)
 static void do_watch(struct fx_api *a, const struct route *rt, const char *query,
 		     struct ctl_http_resp *rs)
 {
-	char buf[32], *end;
+	char buf[32], fsel[1024], name[FX_NAME_MAX + 1] = "", why[300], *end;
 	const char *rvs = qget(query, "resourceVersion", buf, sizeof(buf));
 	unsigned long long from = 0;
-	struct ctl_watch *w = watch_of(a, rt->r->k, rt->ns, true);
+	struct ctl_watch *w;
 	struct fx_stream *st;
 	bool expired;
 
@@ -436,12 +494,41 @@ static void do_watch(struct fx_api *a, const struct route *rt, const char *query
 			return api_err(rs, 400, "resourceVersion",
 				       "resourceVersion '%s': a decimal number", rvs);
 	}
-	if (!w)
+	if (qget(query, "fieldSelector", fsel, sizeof(fsel)) &&
+	    ctl_k8s_field_selector(fsel, name, sizeof(name), why, sizeof(why)))
+		return api_err(rs, 400, "fieldSelector", "%s", why);
+	if (!(w = watch_of(a, rt->r->k, rt->ns, true)))
 		return api_err(rs, 503, NULL, "too many namespaces watched separately");
 	st = calloc(1, sizeof(*st));
-	if (!st || !(st->watcher = ctl_watch_open(w, from, watcher_wake, st, &expired))) {
+	if (st)
+		st->watcher = name[0]
+				  ? ctl_watch_open_name(w, from, name, watcher_wake, st, &expired)
+				  : ctl_watch_open(w, from, watcher_wake, st, &expired);
+	if (!st || !st->watcher) {
 		free(st);
 		return api_err(rs, 500, NULL, "out of memory");
+	}
+	/* from resourceVersion 0 a watch starts with the objects there are, as
+	 * ADDED (kubectl get NAME -w reads its first line from it) */
+	if (rvs && !strcmp(rvs, "0")) {
+		uint64_t rev;
+		json_t *all = fx_core_list(a->core, rt->r->k, rt->ns[0] ? rt->ns : NULL, &rev), *v;
+		size_t i;
+		int rc = all ? 0 : -1;
+
+		json_array_foreach(all, i, v)
+		{
+			const char *n = json_string_value(
+			    json_object_get(json_object_get(v, "metadata"), "name"));
+
+			if (!rc && (!name[0] || (n && !strcmp(n, name))))
+				rc = ctl_watcher_add(st->watcher, "ADDED", v);
+		}
+		json_decref(all);
+		if (rc) {
+			fx_stream_free(st);
+			return api_err(rs, 500, NULL, "out of memory");
+		}
 	}
 	rs->stream = st;
 	rs->code = 200;
@@ -559,7 +646,23 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 		rs->content_type = "text/plain";
 		return;
 	}
-	if (!strcmp(rq->path, PREFIX) || !strcmp(rq->path, PREFIX "/")) {
+	if (!strcmp(rq->path, CTL_DISCOVERY_OPENAPI_PATH)) {
+		if (rq->method != CTL_GET)
+			return api_err(rs, 405, NULL, "%s: GET only", rq->path);
+		rs->code = 200;
+		rs->content_type = CTL_DISCOVERY_OPENAPI_TYPE;
+		rs->body = strdup(ctl_discovery_openapi);
+		return;
+	}
+	if (ctl_discovery_match(rq->path)) { /* /api, /apis, /apis/GROUP[/VERSION], /version */
+		json_t *doc;
+
+		if (rq->method != CTL_GET)
+			return api_err(rs, 405, NULL, "%s: GET only", rq->path);
+		doc = discovery(rq->path, &code);
+		return respond(rs, code, doc);
+	}
+	if (!strcmp(rq->path, PREFIX "/")) {
 		if (rq->method != CTL_GET)
 			return api_err(rs, 405, NULL, "%s: GET only", rq->path);
 		return respond(rs, 200, fx_api_resource_list());
@@ -594,8 +697,15 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 	case CTL_DELETE:
 		op = item ? rt.r->remove : NULL;
 		break;
+	case CTL_PATCH:
+		op = item ? rt.r->patch : NULL;
+		if (op && !ctl_k8s_media_is(rq->content_type, "application/merge-patch+json"))
+			return api_err(rs, 415, NULL,
+				       "PATCH takes application/merge-patch+json (RFC 7386), not "
+				       "'%.100s'",
+				       rq->content_type);
+		break;
 	default:
-		op = item && !strcmp(rq->method_name, "PATCH") ? rt.r->patch : NULL;
 		break;
 	}
 	if (!op) {
@@ -604,7 +714,7 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 		rs->allow = allow_of(rt.r, item);
 		return;
 	}
-	if (rq->method == CTL_POST || rq->method == CTL_PUT || rq->method == CTL_OTHER) {
+	if (rq->method == CTL_POST || rq->method == CTL_PUT || rq->method == CTL_PATCH) {
 		json_error_t je;
 
 		if (!rq->body || !(body = json_loadb(rq->body, rq->body_len, 0, &je)))

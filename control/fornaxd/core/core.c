@@ -38,6 +38,19 @@ json_t *fx_labels_of(json_t *body)
 	return json_is_object(l) ? json_incref(l) : json_object();
 }
 
+/* Set metadata.annotations of obj from a (validated) body's: kept as
+ * given (kubectl apply's last applied configuration), absent if none. */
+static void annotations_from(json_t *obj, json_t *body)
+{
+	json_t *an = json_object_get(json_object_get(body, "metadata"), "annotations");
+	json_t *md = json_object_get(obj, "metadata");
+
+	if (json_is_object(an) && json_object_size(an))
+		json_object_set(md, "annotations", an);
+	else
+		json_object_del(md, "annotations");
+}
+
 static json_t *app_json(struct fx_app *a)
 {
 	json_t *o = json_deep_copy(a->obj);
@@ -254,6 +267,7 @@ int fx_core_app_create(struct fx_core *c, const char *ns, json_t *body, json_t *
 	json_object_set_new(md, "uid", json_string(uid));
 	json_object_set_new(md, "creationTimestamp", json_string(ts));
 	json_object_set_new(md, "labels", fx_labels_of(body));
+	annotations_from(obj, body);
 	rv = c->rev + 1;
 	set_rv(obj, rv);
 	if (app_write(c, ns, name, obj, rv, e)) {
@@ -311,11 +325,11 @@ int fx_core_app_update(struct fx_core *c, const char *ns, const char *name, json
 	labels = json_object_get(json_object_get(body, "metadata"), "labels");
 	json_object_set_new(json_object_get(obj, "metadata"), "labels",
 			    json_is_object(labels) ? json_incref(labels) : json_object());
+	annotations_from(obj, body);
 	/* what changes nothing is not a change: no write, no event, the same
 	 * resourceVersion (a client that applies a file again sees "unchanged") */
 	if (json_equal(json_object_get(obj, "spec"), json_object_get(a->obj, "spec")) &&
-	    json_equal(json_object_get(json_object_get(obj, "metadata"), "labels"),
-		       json_object_get(json_object_get(a->obj, "metadata"), "labels"))) {
+	    json_equal(json_object_get(obj, "metadata"), json_object_get(a->obj, "metadata"))) {
 		json_decref(obj);
 		*out = app_json(a);
 		return 0;

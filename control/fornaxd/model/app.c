@@ -148,6 +148,28 @@ static int check_metadata(json_t *obj, const char *kind, const char *ns_path, st
 				       "metadata.namespace '%s' does not match the path's '%s'", ns,
 				       ns_path);
 	}
+	if ((v = get(md, "annotations")) && !json_is_null(v)) {
+		size_t total = 0;
+		json_t *a;
+
+		/* kubectl apply keeps the last applied configuration here */
+		if (!json_is_object(v))
+			return fx_errf(e, 422, "metadata.annotations",
+				       "metadata.annotations: an object of strings");
+		json_object_foreach(v, k, a)
+		{
+			char f[160];
+
+			snprintf(f, sizeof(f), "metadata.annotations[%.100s]", k);
+			if (!json_is_string(a))
+				return fx_errf(e, 422, f, "%s: must be a string", f);
+			total += strlen(k) + json_string_length(a);
+		}
+		if (total > FX_ANNOTATIONS_MAX)
+			return fx_errf(e, 422, "metadata.annotations",
+				       "metadata.annotations: %zu bytes, at most %u", total,
+				       FX_ANNOTATIONS_MAX);
+	}
 	labels = get(md, "labels");
 	if (labels && !json_is_null(labels)) {
 		if (!json_is_object(labels))
@@ -381,8 +403,9 @@ int fx_app_update_check(json_t *old_spec, json_t *new_spec, struct fx_err *e)
 		snprintf(f, sizeof(f), "spec.%.100s", k);
 		if (!json_equal(v, json_object_get(new_spec, k)))
 			return fx_errf(e, 422, f,
-				       "%s: only spec.scalingPolicy and metadata.labels may change "
-				       "(delete and create the application instead)",
+				       "%s: only spec.scalingPolicy and metadata.labels and "
+				       "annotations may change (delete and create the application "
+				       "instead)",
 				       f);
 	}
 	json_object_foreach(new_spec, k, v)
@@ -392,7 +415,8 @@ int fx_app_update_check(json_t *old_spec, json_t *new_spec, struct fx_err *e)
 		snprintf(f, sizeof(f), "spec.%.100s", k);
 		if (strcmp(k, "scalingPolicy") && !json_object_get(old_spec, k))
 			return fx_errf(e, 422, f,
-				       "%s: only spec.scalingPolicy and metadata.labels may change",
+				       "%s: only spec.scalingPolicy and metadata.labels and "
+				       "annotations may change",
 				       f);
 	}
 	return 0;

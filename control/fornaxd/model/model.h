@@ -24,7 +24,9 @@
 #define FX_NS_MAX	    63				  /* namespaces: DNS-1123 labels */
 #define FX_ID_MAX	    (FX_NS_MAX + 1 + FX_NAME_MAX) /* "NS/NAME" */
 #define FX_SESSION_DATA_MAX (16 * 1024)			  /* decoded bytes */
-#define FX_FINAL_KEEP_MS    60000 /* a Closed/Timeout session stays readable */
+#define FX_ANNOTATIONS_MAX                                                                         \
+	(256u * 1024)	       /* an object's annotations, keys and values (as Kubernetes) */
+#define FX_FINAL_KEEP_MS 60000 /* a Closed/Timeout session stays readable */
 
 /* A refusal: the HTTP code, the field path, a message quoting the value. */
 struct fx_err {
