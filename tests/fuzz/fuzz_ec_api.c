@@ -20,6 +20,7 @@ static enum ec_method method_of(const char *m)
 	       : !strcmp(m, "POST")   ? EC_POST
 	       : !strcmp(m, "PUT")    ? EC_PUT
 	       : !strcmp(m, "DELETE") ? EC_DELETE
+	       : !strcmp(m, "PATCH")  ? EC_PATCH
 				      : EC_OTHER;
 }
 
