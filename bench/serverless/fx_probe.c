@@ -12,8 +12,11 @@
  *   opens  the same opens against an application that real nodes serve
  *          (--app NAME): warm when it has standby pods, cold when not.
  *
- * Common: --server HOST:PORT (http, loopback), --token T (the API's),
- * --join J (cp: the nodes' join token), --namespace NS (default "default").
+ * Common: --server HOST:PORT (http on loopback; https with --ca FILE, the
+ * CA that signed fornaxd's certificate), --token T (the API's),
+ * --join J (cp: the nodes' join token), --namespace NS (default "default"),
+ * --prefix P (sessions are named P-0, P-1, ...; default "fx": runs against
+ * one fornaxd need prefixes of their own).
  * Prints one "RESULT key=value ..." line per figure for the script, and a
  * line a person reads. Exit 1 when anything failed (a refused request, a
  * node link closed, a session that did not open).
@@ -177,7 +180,7 @@ static void open_next(struct run *r)
 		struct fx_open *o = &fx->opens[fx->next_open];
 		char app[64];
 
-		snprintf(o->name, sizeof(o->name), "fx-%d", fx->next_open);
+		snprintf(o->name, sizeof(o->name), "%s-%d", fx->prefix, fx->next_open);
 		if (fx->app)
 			snprintf(app, sizeof(app), "%s", fx->app);
 		else
@@ -300,7 +303,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: fx_probe cp|opens --server HOST:PORT --token T [--join J] "
 			"[--nodes N] [--apps A] [--pods P] [--sessions S] [--concurrency C] "
-			"[--app NAME] [--namespace NS]\n");
+			"[--app NAME] [--namespace NS] [--ca FILE] [--prefix P]\n");
 	return 2;
 }
 
@@ -310,6 +313,7 @@ int main(int argc, char **argv)
 	struct lws_context_creation_info info;
 	struct run r = {.apps = 10, .pods = 1000, .sessions = 1000};
 	struct fx *fx = &r.fx;
+	const char *ca = NULL;
 	int nodes = 0;
 	char *colon;
 
@@ -317,6 +321,7 @@ int main(int argc, char **argv)
 		return usage();
 	r.cp = !strcmp(argv[1], "cp");
 	fx->ns = "default";
+	fx->prefix = "fx";
 	fx->concurrency = 8;
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -348,6 +353,11 @@ int main(int argc, char **argv)
 			fx->app = v;
 		} else if (!strcmp(o, "--namespace")) {
 			fx->ns = v;
+		} else if (!strcmp(o, "--prefix")) {
+			fx->prefix = v;
+		} else if (!strcmp(o, "--ca")) {
+			ca = v;
+			fx->tls = true;
 		} else {
 			return usage();
 		}
@@ -370,6 +380,10 @@ int main(int argc, char **argv)
 	info.protocols = protocols;
 	info.fd_limit_per_thread = (unsigned)(nodes + fx->concurrency * 2 + 64);
 	info.timeout_secs = 60;
+	if (ca) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.client_ssl_ca_filepath = ca;
+	}
 	fx->ctx = lws_create_context(&info);
 	if (!fx->ctx || !fx->opens)
 		return 1;
