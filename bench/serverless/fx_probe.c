@@ -79,11 +79,17 @@ static void fx_kick(struct fx *fx)
 	lws_sul_schedule(fx->ctx, 0, &r->tick, on_tick, 1);
 }
 
-static int open_index(const char *name)
+/* PREFIX-N: the N of this run's sessions, else -1 */
+static int open_index(const struct fx *fx, const char *name)
 {
-	int i;
+	size_t n = strlen(fx->prefix);
+	char *end;
+	long i;
 
-	return name && sscanf(name, "fx-%d", &i) == 1 ? i : -1;
+	if (!name || strncmp(name, fx->prefix, n) || name[n] != '-' || !name[n + 1])
+		return -1;
+	i = strtol(name + n + 1, &end, 10);
+	return *end || i < 0 || i > 1000000 ? -1 : (int)i;
 }
 
 void fx_on_event(struct fx *fx, json_t *ev)
@@ -91,8 +97,8 @@ void fx_on_event(struct fx *fx, json_t *ev)
 	json_t *o = json_object_get(ev, "object");
 	const char *st =
 	    json_string_value(json_object_get(json_object_get(o, "status"), "sessionStatus"));
-	int i =
-	    open_index(json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+	int i = open_index(
+	    fx, json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
 
 	if (i < 0 || i >= fx->n_opens || !st || fx->opens[i].seen)
 		return;
@@ -103,7 +109,7 @@ void fx_on_event(struct fx *fx, json_t *ev)
 		fx->in_flight--; /* the open ends here, not at the POST's answer */
 		fx_kick(fx);
 	} else if (!strcmp(st, "Timeout") || !strcmp(st, "Closed")) {
-		fx_fail(fx, "session fx-%d: %s", i, st);
+		fx_fail(fx, "session %s-%d: %s", fx->prefix, i, st);
 		fx->opens[i].seen = true;
 		fx->n_failed++;
 		fx->in_flight--;
@@ -279,8 +285,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		open_next(r);
 		for (int i = 0; i < fx->next_open; i++)
 			if (!fx->opens[i].seen && now - fx->opens[i].t_post > OPEN_WAIT) {
-				fx_fail(fx, "session fx-%d not Available after %.0f ms", i,
-					OPEN_WAIT);
+				fx_fail(fx, "session %s-%d not Available after %.0f ms", fx->prefix,
+					i, OPEN_WAIT);
 				fx->opens[i].seen = true;
 				fx->n_failed++;
 				fx->in_flight--;
