@@ -111,6 +111,9 @@ for i in $(seq 1 $N); do
 	if out=$(xc session open echo --name "s$i" --data "hello-s$i" --grace 1 --wait -o json); then
 		EP[s$i]=$(echo "$out" | jq -r '.status.accessEndPoints[0] | "\(.ipAddress):\(.port)"')
 		ok "session open echo --wait: s$i Available at ${EP[s$i]}"
+		[ $i = 1 ] && { [ "$(echo "$out" | jq -r '.status.accessEndPoints[0].podPort')" = 8080 ] &&
+			ok "  its endpoint says which container port it reaches (podPort 8080)" ||
+			not_ok "  podPort of s1's endpoint: $(echo "$out" | jq -c .status.accessEndPoints)"; }
 	else
 		not_ok "session open echo --wait (s$i): $out"
 		EP[s$i]=none
