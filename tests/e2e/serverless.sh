@@ -260,6 +260,18 @@ field=$(jq -r .details.field "$FX_T/err.json" 2>/dev/null)
 case "$code:$field" in 4*:spec.openTimeoutSeconds) ok "a session with openTimeoutSeconds 0: $code on $field" ;;
 *) not_ok "a session with openTimeoutSeconds 0: $code $(cat "$FX_T/err.json")" ;; esac
 
+# app apply of an existing application: the scaling policy changes (PUT at
+# its resourceVersion), anything else of spec is refused
+jq '.spec.scalingPolicy.maximumInstance=6' "$FX_T/echo.json" >"$FX_T/echo6.json"
+out=$(xc app apply -f "$FX_T/echo6.json")
+[ "$out" = "application default/echo configured" ] && ok "app apply of a new policy: $out" ||
+	not_ok "app apply of a new policy: '$out'"
+check "app get shows the new maximum" is /namespaces/default/applications/echo \
+	.spec.scalingPolicy.maximumInstance 6
+jq '.spec.containers[0].args=["--port","9090"]' "$FX_T/echo.json" >"$FX_T/echo-args.json"
+expect_rc 2 "app apply changing the container: refused" xc app apply -f "$FX_T/echo-args.json"
+expect_err "spec.containers" "  naming spec.containers"
+
 expect_rc 0 "app delete echo" xc app delete echo
 check "its pods go" wait_for 30 is /namespaces/default/pods '.items|length' 0
 
