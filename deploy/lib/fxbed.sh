@@ -13,7 +13,8 @@
 # needs TLS, so the nodes dial wss:// verified against the CA.
 #
 # The caller sets FX_P (names: xgt$FX_P-...; tests/meta/leftovers.sh),
-# FX_T (a temporary directory), XGATE, FXD, NAD, NETSH, and sources
+# FX_T (a temporary directory), XGATE, FXD, NAD, NETSH (FX_KEY=ec: fornaxd
+# gets a P-256 key rather than RSA-2048; FX_PODS: pods per node), and sources
 # deploy/lib/ca.sh; then fx_bed_up, fx_fornaxd, fx_node I NAME..., and
 # fx_bed_down from its EXIT trap.
 FX_PORT=8470
@@ -33,7 +34,7 @@ fx_bed_up() {
 		ip -n "$lan" addr add 10.77.0.254/24 dev br0 &&
 		ip -n "$lan" link set br0 up || return 1
 	fx_lan_port "$core" core0 "$FX_CORE_IP" || return 1
-	test_ca "$FX_T" "xgate fx CA" "IP:$FX_CORE_IP" || return 1
+	test_ca "$FX_T" "xgate fx CA" "IP:$FX_CORE_IP" "${FX_KEY:-}" || return 1
 	FX_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	FX_JOIN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	FX_API=https://$FX_CORE_IP:$FX_PORT/apis/$FX_G/v1
