@@ -161,17 +161,23 @@ else
 fi
 
 # ---- kill -9 a nodeagentd with open sessions ----
-for s in a1 a2 a3; do
+# three sessions, more until one is on node-a (the pool is over both nodes)
+ASESS="" n=0 got_a=0
+for s in a1 a2 a3 a4 a5 a6; do
 	xc session open echo --name "$s" --data "hello-$s" --grace 1 --wait >/dev/null ||
 		not_ok "session open $s"
+	ASESS="$ASESS $s" n=$((n + 1))
+	[ "$(q "/namespaces/default/applicationsessions/$s" .status.podReference.node)" = node-a ] &&
+		got_a=1
+	[ $n -ge 3 ] && [ $got_a = 1 ] && break
 done
 declare -A AEP
-for s in a1 a2 a3; do AEP[$s]=$(endpoint "$s"); done
+for s in $ASESS; do AEP[$s]=$(endpoint "$s"); done
 rev0=$(node_rev node-a)
 kill -9 "$FX_NAD_node_a"
 sleep 1
 bad=0
-for s in a1 a2 a3; do serves "${AEP[$s]}" "hello-$s" || bad=1; done
+for s in $ASESS; do serves "${AEP[$s]}" "hello-$s" || bad=1; done
 [ $bad = 0 ] && ok "nodeagentd of node-a killed (-9): every session still serves" ||
 	not_ok "a session stopped serving with node-a's agent down"
 fx_nad node-a
@@ -180,7 +186,7 @@ rev1=$(node_rev node-a)
 [ "$rev1" -ge "$rev0" ] 2>/dev/null && ok "node-a's revision continues ($rev0 -> $rev1)" ||
 	not_ok "node-a's revision went from $rev0 to $rev1"
 bad=0
-for s in a1 a2 a3; do
+for s in $ASESS; do
 	sess_is "$s" Available || sess_is "$s" InUse || bad=1
 	serves "${AEP[$s]}" "hello-$s" || bad=1
 done
