@@ -13,7 +13,8 @@
  *          (--app NAME): warm when it has standby pods, cold when not.
  *
  * Common: --server HOST:PORT (http on loopback; https with --ca FILE, the
- * CA that signed fornaxd's certificate), --token T (the API's),
+ * CA that signed fornaxd's certificate: the API's requests only, cp's
+ * simulated nodes still dial ws://), --token T (the API's),
  * --join J (cp: the nodes' join token), --namespace NS (default "default"),
  * --prefix P (sessions are named P-0, P-1, ...; default "fx": runs against
  * one fornaxd need prefixes of their own).
