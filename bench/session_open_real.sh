@@ -189,6 +189,7 @@ row "warm open p50/p99, ms (one at a time)" "$(field w1 p50_ms)/$(field w1 p99_m
 row "  fornaxd's own p50/p99, ms" "$(server w1)" "" ""
 row "warm opens/s (16 at a time)" "$(field w2 per_s)" ">= 1000" "100 (target)"
 row "  p50/p99 at 16 at a time, ms" "$(field w2 p50_ms)/$(field w2 p99_ms)" "" ""
+row "  fornaxd's own p50/p99 then, ms" "$(server w2)" "" ""
 row "  CPU meanwhile, fornaxd / nodeagentd, % core" "$W2_FXD / $W2_NAD" "" ""
 row "cold open p50/p99, ms (one at a time)" "$(field c1 p50_ms)/$(field c1 p99_ms)" "p99 <= 150" "1500 (target)"
 row "  fornaxd's own p50/p99, ms" "$(server c1)" "" ""
