@@ -11,3 +11,9 @@ target_link_libraries(fx_probe PRIVATE ctl_loop PkgConfig::JANSSON PkgConfig::LW
 xgate_bench_script(session_open session_open.sh 900 SESSION_OPEN_ARGS
   "session_open: fornaxd placements/s, session opens/s and p99, RSS (simulated nodes)"
   fornaxd fx_probe)
+
+# The same opens against real pods: fornaxd and one nodeagentd on namespaces
+# of this host (needs root); see docs/bench.md "session_open".
+xgate_bench_script(session_open_real session_open_real.sh 900 SESSION_OPEN_REAL_ARGS
+  "session_open_real: warm and cold opens of real pods, nodeagentd's footprint"
+  xgate fornaxd nodeagentd fornax-echo fx_probe)

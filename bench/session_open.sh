@@ -14,7 +14,8 @@
 #     open without queueing behind others (p50, p99). Each POST is a new TCP
 #     connection, as a client's first request is. fornaxd's RSS after the
 #     first run, and again with 10,000 sessions.
-#  2. real pods (--real NODEAGENTD): not yet.
+#  2. real pods: bench/session_open_real.sh (fornaxd and a real nodeagentd
+#     on namespaces; target bench_session_open_real).
 #
 #   usage: bench/session_open.sh [options] FORNAXD FX_PROBE
 #   e.g.   bench/session_open.sh build/control/fornaxd build/bench/fx_probe

@@ -163,6 +163,7 @@ int fx_request(struct fx *fx, const char *method, const char *path, const char *
 	ci.origin = fx->host;
 	ci.method = r->method;
 	ci.alpn = "http/1.1";
+	ci.ssl_connection = fx->tls ? LCCSCF_USE_SSL : 0;
 	ci.protocol = fx_api_protocol.name;
 	ci.local_protocol_name = fx_api_protocol.name;
 	ci.userdata = r;

@@ -12,8 +12,12 @@
  *   opens  the same opens against an application that real nodes serve
  *          (--app NAME): warm when it has standby pods, cold when not.
  *
- * Common: --server HOST:PORT (http, loopback), --token T (the API's),
- * --join J (cp: the nodes' join token), --namespace NS (default "default").
+ * Common: --server HOST:PORT (http on loopback; https with --ca FILE, the
+ * CA that signed fornaxd's certificate: the API's requests only, cp's
+ * simulated nodes still dial ws://), --token T (the API's),
+ * --join J (cp: the nodes' join token), --namespace NS (default "default"),
+ * --prefix P (sessions are named P-0, P-1, ...; default "fx": runs against
+ * one fornaxd need prefixes of their own).
  * Prints one "RESULT key=value ..." line per figure for the script, and a
  * line a person reads. Exit 1 when anything failed (a refused request, a
  * node link closed, a session that did not open).
@@ -76,11 +80,17 @@ static void fx_kick(struct fx *fx)
 	lws_sul_schedule(fx->ctx, 0, &r->tick, on_tick, 1);
 }
 
-static int open_index(const char *name)
+/* PREFIX-N: the N of this run's sessions, else -1 */
+static int open_index(const struct fx *fx, const char *name)
 {
-	int i;
+	size_t n = strlen(fx->prefix);
+	char *end;
+	long i;
 
-	return name && sscanf(name, "fx-%d", &i) == 1 ? i : -1;
+	if (!name || strncmp(name, fx->prefix, n) || name[n] != '-' || !name[n + 1])
+		return -1;
+	i = strtol(name + n + 1, &end, 10);
+	return *end || i < 0 || i > 1000000 ? -1 : (int)i;
 }
 
 void fx_on_event(struct fx *fx, json_t *ev)
@@ -88,8 +98,8 @@ void fx_on_event(struct fx *fx, json_t *ev)
 	json_t *o = json_object_get(ev, "object");
 	const char *st =
 	    json_string_value(json_object_get(json_object_get(o, "status"), "sessionStatus"));
-	int i =
-	    open_index(json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+	int i = open_index(
+	    fx, json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
 
 	if (i < 0 || i >= fx->n_opens || !st || fx->opens[i].seen)
 		return;
@@ -100,7 +110,7 @@ void fx_on_event(struct fx *fx, json_t *ev)
 		fx->in_flight--; /* the open ends here, not at the POST's answer */
 		fx_kick(fx);
 	} else if (!strcmp(st, "Timeout") || !strcmp(st, "Closed")) {
-		fx_fail(fx, "session fx-%d: %s", i, st);
+		fx_fail(fx, "session %s-%d: %s", fx->prefix, i, st);
 		fx->opens[i].seen = true;
 		fx->n_failed++;
 		fx->in_flight--;
@@ -177,7 +187,7 @@ static void open_next(struct run *r)
 		struct fx_open *o = &fx->opens[fx->next_open];
 		char app[64];
 
-		snprintf(o->name, sizeof(o->name), "fx-%d", fx->next_open);
+		snprintf(o->name, sizeof(o->name), "%s-%d", fx->prefix, fx->next_open);
 		if (fx->app)
 			snprintf(app, sizeof(app), "%s", fx->app);
 		else
@@ -276,8 +286,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		open_next(r);
 		for (int i = 0; i < fx->next_open; i++)
 			if (!fx->opens[i].seen && now - fx->opens[i].t_post > OPEN_WAIT) {
-				fx_fail(fx, "session fx-%d not Available after %.0f ms", i,
-					OPEN_WAIT);
+				fx_fail(fx, "session %s-%d not Available after %.0f ms", fx->prefix,
+					i, OPEN_WAIT);
 				fx->opens[i].seen = true;
 				fx->n_failed++;
 				fx->in_flight--;
@@ -300,7 +310,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: fx_probe cp|opens --server HOST:PORT --token T [--join J] "
 			"[--nodes N] [--apps A] [--pods P] [--sessions S] [--concurrency C] "
-			"[--app NAME] [--namespace NS]\n");
+			"[--app NAME] [--namespace NS] [--ca FILE] [--prefix P]\n");
 	return 2;
 }
 
@@ -310,6 +320,7 @@ int main(int argc, char **argv)
 	struct lws_context_creation_info info;
 	struct run r = {.apps = 10, .pods = 1000, .sessions = 1000};
 	struct fx *fx = &r.fx;
+	const char *ca = NULL;
 	int nodes = 0;
 	char *colon;
 
@@ -317,6 +328,7 @@ int main(int argc, char **argv)
 		return usage();
 	r.cp = !strcmp(argv[1], "cp");
 	fx->ns = "default";
+	fx->prefix = "fx";
 	fx->concurrency = 8;
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -348,6 +360,11 @@ int main(int argc, char **argv)
 			fx->app = v;
 		} else if (!strcmp(o, "--namespace")) {
 			fx->ns = v;
+		} else if (!strcmp(o, "--prefix")) {
+			fx->prefix = v;
+		} else if (!strcmp(o, "--ca")) {
+			ca = v;
+			fx->tls = true;
 		} else {
 			return usage();
 		}
@@ -370,6 +387,10 @@ int main(int argc, char **argv)
 	info.protocols = protocols;
 	info.fd_limit_per_thread = (unsigned)(nodes + fx->concurrency * 2 + 64);
 	info.timeout_secs = 60;
+	if (ca) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.client_ssl_ca_filepath = ca;
+	}
 	fx->ctx = lws_create_context(&info);
 	if (!fx->ctx || !fx->opens)
 		return 1;

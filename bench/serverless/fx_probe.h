@@ -61,7 +61,8 @@ struct fx {
 	char host[64];
 	int port;
 	char token[256], join[256];
-	const char *ns;
+	const char *ns, *prefix;
+	bool tls; /* https, verified against --ca (a fornaxd off loopback) */
 	bool stop;
 	/* simulated nodes */
 	struct sim_node *nodes;

@@ -289,6 +289,16 @@ async def scenario(core):
         os.kill(int(p), signal.SIGKILL)
     await link.expect(sess_is("default/s2", "Closed"), "the crashed pod's session is Closed")
     await link.expect(pod_is("Failed"), "the crashed pod is Failed")
+    # what fornaxd's full sync repeats: the stop and the close, answered
+    # with the states as they are (the reason kept), nothing done twice
+    await link.send(type="PodTerminate", podIdentifier="default/echo-1", gracePeriodSeconds=1)
+    m = await link.expect(lambda m: m.get("type") == "PodState" and
+                          m["pod"]["podIdentifier"] == "default/echo-1", "a repeated PodTerminate is answered")
+    ok(m and m["pod"]["state"] == "Failed" and m["pod"]["reason"] == "Exited",
+       f"with the pod's state and reason as they were ({m and (m['pod']['state'], m['pod']['reason'])})")
+    await link.send(type="SessionClose", sessionIdentifier="default/s2", podIdentifier="default/echo-1",
+                    gracePeriodSeconds=1)
+    await link.expect(sess_is("default/s2", "Closed"), "a repeated SessionClose is answered Closed")
     ok(ingress() == [], "its ingress entry is removed")
     ok(not core.rev_gaps, f"every PodState/SessionState revision is the last + 1 ({core.rev_gaps})")
     for _ in range(50):

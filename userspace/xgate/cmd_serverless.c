@@ -184,7 +184,7 @@ static int app_apply(struct cli *c, struct ecc *e, const struct sv_args *o)
 	if (status != 200 && status != 201) {
 		rc = ecc_fail(status, res);
 	} else if (c->json) {
-		out_json(json_incref(res));
+		out_json(res);
 	} else {
 		const char *now = md_str(res, "resourceVersion");
 
@@ -270,7 +270,7 @@ static void print_session(struct cli *c, json_t *s)
 	size_t i;
 
 	if (c->json) {
-		out_json(json_incref(s));
+		out_json(s);
 		return;
 	}
 	printf("session %s/%s %s\n", md_str(s, "namespace") ? md_str(s, "namespace") : "",

@@ -49,8 +49,12 @@ void pod_report(struct na_agent *a, struct pod_rt *r, enum na_pod_state st, cons
 	int64_t rev = 0;
 
 	r->p.state = st;
-	snprintf(r->p.reason, sizeof(r->p.reason), "%s", reason ? reason : "");
-	snprintf(r->p.message, sizeof(r->p.message), "%s", message ? message : "");
+	/* a state sent again (a repeated PodCreate or PodTerminate) passes the
+	 * pod's own reason: copying a buffer onto itself would clear it */
+	if (reason != r->p.reason)
+		snprintf(r->p.reason, sizeof(r->p.reason), "%s", reason ? reason : "");
+	if (message != r->p.message)
+		snprintf(r->p.message, sizeof(r->p.message), "%s", message ? message : "");
 	if (na_store_pod_put(a->store, &r->p, true, &rev)) {
 		ctl_log("pod %s: cannot store state %s: %s", r->p.id, na_pod_state_name(st),
 			na_store_errmsg(a->store));

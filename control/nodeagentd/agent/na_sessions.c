@@ -37,7 +37,9 @@ void sess_report(struct na_agent *a, struct sess_rt *x, enum na_sess_state st, c
 	int64_t rev = 0;
 
 	x->s.state = st;
-	snprintf(x->s.reason, sizeof(x->s.reason), "%s", reason ? reason : "");
+	/* a state sent again passes the session's own reason (as pod_report) */
+	if (reason != x->s.reason)
+		snprintf(x->s.reason, sizeof(x->s.reason), "%s", reason ? reason : "");
 	if (na_store_sess_put(a->store, &x->s, true, &rev)) {
 		ctl_log("session %s: cannot store state %s: %s", x->s.id, na_sess_state_name(st),
 			na_store_errmsg(a->store));

@@ -77,7 +77,7 @@ static bool ifname_ok(const char *s)
 
 static int node_key(struct ini *in, struct na_config *c, const char *k, const char *v)
 {
-	unsigned u;
+	unsigned u = 0; /* gcc -O2 cannot see uint_in sets it on success */
 
 	if (!strcasecmp(k, "Name")) {
 		if (!name_ok(v))
