@@ -6,7 +6,11 @@
 # another tenant) isolated from it, mesh status and per-gateway counters;
 # then the edge tree: an edgeclusterd per cluster and one for the cloud,
 # attached as a tree, a mission placed by labels and its states arriving at
-# the root. Tears everything down at the end (also on Ctrl-C).
+# the root; then serverless: fornaxd and two node agents (real pods in
+# namespaces and cgroups), an application with a standby pool, sessions
+# opened by a client on the public side and served through each node's
+# XDP ingress, closed, the pool refilled. Tears everything down at the end
+# (also on Ctrl-C).
 #   usage: demo.sh [BUILD_DIR]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,14 +18,30 @@ BUILD=$(readlink -f "${1:-$HERE/../build}")
 XGATE=$BUILD/userspace/xgate
 GATEWAYD=$BUILD/userspace/gatewayd
 ECD=$BUILD/control/edgeclusterd
+FXD=$BUILD/control/fornaxd
+NAD=$BUILD/control/nodeagentd
+ECHO=$BUILD/control/fornax-echo
+NETSH=$HERE/../control/nodeagentd/nodeagent-net.sh
 P=${DEMO_PREFIX:-xgm} # namespace prefix (the demo test sets its own)
 ET_RUN=/tmp/$P-tree
+FX_P=${P}f FX_T=/tmp/$P-fx
 source "$HERE/lib/mtopo.sh"
 source "$HERE/lib/edgetree.sh"
+source "$HERE/lib/ca.sh"
+source "$HERE/lib/fxbed.sh"
 source "$HERE/lib/demo.sh"
 
-demo_down() { et_down; mtopo_down; }
-demo_start demo_down "no namespaces, pins or daemons left" "$XGATE" "$GATEWAYD" "$ECD"
+# (the waits keep bash from announcing each daemon it killed)
+demo_down() {
+	et_down
+	{
+		fx_bed_down
+		for p in $(cat "$FX_T/pids" 2>/dev/null); do wait "$p"; done
+	} 2>/dev/null
+	rm -rf "$FX_T"
+	mtopo_down
+}
+demo_start demo_down "no namespaces, pins or daemons left" "$XGATE" "$GATEWAYD" "$ECD" "$FXD" "$NAD" "$ECHO"
 [ "$(id -u)" = 0 ] || { echo "demo: must run as root (network namespaces, XDP)"; exit 1; }
 mtopo_down
 
@@ -106,3 +126,69 @@ echo "  its states, as they arrived at the root (edge-2 is zone=west: not placed
 et cloud mission state web | sed 's/^/  /'
 printf '  edge-3 holds it too (missions go to every cluster; only matching ones apply): '
 et edge-3 mission get -o json | jq -r '[.items[].metadata.name] | join(" ")'
+
+say "serverless: fornaxd and two node agents, real pods, sessions through the XDP ingress"
+cat <<'TXT'
+   fornaxd 10.77.0.1 (TLS) on a cluster network with node-a (10.77.0.11) and node-b (.12);
+   a client on the public side reaches node-a at 10.88.1.1 and node-b at 10.88.2.1, where the
+   `ingress` XDP program maps each session's public port to its pod. Pods run fornax-echo
+   (it answers HTTP with its session's data) in their own namespaces and cgroups; standby pods
+   are frozen until a session takes one.
+TXT
+mkdir -p "$FX_T" && chmod 700 "$FX_T"
+fxc() { ip netns exec "$(fx_ns lan)" "$XGATE" "$@" --server "https://$FX_CORE_IP:$FX_PORT" --token "$FX_TOKEN" --ca "$FX_T/ca.pem"; }
+{ fx_bed_up && fx_node 1 node-a && fx_node 2 node-b && fx_fornaxd; } > /dev/null 2>&1 ||
+	{ echo "demo: the serverless bed did not come up: $(tail -3 "$FX_T"/*.log 2>/dev/null)"; exit 1; }
+fx_nad node-a
+fx_nad node-b
+for i in $(seq 150); do
+	[ "$(fxc node get -o json 2>/dev/null | jq '[.items[] | select(.status.conditions[0].status == "True")] | length')" = 2 ] && break
+	sleep 0.1
+done
+fxc node get
+cat > "$FX_T/echo.json" <<EOF2
+{"apiVersion": "core.fornax-serverless.centaurusinfra.io/v1", "kind": "Application",
+ "metadata": {"name": "echo"},
+ "spec": {"containers": [{"name": "echo", "command": ["$ECHO"], "args": ["--port", "8080"],
+                          "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                          "resources": {"requests": {"cpu": "100m", "memory": "32Mi"},
+                                        "limits": {"cpu": "500m", "memory": "64Mi"}}}],
+          "usingNodeSessionService": true,
+          "scalingPolicy": {"minimumInstance": 0, "maximumInstance": 10, "burst": 4,
+                            "scalingPolicyType": "idle_session_number",
+                            "idleSessionNumThreshold": {"high": 4, "low": 3}}}}
+EOF2
+fxc app apply -f "$FX_T/echo.json"
+app_idle() { fxc app get echo -o json 2>/dev/null | jq -r .status.idleInstances; }
+for i in $(seq 300); do [ "$(app_idle)" -ge 3 ] 2>/dev/null && break; sleep 0.1; done
+echo "  the standby pool (idle: frozen pods ready to take a session):"
+fxc app get | sed 's/^/  /'
+
+say "a client opens six sessions; each is served by its pod through its node's ingress"
+printf '  %-10s %-7s %-16s %-12s %s\n' SESSION NODE ENDPOINT "OPEN (ms)" "THE CLIENT'S curl GETS"
+EPS=()
+for i in $(seq 6); do
+	out=$(fxc session open echo --name "demo-$i" --data "hello from session $i" --grace 1 --wait -o json 2>&1) ||
+		{ printf '  demo-%s did not open: %s\n' "$i" "$(echo "$out" | tail -1)"; continue; }
+	ep=$(echo "$out" | jq -r '.status.accessEndPoints[0] | "\(.ipAddress):\(.port)"')
+	ms=$(echo "$out" | jq -r '(.status.availableTimeMicro - .status.creationTimeMicro) / 1000 | . * 100 | round / 100')
+	got=$(ip netns exec "$(fx_ns cli)" curl -s --max-time 3 "http://$ep/")
+	printf '  %-10s %-7s %-16s %-12s %s\n' "demo-$i" "$(echo "$out" | jq -r .status.podReference.node)" "$ep" "$ms" "$got"
+	EPS+=("$ep")
+done
+echo "  (OPEN: from the session's creation to Available at fornaxd: a frozen pod thawed, its ingress"
+echo "   entry added, the pod's own 'ready'; the first opens may find the pool still filling)"
+
+say "the sessions close; their endpoints stop answering; the pool refills"
+for i in $(seq 6); do fxc session close "demo-$i" > /dev/null; done
+for i in $(seq 100); do
+	[ "$(fxc session get -o json | jq '[.items[] | select(.status.sessionStatus != "Closed")] | length')" = 0 ] && break
+	sleep 0.1
+done
+fxc session get | sed 's/^/  /'
+for ep in "${EPS[@]:0:2}"; do
+	got=$(ip netns exec "$(fx_ns cli)" curl -s --max-time 1 "http://$ep/")
+	printf '  the client'"'"'s curl to %s now gets: %s\n' "$ep" "${got:-no answer (its ingress entry is gone)}"
+done
+for i in $(seq 300); do [ "$(app_idle)" -ge 3 ] 2>/dev/null && break; sleep 0.1; done
+fxc app get | sed 's/^/  /'
