@@ -449,7 +449,7 @@ Token = $TOK
 Listen = 0.0.0.0:$PORT
 EOF
 ss -Hltn "sport = :$PORT" | grep -q . && not_ok "something listens on $PORT after the refusal" || ok "nothing listens after the refusal"
-cfgerr "short token" "bad.conf:4: token must be 16-256 characters" <<EOF
+cfgerr "short token" "bad.conf:4: Token must be 16-256 characters" <<EOF
 [Cluster]
 Name = a
 [API]

@@ -168,9 +168,9 @@ int main(void)
 		   "t.conf:3: [API] needs a Token or TokenFile");
 	expect_err("[Cluster]\nName = a\n", "t.conf:1: [API] needs a Token or TokenFile");
 	expect_err("[Cluster]\nName = a\n[API]\nToken = short\n",
-		   "t.conf:4: token must be 16-256 characters");
+		   "t.conf:4: Token must be 16-256 characters");
 	expect_err("[Cluster]\nName = a\n[API]\nToken = has space in it 0123\n",
-		   "t.conf:4: token: only printable characters without spaces");
+		   "t.conf:4: Token: only printable characters without spaces");
 	expect_err("[Cluster]\nName = a\n[API]\nTokenFile = /nonexistent/tokens\n",
 		   "t.conf:4: TokenFile /nonexistent/tokens: No such file");
 	snprintf(text, sizeof(text), "[Cluster]\nName = a\n[API]\n\nTokenFile = %s\n", bad);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "ini.h"
 
@@ -173,4 +175,44 @@ int ini_load(const char *path, ini_parse_fn parse, void *conf, char *err, size_t
 	explicit_bzero(text, (size_t)n);
 	free(text);
 	return rc;
+}
+
+int ini_size(struct ini *r, const char *key, const char *v, size_t *out)
+{
+	unsigned long long n, mul = 1;
+	char *end;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
+		mul = 1024;
+	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
+		mul = 1024 * 1024;
+	else if (*end)
+		end = NULL;
+	if (errno || !end || end == v || *v == '-' || n > (64ull << 20) || n * mul < 1024 ||
+	    n * mul > (64ull << 20))
+		return ini_err(r, "%s '%s': expected a size from 1K to 64M (e.g. 1M, 65536)", key,
+			       v);
+	*out = (size_t)(n * mul);
+	return 0;
+}
+
+int ini_str(struct ini *r, const char *key, const char *v, char *out, size_t len)
+{
+	size_t n = strlen(v);
+
+	if (n >= len)
+		return ini_err(r, "%s is longer than %zu characters", key, len - 1);
+	memcpy(out, v, n + 1);
+	return 0;
+}
+
+int ini_readable(struct ini *r, const char *key, const char *v, char *out, size_t len)
+{
+	if (ini_str(r, key, v, out, len))
+		return -1;
+	if (access(v, R_OK))
+		return ini_err(r, "%s %s: %s", key, v, strerror(errno));
+	return 0;
 }

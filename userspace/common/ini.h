@@ -61,6 +61,12 @@ int ini_addr(struct ini *r, const char *key, const char *v, struct sockaddr_in *
 /* Seconds from min to max, with or without an 's' ("30", "30s"). */
 int ini_seconds(struct ini *r, const char *key, const char *v, unsigned min, unsigned max,
 		unsigned *out);
+/* Bytes from 1K to 64M, with an optional K/KiB/M/MiB suffix (powers of 1024). */
+int ini_size(struct ini *r, const char *key, const char *v, size_t *out);
+/* v into out (len bytes with the NUL), or an error when it does not fit. */
+int ini_str(struct ini *r, const char *key, const char *v, char *out, size_t len);
+/* ini_str of a path that must be readable now (a certificate, a key). */
+int ini_readable(struct ini *r, const char *key, const char *v, char *out, size_t len);
 
 /* Read a file of at most 1 MiB and hand its text to parse; the text is
  * wiped before it is freed. Errors before parse are "PATH: what". */

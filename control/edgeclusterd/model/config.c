@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl_conf.h"
 #include "ini.h"
 #include "resource.h"
 
@@ -37,46 +38,6 @@ const char *ec_distro_name(enum ec_distro d)
 	static const char *const n[] = {"none", "k8s", "k3s", "arktos"};
 
 	return n[d];
-}
-
-/* Bytes with an optional K/KiB/M/MiB suffix (powers of 1024). */
-static int parse_size(struct pstate *s, const char *key, const char *v, size_t *out)
-{
-	char *end;
-	unsigned long long n;
-	unsigned long long mul = 1;
-
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
-		mul = 1024;
-	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
-		mul = 1024 * 1024;
-	else if (*end)
-		end = NULL;
-	if (errno || !end || end == v || *v == '-' || n > (64ull << 20) || n * mul < 1024 ||
-	    n * mul > (64ull << 20))
-		return ini_err(&s->in, "%s '%s': expected a size from 1K to 64M (e.g. 1M, 65536)",
-			       key, v);
-	*out = (size_t)(n * mul);
-	return 0;
-}
-
-static int copy_str(struct pstate *s, const char *key, const char *v, char *out, size_t len)
-{
-	if (strlen(v) >= len)
-		return ini_err(&s->in, "%s is longer than %zu characters", key, len - 1);
-	memcpy(out, v, strlen(v) + 1);
-	return 0;
-}
-
-static int readable_file(struct pstate *s, const char *key, const char *v, char *out, size_t len)
-{
-	if (copy_str(s, key, v, out, len))
-		return -1;
-	if (access(v, R_OK))
-		return ini_err(&s->in, "%s %s: %s", key, v, strerror(errno));
-	return 0;
 }
 
 static int add_label(struct pstate *s, struct ec_conf *c, char *kv, int *lines)
@@ -101,77 +62,6 @@ static int add_label(struct pstate *s, struct ec_conf *c, char *kv, int *lines)
 	lines[c->n_labels] = s->in.line;
 	strcpy(c->labels[c->n_labels].key, k);
 	strcpy(c->labels[c->n_labels++].value, v);
-	return 0;
-}
-
-static int add_token(struct pstate *s, struct ec_conf *c, const char *t, const char *where)
-{
-	size_t n = strlen(t);
-
-	for (size_t i = 0; i < n; i++)
-		if (t[i] <= ' ' || t[i] > '~')
-			return ini_err(&s->in, "%stoken: only printable characters without spaces",
-				       where);
-	if (n < EC_TOKEN_MIN || n > EC_TOKEN_MAX)
-		return ini_err(
-		    &s->in,
-		    "%stoken must be %d-%d characters (make one with `openssl rand -hex 32`)",
-		    where, EC_TOKEN_MIN, EC_TOKEN_MAX);
-	if (c->n_tokens >= EC_MAX_TOKENS)
-		return ini_err(&s->in, "too many tokens (at most %d)", EC_MAX_TOKENS);
-	ec_token_digest(t, n, c->tokens[c->n_tokens++]);
-	return 0;
-}
-
-/* One token per line; '#' comments and blank lines are skipped. */
-static int token_file(struct pstate *s, struct ec_conf *c, const char *path)
-{
-	char line[EC_TOKEN_MAX + 64], where[EC_PATH_MAX + 64];
-	FILE *f = fopen(path, "r");
-	int ln = 0, before = c->n_tokens, rc = 0;
-
-	if (!f)
-		return ini_err(&s->in, "TokenFile %s: %s", path, strerror(errno));
-	while (!rc && fgets(line, sizeof(line), f)) {
-		char *t;
-
-		ln++;
-		snprintf(where, sizeof(where), "TokenFile %s line %d: ", path, ln);
-		if (!strchr(line, '\n') && !feof(f)) {
-			rc = ini_err(&s->in, "%sline too long", where);
-			break;
-		}
-		if ((t = strchr(line, '#')))
-			*t = 0;
-		line[strcspn(line, "\r\n")] = 0;
-		t = ini_trim(line);
-		if (*t)
-			rc = add_token(s, c, t, where);
-	}
-	sodium_memzero(line, sizeof(line));
-	fclose(f);
-	if (!rc && c->n_tokens == before)
-		return ini_err(&s->in, "TokenFile %s holds no token", path);
-	return rc;
-}
-
-/* [Hub] JoinToken: what a child presents once to attach. */
-static int add_join_token(struct pstate *s, struct ec_conf *c, const char *t)
-{
-	size_t n = strlen(t);
-
-	for (size_t i = 0; i < n; i++)
-		if (t[i] <= ' ' || t[i] > '~')
-			return ini_err(&s->in,
-				       "JoinToken: only printable characters without spaces");
-	if (n < EC_TOKEN_MIN || n > EC_TOKEN_MAX)
-		return ini_err(&s->in,
-			       "JoinToken must be %d-%d characters (make one with `openssl rand "
-			       "-hex 32`)",
-			       EC_TOKEN_MIN, EC_TOKEN_MAX);
-	if (c->n_join_tokens >= EC_MAX_TOKENS)
-		return ini_err(&s->in, "too many join tokens (at most %d)", EC_MAX_TOKENS);
-	ec_token_digest(t, n, c->join_tokens[c->n_join_tokens++]);
 	return 0;
 }
 
@@ -252,6 +142,9 @@ enum {
 static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, const char *k, char *v,
 		     int *label_lines)
 {
+	const struct ctl_conf_tokens api_tokens = {c->tokens, &c->n_tokens, EC_MAX_TOKENS};
+	const struct ctl_conf_tokens join_tokens = {c->join_tokens, &c->n_join_tokens,
+						    EC_MAX_TOKENS};
 	char why[320];
 	int i;
 
@@ -299,11 +192,11 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 			}
 		return ini_err(&s->in, "Distro '%s': k8s, k3s, arktos or none", v);
 	case K_KUBECTL:
-		return copy_str(s, "Kubectl", v, c->kubectl, sizeof(c->kubectl));
+		return ini_str(&s->in, "Kubectl", v, c->kubectl, sizeof(c->kubectl));
 	case K_KUBECONFIG:
-		return readable_file(s, "Kubeconfig", v, c->kubeconfig, sizeof(c->kubeconfig));
+		return ini_readable(&s->in, "Kubeconfig", v, c->kubeconfig, sizeof(c->kubeconfig));
 	case K_PARENT:
-		if (copy_str(s, "Parent", v, c->parent, sizeof(c->parent)))
+		if (ini_str(&s->in, "Parent", v, c->parent, sizeof(c->parent)))
 			return -1;
 		if (ctl_url_parse(v, CTL_SCHEMES_WS, &c->parent_url, why, sizeof(why)))
 			return ini_err(&s->in, "Parent %s", why);
@@ -317,21 +210,21 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	case K_LISTEN:
 		return ini_addr(&s->in, "Listen", v, &c->listen);
 	case K_CERT:
-		return readable_file(s, "TLSCert", v, c->tls_cert, sizeof(c->tls_cert));
+		return ini_readable(&s->in, "TLSCert", v, c->tls_cert, sizeof(c->tls_cert));
 	case K_KEY:
-		return readable_file(s, "TLSKey", v, c->tls_key, sizeof(c->tls_key));
+		return ini_readable(&s->in, "TLSKey", v, c->tls_key, sizeof(c->tls_key));
 	case K_CA:
-		return readable_file(s, "CA", v, c->ca, sizeof(c->ca));
+		return ini_readable(&s->in, "CA", v, c->ca, sizeof(c->ca));
 	case K_TOKEN:
-		return add_token(s, c, v, "");
+		return ctl_conf_token(&s->in, &api_tokens, v, "Token");
 	case K_TOKENFILE:
-		return token_file(s, c, v);
+		return ctl_conf_token_file(&s->in, &api_tokens, v);
 	case K_MAXBODY:
-		return parse_size(s, "MaxBody", v, &c->max_body);
+		return ini_size(&s->in, "MaxBody", v, &c->max_body);
 	case K_MAXLISTBODY: /* a MissionList POST; MaxBody if that is larger */
-		return parse_size(s, "MaxListBody", v, &c->max_list_body);
+		return ini_size(&s->in, "MaxListBody", v, &c->max_list_body);
 	case K_DATABASE:
-		return copy_str(s, "Database", v, c->database, sizeof(c->database));
+		return ini_str(&s->in, "Database", v, c->database, sizeof(c->database));
 	case K_HB:
 		return ini_seconds(&s->in, "Heartbeat", v, 1, 3600, &c->heartbeat_s);
 	case K_HBTO:
@@ -342,7 +235,7 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	case K_CMDTO:
 		return ini_seconds(&s->in, "CommandTimeout", v, 1, 86400, &c->command_timeout_s);
 	case K_HUB_JOIN:
-		return add_join_token(s, c, v);
+		return ctl_conf_token(&s->in, &join_tokens, v, "JoinToken");
 	case K_CRED_LIFE: /* up to a year; short ones are for tests */
 		return ini_seconds(&s->in, "CredentialLifetime", v, 2, 366 * 86400,
 				   &c->credential_s);
@@ -351,13 +244,13 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	case K_CONNECT_TO:
 		return ini_seconds(&s->in, "ConnectTimeout", v, 1, 600, &c->connect_timeout_s);
 	case K_INSTALL:
-		return readable_file(s, "InstallScript", v, c->install_script,
-				     sizeof(c->install_script));
+		return ini_readable(&s->in, "InstallScript", v, c->install_script,
+				    sizeof(c->install_script));
 	case K_UNINSTALL:
-		return readable_file(s, "UninstallScript", v, c->uninstall_script,
-				     sizeof(c->uninstall_script));
+		return ini_readable(&s->in, "UninstallScript", v, c->uninstall_script,
+				    sizeof(c->uninstall_script));
 	case K_SENDQ:
-		return parse_size(s, "SendQueueMax", v, &c->hub_queue_max);
+		return ini_size(&s->in, "SendQueueMax", v, &c->hub_queue_max);
 	}
 	return ini_err(&s->in, "unknown key '%s'", k);
 }
@@ -366,7 +259,13 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 static int finish(struct pstate *s, struct ec_conf *c)
 {
 	int *kl = s->key_line;
-	bool loopback = (ntohl(c->listen.sin_addr.s_addr) >> 24) == 127;
+	const struct ctl_conf_api api = {&c->listen,
+					 kl[K_LISTEN],
+					 kl[K_CERT],
+					 kl[K_KEY],
+					 s->sec_line[SEC_API] ? s->sec_line[SEC_API]
+							      : s->sec_line[SEC_CLUSTER],
+					 c->n_tokens};
 
 	if (!s->sec_line[SEC_CLUSTER])
 		return ini_err_at(&s->in, 1, "no [Cluster] section (it names this cluster)");
@@ -384,20 +283,8 @@ static int finish(struct pstate *s, struct ec_conf *c)
 	if (kl[K_JOIN] && !kl[K_PARENT])
 		return ini_err_at(&s->in, kl[K_JOIN],
 				  "JoinToken without Parent: there is nothing to join");
-	if (kl[K_CERT] && !kl[K_KEY])
-		return ini_err_at(&s->in, kl[K_CERT], "TLSCert without TLSKey");
-	if (kl[K_KEY] && !kl[K_CERT])
-		return ini_err_at(&s->in, kl[K_KEY], "TLSKey without TLSCert");
-	if (!c->n_tokens)
-		return ini_err_at(
-		    &s->in, s->sec_line[SEC_API] ? s->sec_line[SEC_API] : s->sec_line[SEC_CLUSTER],
-		    "[API] needs a Token or TokenFile: every request must carry one");
-	if (!loopback && !kl[K_CERT])
-		return ini_err_at(
-		    &s->in, kl[K_LISTEN],
-		    "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
-		    "(tokens must not cross a network in clear)",
-		    inet_ntoa(c->listen.sin_addr));
+	if (ctl_conf_api_check(&s->in, &api))
+		return -1;
 	if (c->heartbeat_timeout_s <= c->heartbeat_s)
 		return ini_err_at(&s->in, kl[K_HBTO] ? kl[K_HBTO] : kl[K_HB],
 				  "HeartbeatTimeout (%us) must exceed Heartbeat (%us)",

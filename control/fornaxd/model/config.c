@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl_conf.h"
 #include "ini.h"
 
 enum section { SEC_NONE = -1, SEC_API, SEC_STORE, SEC_NODES, N_SECTIONS };
@@ -57,90 +58,6 @@ struct pstate {
 	int key_line[K_COUNT];
 };
 
-static int parse_size(struct pstate *s, const char *key, const char *v, size_t *out)
-{
-	char *end;
-	unsigned long long n, mul = 1;
-
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (!strcasecmp(end, "k") || !strcasecmp(end, "kib"))
-		mul = 1024;
-	else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib"))
-		mul = 1024 * 1024;
-	else if (*end)
-		end = NULL;
-	if (errno || !end || end == v || *v == '-' || n > (64ull << 20) || n * mul < 1024 ||
-	    n * mul > (64ull << 20))
-		return ini_err(&s->in, "%s '%s': expected a size from 1K to 64M (e.g. 1M, 65536)",
-			       key, v);
-	*out = (size_t)(n * mul);
-	return 0;
-}
-
-static int copy_str(struct pstate *s, const char *key, const char *v, char *out, size_t len)
-{
-	if (strlen(v) >= len)
-		return ini_err(&s->in, "%s is longer than %zu characters", key, len - 1);
-	memcpy(out, v, strlen(v) + 1);
-	return 0;
-}
-
-static int readable_file(struct pstate *s, const char *key, const char *v, char *out, size_t len)
-{
-	if (copy_str(s, key, v, out, len))
-		return -1;
-	if (access(v, R_OK))
-		return ini_err(&s->in, "%s %s: %s", key, v, strerror(errno));
-	return 0;
-}
-
-static int add_token(struct pstate *s, unsigned char (*set)[CTL_TOKEN_HASH_LEN], int *n,
-		     const char *t, const char *what)
-{
-	size_t len = strlen(t);
-
-	for (size_t i = 0; i < len; i++)
-		if (t[i] <= ' ' || t[i] > '~')
-			return ini_err(&s->in, "%s: only printable characters without spaces",
-				       what);
-	if (len < FX_TOKEN_MIN || len > FX_TOKEN_MAX)
-		return ini_err(&s->in,
-			       "%s must be %d-%d characters (make one with `openssl rand -hex 32`)",
-			       what, FX_TOKEN_MIN, FX_TOKEN_MAX);
-	if (*n >= FX_MAX_TOKENS)
-		return ini_err(&s->in, "too many tokens (at most %d)", FX_MAX_TOKENS);
-	ctl_token_digest(t, len, set[(*n)++]);
-	return 0;
-}
-
-static int token_file(struct pstate *s, struct fx_conf *c, const char *path)
-{
-	char line[FX_TOKEN_MAX + 64], what[FX_PATH_MAX + 64];
-	FILE *f = fopen(path, "r");
-	int ln = 0, before = c->n_tokens, rc = 0;
-
-	if (!f)
-		return ini_err(&s->in, "TokenFile %s: %s", path, strerror(errno));
-	while (!rc && fgets(line, sizeof(line), f)) {
-		char *t;
-
-		ln++;
-		if ((t = strchr(line, '#')))
-			*t = 0;
-		line[strcspn(line, "\r\n")] = 0;
-		t = ini_trim(line);
-		snprintf(what, sizeof(what), "TokenFile %s line %d: token", path, ln);
-		if (*t)
-			rc = add_token(s, c->tokens, &c->n_tokens, t, what);
-	}
-	sodium_memzero(line, sizeof(line));
-	fclose(f);
-	if (!rc && c->n_tokens == before)
-		return ini_err(&s->in, "TokenFile %s holds no token", path);
-	return rc;
-}
-
 static int cidr(struct pstate *s, const char *v, struct fx_conf *c)
 {
 	char ip[32], *slash;
@@ -174,6 +91,9 @@ static int number(struct pstate *s, const char *key, const char *v, unsigned lon
 
 static int key_value(struct pstate *s, struct fx_conf *c, enum section sec, const char *k, char *v)
 {
+	const struct ctl_conf_tokens api_tokens = {c->tokens, &c->n_tokens, FX_MAX_TOKENS};
+	const struct ctl_conf_tokens join_tokens = {c->join_tokens, &c->n_join_tokens,
+						    FX_MAX_TOKENS};
 	unsigned long n, m;
 	char *dash;
 	int i;
@@ -192,19 +112,19 @@ static int key_value(struct pstate *s, struct fx_conf *c, enum section sec, cons
 	case K_LISTEN:
 		return ini_addr(&s->in, "Listen", v, &c->listen);
 	case K_CERT:
-		return readable_file(s, "TLSCert", v, c->tls_cert, sizeof(c->tls_cert));
+		return ini_readable(&s->in, "TLSCert", v, c->tls_cert, sizeof(c->tls_cert));
 	case K_KEY:
-		return readable_file(s, "TLSKey", v, c->tls_key, sizeof(c->tls_key));
+		return ini_readable(&s->in, "TLSKey", v, c->tls_key, sizeof(c->tls_key));
 	case K_TOKEN:
-		return add_token(s, c->tokens, &c->n_tokens, v, "Token");
+		return ctl_conf_token(&s->in, &api_tokens, v, "Token");
 	case K_TOKENFILE:
-		return token_file(s, c, v);
+		return ctl_conf_token_file(&s->in, &api_tokens, v);
 	case K_MAXBODY:
-		return parse_size(s, "MaxBody", v, &c->max_body);
+		return ini_size(&s->in, "MaxBody", v, &c->max_body);
 	case K_DATABASE:
-		return copy_str(s, "Database", v, c->database, sizeof(c->database));
+		return ini_str(&s->in, "Database", v, c->database, sizeof(c->database));
 	case K_JOIN:
-		return add_token(s, c->join_tokens, &c->n_join_tokens, v, "JoinToken");
+		return ctl_conf_token(&s->in, &join_tokens, v, "JoinToken");
 	case K_PODCIDR:
 		return cidr(s, v, c);
 	case K_NODEPREFIX:
@@ -232,7 +152,7 @@ static int key_value(struct pstate *s, struct fx_conf *c, enum section sec, cons
 	case K_STATE:
 		return ini_seconds(&s->in, "StateSeconds", v, 1, 3600, &c->state_s);
 	case K_SENDQ:
-		return parse_size(s, "SendQueueMax", v, &c->queue_max);
+		return ini_size(&s->in, "SendQueueMax", v, &c->queue_max);
 	}
 	return ini_err(&s->in, "unknown key '%s'", k);
 }
@@ -240,21 +160,11 @@ static int key_value(struct pstate *s, struct fx_conf *c, enum section sec, cons
 static int finish(struct pstate *s, struct fx_conf *c)
 {
 	int *kl = s->key_line;
-	bool loopback = (ntohl(c->listen.sin_addr.s_addr) >> 24) == 127;
+	const struct ctl_conf_api api = {&c->listen, kl[K_LISTEN],	   kl[K_CERT],
+					 kl[K_KEY],  s->sec_line[SEC_API], c->n_tokens};
 
-	if (kl[K_CERT] && !kl[K_KEY])
-		return ini_err_at(&s->in, kl[K_CERT], "TLSCert without TLSKey");
-	if (kl[K_KEY] && !kl[K_CERT])
-		return ini_err_at(&s->in, kl[K_KEY], "TLSKey without TLSCert");
-	if (!c->n_tokens)
-		return ini_err_at(&s->in, s->sec_line[SEC_API] ? s->sec_line[SEC_API] : 1,
-				  "[API] needs a Token or TokenFile: every request must carry one");
-	if (!loopback && !kl[K_CERT])
-		return ini_err_at(
-		    &s->in, kl[K_LISTEN],
-		    "Listen %s is not a loopback address: it needs TLSCert and TLSKey "
-		    "(tokens must not cross a network in clear)",
-		    inet_ntoa(c->listen.sin_addr));
+	if (ctl_conf_api_check(&s->in, &api))
+		return -1;
 	if (c->node_bits <= c->pod_net_bits)
 		return ini_err_at(&s->in, kl[K_NODEPREFIX] ? kl[K_NODEPREFIX] : kl[K_PODCIDR],
 				  "NodePrefix /%d must be longer than PodCIDR's /%d", c->node_bits,
