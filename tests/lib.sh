@@ -33,3 +33,14 @@ summary() {
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]
 }
+
+# debian_kubectl: the path of Debian's kubectl 1.20 (package kubernetes-client):
+# $XGATE_KUBECTL, /usr/bin/kubectl, or where deploy/deps.sh diverted it when
+# another package (the Google Cloud SDK's kubectl) owns that path; "" if none.
+debian_kubectl() {
+	local k
+	for k in ${XGATE_KUBECTL:-} /usr/bin/kubectl.kubernetes-client \
+		"$(dpkg-divert --truename /usr/bin/kubectl 2>/dev/null)" /usr/bin/kubectl; do
+		[ -x "$k" ] && "$k" version --client --short 2>/dev/null | grep -q 'v1\.20\.' && { echo "$k"; return; }
+	done
+}

@@ -23,10 +23,7 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 130" INT TERM
 
-KUBECTL=
-for k in ${XGATE_KUBECTL:-} /usr/bin/kubectl.kubernetes-client "$(dpkg-divert --truename /usr/bin/kubectl 2>/dev/null)" /usr/bin/kubectl; do
-	[ -x "$k" ] && "$k" version --client --short 2>/dev/null | grep -q 'v1\.20\.' && { KUBECTL=$k; break; }
-done
+KUBECTL=$(debian_kubectl)
 if [ -z "$KUBECTL" ]; then
 	not_ok "Debian's kubectl 1.20 (package kubernetes-client) not found: run deploy/deps.sh"
 	summary
