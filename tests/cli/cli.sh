@@ -228,14 +228,23 @@ for i in 1 2 3 4 5; do
 	x attach n0 transit >/dev/null && x attach n1 agent >/dev/null && ids="$ids $(progs_of)" &&
 		x detach n0 >/dev/null && x detach n1 >/dev/null || not_ok "cycle $i failed"
 done
-[ "$(echo $ids | wc -w)" -eq 10 ] && [ "$(alive)" -eq 0 ] && ok "5 attach/detach cycles: none of the 10 programs is left" ||
-	not_ok "programs left after the cycles: $(alive) of: $ids"
+# each role's program is loaded once per instance and reused by the next
+# attach (pinned under the instance: a pod's veth needs no verifier run);
+# detached, it stays with the instance until reset
+n_ids=$(echo $ids | wc -w)
+ids=$(echo $ids | tr ' ' '\n' | sort -u | tr '\n' ' ')
+uniq=$(echo $ids | wc -w)
+[ "$n_ids" -eq 10 ] && [ "$uniq" -eq 2 ] && [ "$(alive)" -eq 2 ] &&
+	ok "5 attach/detach cycles: each role's program loaded once and reused (2 programs, kept until reset)" ||
+	not_ok "programs after the cycles: $uniq distinct, $(alive) alive, of: $ids"
+ls /sys/fs/bpf/xgate/$NS | grep -q '^prog_agent_' && ok "the agent program is pinned in the instance" ||
+	not_ok "no pinned agent program: $(ls /sys/fs/bpf/xgate/$NS)"
 x attach n0 transit >/dev/null
 x attach n1 agent --mode generic >/dev/null
-ids=$(progs_of)
+ids="$ids $(progs_of)"
 expect_rc 0 "reset" x reset
 [ ! -e "/sys/fs/bpf/xgate/$NS" ] && ok "reset removed the pins" || not_ok "pins remain after reset"
-[ "$(echo $ids | wc -w)" -eq 2 ] && [ "$(alive)" -eq 0 ] && ok "reset detached every program" || not_ok "programs remain after reset: $ids"
+[ "$(alive)" -eq 0 ] && ok "reset detached and unloaded every program (the pinned ones too)" || not_ok "programs remain after reset: $ids"
 ip -n "$NS" link show n0 | grep -q "xdp" && not_ok "n0 still has XDP" || ok "n0 has no XDP after reset"
 
 # ---- apply -f: one code path with the commands, errors name the JSON path ----
