@@ -216,3 +216,56 @@ int ini_readable(struct ini *r, const char *key, const char *v, char *out, size_
 		return ini_err(r, "%s %s: %s", key, v, strerror(errno));
 	return 0;
 }
+
+static int table_key(struct ini *r, const struct ini_table *t, int sec, const char *k)
+{
+	int i;
+
+	for (i = 0; i < t->n_keys && (t->keys[i].sec != sec || strcasecmp(k, t->keys[i].name)); i++)
+		;
+	if (i == t->n_keys)
+		return ini_err(r, "unknown key '%s' in %s", k,
+			       sec < 0 ? "(no section)" : t->sections[sec]);
+	if (!t->keys[i].repeat && t->key_line[i])
+		return ini_err(r, "%s given twice (first on line %d)", t->keys[i].name,
+			       t->key_line[i]);
+	if (!t->key_line[i])
+		t->key_line[i] = r->line;
+	return i;
+}
+
+int ini_table_read(struct ini *r, const struct ini_table *t,
+		   int (*key)(void *arg, int index, char *value), void *arg)
+{
+	enum ini_item item;
+	int rc = 0, sec = -1, i;
+	char *k, *v;
+
+	while (!rc && (item = ini_next(r, &k, &v)) != INI_END) {
+		if (item == INI_ERROR) {
+			rc = -1;
+		} else if (item == INI_SECTION) {
+			for (i = 0; i < t->n_sections && strcasecmp(k, t->sections[i]); i++)
+				;
+			if (i == t->n_sections)
+				rc = ini_err(r, "unknown section %s: %s", k, t->sections_hint);
+			else if (t->sec_line[i])
+				rc = ini_err(r, "%s given twice (first on line %d)", t->sections[i],
+					     t->sec_line[i]);
+			else
+				t->sec_line[i] = r->line;
+			sec = i;
+		} else if (!*k) {
+			rc = ini_err(r, "expected Key = Value");
+		} else if (!*v) {
+			rc = ini_err(r, "%s has no value", k);
+		} else if ((i = table_key(r, t, sec, k)) < 0) {
+			rc = -1;
+		} else {
+			rc = key(arg, i, v);
+		}
+	}
+	/* ini_next wipes at the end only, not when a line is refused */
+	ini_wipe(r);
+	return rc;
+}

@@ -68,6 +68,29 @@ int ini_str(struct ini *r, const char *key, const char *v, char *out, size_t len
 /* ini_str of a path that must be readable now (a certificate, a key). */
 int ini_readable(struct ini *r, const char *key, const char *v, char *out, size_t len);
 
+/* ---- a file read against tables of its sections and keys ----
+ * Each section at most once, each key only in its section and, unless it
+ * repeats, at most once; every refusal names the line ("unknown key 'X'
+ * in [S]", "X given twice (first on line N)", "X has no value"). */
+struct ini_key {
+	int sec; /* index into the sections */
+	const char *name;
+	bool repeat;
+};
+struct ini_table {
+	const char *const *sections; /* "[API]", ... */
+	int n_sections;
+	const char *sections_hint; /* what an unknown one is told: "[API], [Store] or [Nodes]" */
+	const struct ini_key *keys;
+	int n_keys;
+	int *sec_line, *key_line; /* filled: the line of each section and key (0: absent) */
+};
+/* Read r's items against t, calling key(arg, index in t->keys, value) for
+ * every key line: 0, or the first nonzero return (-1 after an error
+ * written to r). The line buffer is wiped either way. */
+int ini_table_read(struct ini *r, const struct ini_table *t,
+		   int (*key)(void *arg, int index, char *value), void *arg);
+
 /* Read a file of at most 1 MiB and hand its text to parse; the text is
  * wiped before it is freed. Errors before parse are "PATH: what". */
 typedef int (*ini_parse_fn)(const char *file, const char *text, void *conf, char *err,

@@ -24,8 +24,10 @@
 
 struct pstate {
 	struct ini in;
+	struct ec_conf *c;
 	int sec_line[5]; /* where each section started, for "needs a ..." errors */
 	int key_line[32];
+	int label_lines[EC_MAX_LABELS]; /* where each label was set */
 };
 
 const char *ec_driver_name(enum ec_driver d)
@@ -70,11 +72,7 @@ static const char *const sections[] = {"[Cluster]", "[API]", "[Store]", "[Interv
 #define N_SECTIONS 5
 
 /* Keys of every section in one table; key_line[] is indexed by position. */
-static const struct {
-	enum section sec;
-	const char *name;
-	bool repeat;
-} keys[] = {
+static const struct ini_key keys[] = {
     {SEC_CLUSTER, "Name", 0},
     {SEC_CLUSTER, "Labels", 1},
     {SEC_CLUSTER, "Label", 1},
@@ -138,25 +136,18 @@ enum {
 	K_SENDQ,
 	K_COUNT
 };
+_Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
+_Static_assert(K_COUNT <= sizeof(((struct pstate *)0)->key_line) / sizeof(int), "key_line");
 
-static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, const char *k, char *v,
-		     int *label_lines)
+static int key_value(void *arg, int i, char *v)
 {
+	struct pstate *s = arg;
+	struct ec_conf *c = s->c;
 	const struct ctl_conf_tokens api_tokens = {c->tokens, &c->n_tokens, EC_MAX_TOKENS};
 	const struct ctl_conf_tokens join_tokens = {c->join_tokens, &c->n_join_tokens,
 						    EC_MAX_TOKENS};
 	char why[320];
-	int i;
 
-	for (i = 0; i < K_COUNT && (keys[i].sec != sec || strcasecmp(k, keys[i].name)); i++)
-		;
-	if (i == K_COUNT)
-		return ini_err(&s->in, "unknown key '%s' in %s", k, sections[sec]);
-	if (!keys[i].repeat && s->key_line[i])
-		return ini_err(&s->in, "%s given twice (first on line %d)", keys[i].name,
-			       s->key_line[i]);
-	if (!s->key_line[i])
-		s->key_line[i] = s->in.line;
 	switch (i) {
 	case K_NAME: {
 		const char *e = ec_check_dns_label(v);
@@ -170,12 +161,12 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 		char *save = NULL, *tok;
 
 		for (tok = strtok_r(v, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			if (add_label(s, c, tok, label_lines))
+			if (add_label(s, c, tok, s->label_lines))
 				return -1;
 		return 0;
 	}
 	case K_LABEL:
-		return add_label(s, c, v, label_lines);
+		return add_label(s, c, v, s->label_lines);
 	case K_DRIVER:
 		if (!strcasecmp(v, "local"))
 			c->driver = EC_DRIVER_LOCAL;
@@ -252,7 +243,7 @@ static int key_value(struct pstate *s, struct ec_conf *c, enum section sec, cons
 	case K_SENDQ:
 		return ini_size(&s->in, "SendQueueMax", v, &c->hub_queue_max);
 	}
-	return ini_err(&s->in, "unknown key '%s'", k);
+	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
 
 /* Rules across keys, checked once the whole file is read. */
@@ -299,12 +290,16 @@ static int finish(struct pstate *s, struct ec_conf *c)
 
 int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *err, size_t errlen)
 {
-	struct pstate s = {0};
-	enum section sec = SEC_NONE;
-	int label_lines[EC_MAX_LABELS];
-	enum ini_item item;
-	char *k, *v;
-	int rc = 0;
+	struct pstate s = {.c = c};
+	const struct ini_table table = {.sections = sections,
+					.n_sections = N_SECTIONS,
+					.sections_hint =
+					    "[Cluster], [API], [Hub], [Store] or [Intervals]",
+					.keys = keys,
+					.n_keys = K_COUNT,
+					.sec_line = s.sec_line,
+					.key_line = s.key_line};
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->listen.sin_family = AF_INET;
@@ -322,35 +317,7 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->hub_queue_max = 64 << 20;
 
 	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
-	while (!rc && (item = ini_next(&s.in, &k, &v)) != INI_END) {
-		if (item == INI_ERROR) {
-			rc = -1;
-		} else if (item == INI_SECTION) {
-			int i;
-
-			for (i = 0; i < N_SECTIONS && strcasecmp(k, sections[i]); i++)
-				;
-			if (i == N_SECTIONS)
-				rc = ini_err(
-				    &s.in,
-				    "unknown section %s: [Cluster], [API], [Hub], [Store] or "
-				    "[Intervals]",
-				    k);
-			else if (s.sec_line[i])
-				rc = ini_err(&s.in, "%s given twice (first on line %d)",
-					     sections[i], s.sec_line[i]);
-			else
-				s.sec_line[i] = s.in.line;
-			sec = (enum section)i;
-		} else if (!*k) {
-			rc = ini_err(&s.in, "expected Key = Value");
-		} else if (!*v) {
-			rc = ini_err(&s.in, "%s has no value", k);
-		} else {
-			rc = key_value(&s, c, sec, k, v, label_lines);
-		}
-	}
-	ini_wipe(&s.in); /* ini_next wipes at the end only, not when a line is refused */
+	rc = ini_table_read(&s.in, &table, key_value, &s);
 	if (!rc && !c->heartbeat_timeout_s)
 		c->heartbeat_timeout_s = 3 * c->heartbeat_s;
 	return rc ? rc : finish(&s, c);

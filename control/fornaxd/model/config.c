@@ -23,11 +23,7 @@
 enum section { SEC_NONE = -1, SEC_API, SEC_STORE, SEC_NODES, N_SECTIONS };
 static const char *const sections[] = {"[API]", "[Store]", "[Nodes]"};
 
-static const struct {
-	enum section sec;
-	const char *name;
-	bool repeat;
-} keys[] = {
+static const struct ini_key keys[] = {
     {SEC_API, "Listen", 0},	    {SEC_API, "TLSCert", 0},	    {SEC_API, "TLSKey", 0},
     {SEC_API, "Token", 1},	    {SEC_API, "TokenFile", 1},	    {SEC_API, "MaxBody", 0},
     {SEC_STORE, "Database", 0},	    {SEC_NODES, "JoinToken", 1},    {SEC_NODES, "PodCIDR", 0},
@@ -51,9 +47,11 @@ enum {
 	K_SENDQ,
 	K_COUNT
 };
+_Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
 
 struct pstate {
 	struct ini in;
+	struct fx_conf *c;
 	int sec_line[N_SECTIONS];
 	int key_line[K_COUNT];
 };
@@ -89,25 +87,16 @@ static int number(struct pstate *s, const char *key, const char *v, unsigned lon
 	return 0;
 }
 
-static int key_value(struct pstate *s, struct fx_conf *c, enum section sec, const char *k, char *v)
+static int key_value(void *arg, int i, char *v)
 {
+	struct pstate *s = arg;
+	struct fx_conf *c = s->c;
 	const struct ctl_conf_tokens api_tokens = {c->tokens, &c->n_tokens, FX_MAX_TOKENS};
 	const struct ctl_conf_tokens join_tokens = {c->join_tokens, &c->n_join_tokens,
 						    FX_MAX_TOKENS};
 	unsigned long n, m;
 	char *dash;
-	int i;
 
-	for (i = 0; i < K_COUNT && (keys[i].sec != sec || strcasecmp(k, keys[i].name)); i++)
-		;
-	if (i == K_COUNT)
-		return ini_err(&s->in, "unknown key '%s' in %s", k,
-			       sec == SEC_NONE ? "(no section)" : sections[sec]);
-	if (!keys[i].repeat && s->key_line[i])
-		return ini_err(&s->in, "%s given twice (first on line %d)", keys[i].name,
-			       s->key_line[i]);
-	if (!s->key_line[i])
-		s->key_line[i] = s->in.line;
 	switch (i) {
 	case K_LISTEN:
 		return ini_addr(&s->in, "Listen", v, &c->listen);
@@ -154,7 +143,7 @@ static int key_value(struct pstate *s, struct fx_conf *c, enum section sec, cons
 	case K_SENDQ:
 		return ini_size(&s->in, "SendQueueMax", v, &c->queue_max);
 	}
-	return ini_err(&s->in, "unknown key '%s'", k);
+	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
 
 static int finish(struct pstate *s, struct fx_conf *c)
@@ -176,11 +165,15 @@ static int finish(struct pstate *s, struct fx_conf *c)
 
 int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *err, size_t errlen)
 {
-	struct pstate s = {0};
-	enum section sec = SEC_NONE;
-	enum ini_item item;
-	char *k, *v;
-	int rc = 0;
+	struct pstate s = {.c = c};
+	const struct ini_table table = {.sections = sections,
+					.n_sections = N_SECTIONS,
+					.sections_hint = "[API], [Store] or [Nodes]",
+					.keys = keys,
+					.n_keys = K_COUNT,
+					.sec_line = s.sec_line,
+					.key_line = s.key_line};
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->listen.sin_family = AF_INET;
@@ -197,32 +190,7 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->queue_max = 4 << 20;
 
 	ini_init(&s.in, file, text, "[API]", err, errlen);
-	while (!rc && (item = ini_next(&s.in, &k, &v)) != INI_END) {
-		if (item == INI_ERROR) {
-			rc = -1;
-		} else if (item == INI_SECTION) {
-			int i;
-
-			for (i = 0; i < N_SECTIONS && strcasecmp(k, sections[i]); i++)
-				;
-			if (i == N_SECTIONS)
-				rc = ini_err(&s.in, "unknown section %s: [API], [Store] or [Nodes]",
-					     k);
-			else if (s.sec_line[i])
-				rc = ini_err(&s.in, "%s given twice (first on line %d)",
-					     sections[i], s.sec_line[i]);
-			else
-				s.sec_line[i] = s.in.line;
-			sec = (enum section)i;
-		} else if (!*k) {
-			rc = ini_err(&s.in, "expected Key = Value");
-		} else if (!*v) {
-			rc = ini_err(&s.in, "%s has no value", k);
-		} else {
-			rc = key_value(&s, c, sec, k, v);
-		}
-	}
-	ini_wipe(&s.in);
+	rc = ini_table_read(&s.in, &table, key_value, &s);
 	return rc ? rc : finish(&s, c);
 }
 
