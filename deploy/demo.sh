@@ -24,7 +24,9 @@ ECHO=$BUILD/control/fornax-echo
 NETSH=$HERE/../control/nodeagentd/nodeagent-net.sh
 P=${DEMO_PREFIX:-xgm} # namespace prefix (the demo test sets its own)
 ET_RUN=/tmp/$P-tree
-FX_P=${P}f FX_T=/tmp/$P-fx
+# the serverless bed's names (deploy/lib/fxbed.sh) end up in interface and
+# namespace prefixes of at most 15 characters: a short tag of their own
+FX_P=${DEMO_FX_PREFIX:-fm} FX_T=/tmp/$P-fx
 source "$HERE/lib/mtopo.sh"
 source "$HERE/lib/edgetree.sh"
 source "$HERE/lib/ca.sh"

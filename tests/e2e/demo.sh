@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
 [ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
-export DEMO_PREFIX=xgd$$
+export DEMO_PREFIX=xgd$$ DEMO_FX_PREFIX=f$(($$ % 100000))
 OUT=$(mktemp /tmp/xgt-demo-XXXXXX)
 trap 'rm -f "$OUT"' EXIT
 
@@ -41,10 +41,10 @@ grep -Eq '^  demo-[0-9] +node-a ' "$OUT" && grep -Eq '^  demo-[0-9] +node-b ' "$
 [ "$(grep -c "now gets: no answer" "$OUT")" = 2 ] && ok "closed sessions' endpoints no longer answer" ||
 	not_ok "after the close: $(grep 'now gets' "$OUT")"
 grep -q 'done: no namespaces, pins or daemons left' "$OUT" && ok "it says it cleaned up" || not_ok "no teardown line"
-left=$(ip netns list | grep -cE "^($DEMO_PREFIX-|xgt${DEMO_PREFIX}f-)")
+left=$(ip netns list | grep -cE "^($DEMO_PREFIX-|xgt${DEMO_FX_PREFIX}-)")
 [ "$left" = 0 ] && ok "no namespace of the demo is left" || not_ok "$left namespaces left"
 [ ! -e "/tmp/$DEMO_PREFIX-tree" ] && [ ! -e "/tmp/$DEMO_PREFIX-run" ] && [ ! -e "/tmp/$DEMO_PREFIX-fx" ] &&
-	[ ! -e "/sys/fs/cgroup/freezer/xgt${DEMO_PREFIX}f" ] && ok "nor its run directories and cgroups" ||
+	[ ! -e "/sys/fs/cgroup/freezer/xgt${DEMO_FX_PREFIX}" ] && ok "nor its run directories and cgroups" ||
 	not_ok "run directories left: $(ls -d /tmp/$DEMO_PREFIX-* 2>/dev/null)"
 pgrep -f "/tmp/$DEMO_PREFIX-" > /dev/null && not_ok "daemons left: $(pgrep -af "/tmp/$DEMO_PREFIX-")" || ok "nor its daemons"
 summary
