@@ -128,7 +128,7 @@ static const char *entries_add(struct na_agent *a, const struct na_sess *s, uint
 			entries_del(a, s, i);
 			/* the pod's endpoint is another session's here: a stale entry the
 			 * core closes on its next full sync */
-			return rc == XG_EEXIST ? "EndpointTaken"
+			return rc == XG_EEXIST	    ? "EndpointTaken"
 			       : rc == XG_ENOTFOUND ? "NoVPC"
 						    : "IngressFailed";
 		}

@@ -266,8 +266,8 @@ int na_agent_configure(struct na_agent *a, json_t *m, char *err, size_t errlen)
 			a->fresh ? (char *)a->conf->netns_prefix : NULL,
 			(char *)a->conf->veth_prefix, NULL};
 	/* the ingress host needs only the VPC its entries name */
-	char *ing_argv[] = {(char *)a->conf->xgate, "-n", (char *)a->conf->instance, "vpc", "add",
-			    vni, NULL};
+	char *ing_argv[] = {
+	    (char *)a->conf->xgate, "-n", (char *)a->conf->instance, "vpc", "add", vni, NULL};
 	struct ctl_job_spec s;
 	uint32_t old_net = a->net_be;
 	int old_plen = a->plen;
@@ -319,7 +319,8 @@ json_t *na_agent_node_json(const struct na_agent *a)
 	return json_pack("{s:s,s:s,s:s,s:s,s:{},s:{s:I,s:I,s:i}}", "name", a->conf->name, "ip", ip,
 			 "publicIp", pub, "role", ingress ? "ingress" : "pod", "labels", "capacity",
 			 "cpu", (json_int_t)a->conf->cpu_milli, "memory",
-			 (json_int_t)a->conf->mem_bytes, "pods", ingress ? 0 : (int)a->conf->max_pods);
+			 (json_int_t)a->conf->mem_bytes, "pods",
+			 ingress ? 0 : (int)a->conf->max_pods);
 }
 
 json_t *na_agent_state_msg(const struct na_agent *a, const char *type)

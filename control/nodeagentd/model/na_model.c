@@ -420,7 +420,7 @@ json_t *na_ing_json(const struct na_sess *s)
 	inet_ntop(AF_INET, &s->pod_ip_be, pod, sizeof(pod));
 	inet_ntop(AF_INET, &s->peer_be, host, sizeof(host));
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "sessionIdentifier", s->id,
-			 "podIdentifier", s->pod, "state", na_sess_final(s->state) ? "Closed" : "Open",
-			 "podIP", pod, "host", host, "accessEndPoints", na_eps_json(s), "reason",
-			 s->reason);
+			 "podIdentifier", s->pod, "state",
+			 na_sess_final(s->state) ? "Closed" : "Open", "podIP", pod, "host", host,
+			 "accessEndPoints", na_eps_json(s), "reason", s->reason);
 }
