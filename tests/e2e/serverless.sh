@@ -12,7 +12,8 @@
 # there, pods and sessions rebuilt from the nodes, the sessions serve);
 # form 2: an ingress host (Role = ingress) joins, sessions open with its
 # public endpoints and serve through it, close (their entries gone on both
-# hosts), kill -9 of its nodeagentd (still serving, the restart adopts);
+# hosts), kill -9 of its nodeagentd (still serving, the restart adopts),
+# kill -9 of fornaxd (the sessions and their entries matched again);
 # a third node claiming node-a's name -> refused; bad input -> 4xx naming
 # the field, with the CLI's exit codes.
 # usage: serverless.sh XGATE FORNAXD NODEAGENTD FORNAX_ECHO NET_SCRIPT
@@ -306,9 +307,26 @@ for s in f2 f3; do
 done
 [ $bad = 0 ] && ok "after the restart f2 and f3 are open and serve" ||
 	not_ok "a form 2 session lost over the ingress host's restart"
+# fornaxd restarted: the sessions from the pods' nodes, their entries from the ingress host
+kill -9 "$FX_FXD_PID"
+wait "$FX_FXD_PID" 2>/dev/null
+serves "${FEP[f2]}" hello-f2 && serves "${FEP[f3]}" hello-f3 &&
+	ok "fornaxd killed (-9): f2 and f3 still serve through the ingress host" ||
+	not_ok "a form 2 session stopped serving with fornaxd down"
+check "fornaxd restarts" fx_fornaxd
+all_ready() { both_ready && node_ready ing-a; }
+check "the nodes and the ingress host link again" wait_for 30 all_ready
+f_back() {
+	local s
+	for s in f2 f3; do
+		{ sess_is "$s" Available || sess_is "$s" InUse; } && [ "$(endpoint "$s")" = "${FEP[$s]}" ] ||
+			return 1
+	done
+}
+check "f2 and f3 open again after fornaxd's restart, with their endpoints" wait_for 20 f_back
 for s in f2 f3; do xc session close "$s" >/dev/null; done
-for s in f2 f3; do check "$s closes after the restart" wait_for 20 sess_is "$s" Closed; done
-check "  their entries (adopted by the restarted agent) are gone" \
+for s in f2 f3; do check "$s closes after the restarts" wait_for 20 sess_is "$s" Closed; done
+check "  their entries (adopted by the restarted agent and fornaxd) are gone" wait_for 20 \
 	sh -c "[ -z \"\$('$XGATE' -N '$ING' ingress ls -o json | jq -r '.[]|.public')\" ]"
 check_not "  f2's endpoint no longer serves" serves "${FEP[f2]}" hello-f2
 expect_rc 0 "app apply: echo back to the cluster's form 1" xc app apply -f "$FX_T/echo.json"
