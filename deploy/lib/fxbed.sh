@@ -41,13 +41,15 @@ fx_bed_up() {
 	echo "$FX_TOKEN" >"$FX_T/token"
 }
 
-# fx_lan_port NS DEV ADDR: NS on the cluster network as ADDR/24.
+# fx_lan_port NS DEV ADDR: NS on the cluster network as ADDR/24. The bridge's
+# side gets the pass stub: form 2 frames are redirected into DEV by XDP.
 fx_lan_port() {
 	local lan p=l$FX_P${1##*-}
 	lan=$(fx_ns lan)
 	ip link add "$2" netns "$1" type veth peer name "${p:0:15}" netns "$lan" || return 1
 	ip -n "$lan" link set "${p:0:15}" master br0 up &&
-		ip -n "$1" addr add "$3/24" dev "$2" && ip -n "$1" link set "$2" up
+		ip -n "$1" addr add "$3/24" dev "$2" && ip -n "$1" link set "$2" up &&
+		"$XGATE" -N "$lan" attach "${p:0:15}" pass >/dev/null
 }
 
 # fx_fornaxd_conf [EXTRA [Nodes] LINES]
@@ -84,8 +86,10 @@ fx_fornaxd() {
 }
 
 # fx_node I NAME [CONF LINES]: node namespace xgt$FX_P-nI, cluster address
-# 10.77.0.(10+I), public 10.88.I.1 (ingress on nic0), the client's cI at
-# 10.88.I.2; writes node-NAME.conf (extra lines go under [Node]).
+# 10.77.0.(10+I) (transit on cl0: form 2 frames arrive and leave there),
+# public 10.88.I.1 (ingress on nic0), the client's cI at 10.88.I.2; writes
+# node-NAME.conf (extra lines go under [Node]: "Role = ingress" makes it an
+# ingress host).
 fx_node() {
 	local i=$1 name=$2 ns cli
 	ns=$(fx_ns "n$i") cli=$(fx_ns cli)
@@ -100,6 +104,7 @@ fx_node() {
 	ip -n "$ns" link set nic0 up
 	"$XGATE" -N "$ns" host set ip "10.77.0.$((10 + i))" >/dev/null &&
 		"$XGATE" -N "$ns" attach nic0 ingress >/dev/null &&
+		"$XGATE" -N "$ns" attach cl0 transit >/dev/null &&
 		"$XGATE" -N "$cli" attach "c$i" pass >/dev/null || return 1
 	cat >"$FX_T/node-$name.conf" <<EOF
 [Node]

@@ -71,7 +71,7 @@ class Link:
                 m = json.loads(raw)
                 t = m.get("type")
                 r = m.get("nodeRevision")
-                if t in ("PodState", "SessionState"):
+                if t in ("PodState", "SessionState", "IngressState"):
                     if r != self.core.rev + 1:
                         self.core.rev_gaps.append((t, r, self.core.rev))
                     self.core.rev = max(self.core.rev, r)
@@ -307,6 +307,12 @@ async def scenario(core):
         await asyncio.sleep(0.1)
     ok(f"{E['NODE'][:-5]}-p0" not in sh("ip", "netns", "list").stdout,
        "the failed pod's namespace is gone")
+    # form 2's command to a node of the pod role: answered, not taken
+    await link.send(type="IngressOpen", sessionIdentifier="default/i1", podIdentifier="default/y",
+                    vni=100, podIP="10.1.1.5", host="10.200.0.2", ports=[{"containerPort": 80}])
+    await link.expect(lambda m: m.get("type") == "IngressState" and
+                      m["ingress"]["state"] == "Closed" and m["ingress"]["reason"] == "NotIngressHost",
+                      "an IngressOpen to a pod node: Closed (NotIngressHost)")
     # a malformed command: refused (bad-message naming the field), link closed
     await link.send(type="SessionOpen", sessionIdentifier="default/x", podIdentifier="default/y",
                     session={"closeGracePeriodSeconds": "soon"})

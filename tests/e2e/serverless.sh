@@ -10,6 +10,10 @@
 # kill -9 of a nodeagentd with open sessions (they keep serving, it comes
 # back, its revision goes on); kill -9 of fornaxd (the application is still
 # there, pods and sessions rebuilt from the nodes, the sessions serve);
+# form 2: an ingress host (Role = ingress) joins, sessions open with its
+# public endpoints and serve through it, close (their entries gone on both
+# hosts), kill -9 of its nodeagentd (still serving, the restart adopts),
+# kill -9 of fornaxd (the sessions and their entries matched again);
 # a third node claiming node-a's name -> refused; bad input -> 4xx naming
 # the field, with the CLI's exit codes.
 # usage: serverless.sh XGATE FORNAXD NODEAGENTD FORNAX_ECHO NET_SCRIPT
@@ -233,6 +237,99 @@ xc session get
 for s in $open_before; do xc session close "$s" >/dev/null; done
 for s in $open_before; do check "$s closes after fornaxd's restart" wait_for 20 sess_is "$s" Closed; done
 check "the pool is within its policy after all that" wait_for 60 pool_ok
+
+# ---- form 2: sessions through a dedicated ingress host ----
+ING=$(fx_ns n9)
+ing_entries() { # ing_entries NS FORM: "proto/public" of that form's entries, sorted
+	"$XGATE" -N "$1" ingress ls -o json | jq -r --arg f "$2" \
+		'[.[]|select(.form==$f)|"\(.proto)/\(.public)"]|sort|join(" ")'
+}
+has_entry() { ing_entries "$1" "$2" | grep -qw "tcp/$3"; } # has_entry NS FORM IP:PORT
+pod_node_ns() { # pod_node_ns SESSION: the namespace of its pod's node
+	case $(q "/namespaces/default/applicationsessions/$1" .status.podReference.node) in
+	node-a) fx_ns n1 ;; node-b) fx_ns n2 ;; *) echo none ;; esac
+}
+fx_node 9 ing-a "Role = ingress" || not_ok "the ingress host's namespace"
+# the underlay neighbours the XDP programs' FIB lookups need
+for i in 1 2; do
+	ip netns exec "$ING" ping -c1 -W1 "10.77.0.1$i" >/dev/null
+	ip netns exec "$(fx_ns "n$i")" ping -c1 -W1 10.77.0.19 >/dev/null
+done
+fx_nad ing-a
+check "an ingress host (Role = ingress) registers and is Ready" wait_for 30 node_ready ing-a
+ing_role() {
+	xc node get ing-a -o json |
+		jq -e '.metadata.labels["node-role.kubernetes.io/ingress"] == "" and .status.capacity.pods == 0' >/dev/null
+}
+check "  with the ingress role's label and no pod capacity" ing_role
+jq '.metadata.annotations={"fornax.xgate.io/endpoint-form":"2"}' "$FX_T/echo.json" >"$FX_T/echo-f2.json"
+expect_rc 0 "app apply: echo's sessions get form 2 endpoints (annotation)" \
+	xc app apply -f "$FX_T/echo-f2.json"
+declare -A FEP
+for s in f1 f2 f3; do
+	if out=$(xc session open echo --name "$s" --data "hello-$s" --grace 1 --wait -o json); then
+		FEP[$s]=$(echo "$out" | jq -r '.status.accessEndPoints[0] | "\(.ipAddress):\(.port)"')
+	else
+		FEP[$s]=none
+	fi
+	case ${FEP[$s]} in 10.88.9.1:*) ok "session $s Available at the ingress host's ${FEP[$s]}" ;;
+	*) not_ok "session $s: endpoint '${FEP[$s]}' ($out)" ;; esac
+done
+for s in f1 f2 f3; do
+	got=$(hit "${FEP[$s]}")
+	[ "$got" = "hello-$s" ] && ok "curl ${FEP[$s]} through the ingress host gets $s's data" ||
+		not_ok "curl ${FEP[$s]}: '$got', wanted hello-$s"
+done
+bad=0
+for s in f1 f2 f3; do
+	has_entry "$ING" gateway "${FEP[$s]}" && has_entry "$(pod_node_ns "$s")" pod-side "${FEP[$s]}" ||
+		bad=1
+done
+[ $bad = 0 ] && ok "each: the public entry on the ingress host, the pod side on its pod's node" ||
+	not_ok "entries: ingress host '$(ing_entries "$ING" gateway)'"
+f1ns=$(pod_node_ns f1)
+xc session close f1 >/dev/null || not_ok "session close f1"
+check "f1 Closed" wait_for 20 sess_is f1 Closed
+check_not "  its endpoint no longer serves" serves "${FEP[f1]}" hello-f1
+check_not "  its entry is gone from the ingress host" has_entry "$ING" gateway "${FEP[f1]}"
+check_not "  and its pod side from its node" has_entry "$f1ns" pod-side "${FEP[f1]}"
+kill -9 "$FX_NAD_ing_a"
+sleep 1
+serves "${FEP[f2]}" hello-f2 && serves "${FEP[f3]}" hello-f3 &&
+	ok "the ingress host's nodeagentd killed (-9): f2 and f3 still serve" ||
+	not_ok "a form 2 session stopped serving with the ingress agent down"
+fx_nad ing-a
+check "the ingress host's agent restarted: Ready again" wait_for 30 node_ready ing-a
+bad=0
+for s in f2 f3; do
+	sess_is "$s" Available || sess_is "$s" InUse || bad=1
+	serves "${FEP[$s]}" "hello-$s" || bad=1
+done
+[ $bad = 0 ] && ok "after the restart f2 and f3 are open and serve" ||
+	not_ok "a form 2 session lost over the ingress host's restart"
+# fornaxd restarted: the sessions from the pods' nodes, their entries from the ingress host
+kill -9 "$FX_FXD_PID"
+wait "$FX_FXD_PID" 2>/dev/null
+serves "${FEP[f2]}" hello-f2 && serves "${FEP[f3]}" hello-f3 &&
+	ok "fornaxd killed (-9): f2 and f3 still serve through the ingress host" ||
+	not_ok "a form 2 session stopped serving with fornaxd down"
+check "fornaxd restarts" fx_fornaxd
+all_ready() { both_ready && node_ready ing-a; }
+check "the nodes and the ingress host link again" wait_for 30 all_ready
+f_back() {
+	local s
+	for s in f2 f3; do
+		{ sess_is "$s" Available || sess_is "$s" InUse; } && [ "$(endpoint "$s")" = "${FEP[$s]}" ] ||
+			return 1
+	done
+}
+check "f2 and f3 open again after fornaxd's restart, with their endpoints" wait_for 20 f_back
+for s in f2 f3; do xc session close "$s" >/dev/null; done
+for s in f2 f3; do check "$s closes after the restarts" wait_for 20 sess_is "$s" Closed; done
+check "  their entries (adopted by the restarted agent and fornaxd) are gone" wait_for 20 \
+	sh -c "[ -z \"\$('$XGATE' -N '$ING' ingress ls -o json | jq -r '.[]|.public')\" ]"
+check_not "  f2's endpoint no longer serves" serves "${FEP[f2]}" hello-f2
+expect_rc 0 "app apply: echo back to the cluster's form 1" xc app apply -f "$FX_T/echo.json"
 
 # ---- a third node claiming node-a's name ----
 fx_node 3 node-c || not_ok "third node's namespace"

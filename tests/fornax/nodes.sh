@@ -144,6 +144,10 @@ R=$($PY "$SIM" raw "$WS" --name raw-node2 --join "$JOIN" '{"type":"NodeState","n
 [[ "$R" == *"refused bad-message: nodeRevision"* ]] && ok "a bad nodeRevision: $R" || not_ok "bad rev: $R"
 R=$($PY "$SIM" raw "$WS" '{"type":"NodeRegister","v":1,"auth":{"join":"'"$JOIN"'"},"nodeRevision":0,"node":{"name":"node-q","capacity":{"cpu":"lots"}}}')
 [[ "$R" == *"refused bad-message: node.capacity.cpu"* ]] && ok "a NodeRegister with a bad capacity: $R" || not_ok "bad register: $R"
+R=$($PY "$SIM" raw "$WS" '{"type":"NodeRegister","v":1,"auth":{"join":"'"$JOIN"'"},"nodeRevision":0,"node":{"name":"node-r","role":"gateway","capacity":{"cpu":1,"memory":1,"pods":1}}}')
+[[ "$R" == *"refused bad-message: node.role 'gateway'"* ]] && ok "a NodeRegister with an unknown role: $R" || not_ok "bad role: $R"
+R=$($PY "$SIM" raw "$WS" --name raw-node3 --join "$JOIN" '{"type":"IngressState","nodeRevision":1,"ingress":{"sessionIdentifier":"default/s1","podIdentifier":"default/x","state":"Half"}}')
+[[ "$R" == *"refused bad-message: ingress.state 'Half'"* ]] && ok "a bad IngressState names ingress.state: $R" || not_ok "bad ingress: $R"
 R=$($PY "$SIM" once "$WS" node-q --join "$JOIN")
 [ ${#R} = 43 ] && ok "the refused register left no credential behind: node-q joins" || not_ok "node-q: $R"
 R=$($PY "$SIM" idle "$WS")

@@ -329,6 +329,19 @@ static void test_config(void)
 			    err, sizeof(err)) &&
 		  strstr(err, "f.conf:4: PortRange 5000-4000: HI below LO"),
 	      "a reversed PortRange names its line: %s", err);
+	CHECK(!fx_conf_parse("f.conf", "[API]\nToken = 0123456789abcdef\n", &c, err, sizeof(err)) &&
+		  c.endpoint_form == 1,
+	      "EndpointForm defaults to 1");
+	CHECK(!fx_conf_parse("f.conf",
+			     "[API]\nToken = 0123456789abcdef\n[Nodes]\nEndpointForm = 2\n", &c,
+			     err, sizeof(err)) &&
+		  c.endpoint_form == 2,
+	      "EndpointForm = 2 (%s)", err);
+	CHECK(fx_conf_parse("f.conf",
+			    "[API]\nToken = 0123456789abcdef\n[Nodes]\nEndpointForm = 3\n", &c, err,
+			    sizeof(err)) &&
+		  strstr(err, "f.conf:4: EndpointForm '3'"),
+	      "EndpointForm 3: %s", err);
 	CHECK(fx_conf_parse("f.conf", "[API]\nToken = 0123456789abcdef\n[Nodes]\nVNI = 0\n", &c,
 			    err, sizeof(err)) &&
 		  strstr(err, "f.conf:4: VNI '0'"),

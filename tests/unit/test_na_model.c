@@ -149,5 +149,95 @@ int main(void)
 		     &c, err, sizeof(err)) &&
 		  c.cpu_milli == 1500 && c.mem_bytes == 1ll << 30 && c.cgroup == NA_CG_V1,
 	      "values (%s)", err);
+	CHECK(!parse("[Node]\nName = i\nIp = 10.0.0.1\nPublicIp = 203.0.113.1\nRole = ingress\n",
+		     &c, err, sizeof(err)) &&
+		  c.role == NA_ROLE_INGRESS,
+	      "Role = ingress (%s)", err);
+	CHECK(parse("[Node]\nName = i\nIp = 10.0.0.1\nRole = ingress\n", &c, err, sizeof(err)) ==
+		      -1 &&
+		  strstr(err, "PublicIp"),
+	      "an ingress host without PublicIp (%s)", err);
+	CHECK(parse("[Node]\nName = i\nIp = 10.0.0.1\nRole = gateway\n", &c, err, sizeof(err)) ==
+		      -1 &&
+		  strstr(err, "t.conf:4:") && strstr(err, "'gateway'"),
+	      "an unknown role (%s)", err);
+
+	/* IngressOpen, and SessionOpen's ingress (form 2) */
+	{
+		struct na_ing_req q;
+		struct na_sess s;
+		static const struct {
+			const char *json, *want;
+		} bad[] = {
+		    {"{\"podIdentifier\":\"d/p\",\"podIP\":\"10.1.1.5\",\"host\":\"10.0.0.2\","
+		     "\"vni\":7,\"ports\":[{\"containerPort\":80}]}",
+		     "sessionIdentifier"},
+		    {"{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\",\"podIP\":"
+		     "\"10.1.1\",\"host\":\"10.0.0.2\",\"vni\":7,\"ports\":[{\"containerPort\":80}]"
+		     "}",
+		     "podIP '10.1.1'"},
+		    {"{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\",\"podIP\":"
+		     "\"10.1.1.5\",\"host\":7,\"vni\":7,\"ports\":[{\"containerPort\":80}]}",
+		     "host: required"},
+		    {"{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\",\"podIP\":"
+		     "\"10.1.1.5\",\"host\":\"10.0.0.2\",\"vni\":16777216,\"ports\":[{"
+		     "\"containerPort\":80}]}",
+		     "vni"},
+		    {"{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\",\"podIP\":"
+		     "\"10.1.1.5\",\"host\":\"10.0.0.2\",\"vni\":7,\"ports\":[]}",
+		     "ports"},
+		    {"{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\",\"podIP\":"
+		     "\"10.1.1.5\",\"host\":\"10.0.0.2\",\"vni\":7,\"ports\":[{"
+		     "\"containerPort\":80,\"protocol\":\"SCTP\"}]}",
+		     "ports[0].protocol 'SCTP'"},
+		    {"{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\",\"podIP\":"
+		     "\"10.1.1.5\",\"host\":\"10.0.0.2\",\"vni\":7,\"ports\":[{"
+		     "\"containerPort\":0}]}",
+		     "ports[0].containerPort"},
+		};
+		json_t *m = json_loads("{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\","
+				       "\"podIP\":\"10.1.1.5\",\"host\":\"10.0.0.2\",\"vni\":7,"
+				       "\"ports\":[{\"containerPort\":80},{\"containerPort\":53,"
+				       "\"protocol\":\"UDP\"}]}",
+				       0, NULL);
+
+		CHECK(!na_ing_open_parse(m, &q, err, sizeof(err)) && !strcmp(q.s.id, "d/s") &&
+			  q.s.pod_ip_be == htonl(0x0a010105) && q.s.peer_be == htonl(0x0a000002) &&
+			  q.vni == 7 && q.n_ports == 2 && q.ports[1].port == 53 &&
+			  q.ports[1].proto == IPPROTO_UDP && q.ports[0].proto == IPPROTO_TCP,
+		      "IngressOpen parsed (%s)", err);
+		json_decref(m);
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			m = json_loads(bad[i].json, 0, NULL);
+			CHECK(na_ing_open_parse(m, &q, err, sizeof(err)) == -1 &&
+				  strstr(err, bad[i].want),
+			      "bad IngressOpen %zu refused: %s", i, err);
+			json_decref(m);
+		}
+		memset(&p, 0, sizeof(p));
+		p.n_ports = 1;
+		p.ports[0] = (struct na_port){8080, IPPROTO_TCP};
+		memset(&s, 0, sizeof(s));
+		m = json_loads("{\"host\":\"10.0.0.9\",\"accessEndPoints\":[{\"protocol\":\"TCP\","
+			       "\"ipAddress\":\"203.0.113.1\",\"port\":30001,\"podPort\":8080}]}",
+			       0, NULL);
+		CHECK(!na_ing_pod_side_parse(m, &p, &s, err, sizeof(err)) &&
+			  s.peer_be == htonl(0x0a000009) && s.n_eps == 1 &&
+			  s.eps[0].port == 30001 && s.eps[0].ip_be == htonl(0xcb007101),
+		      "SessionOpen's ingress parsed (%s)", err);
+		json_decref(m);
+		m = json_loads("{\"host\":\"10.0.0.9\",\"accessEndPoints\":[{\"protocol\":\"TCP\","
+			       "\"ipAddress\":\"203.0.113.1\",\"port\":30001,\"podPort\":9090}]}",
+			       0, NULL);
+		CHECK(na_ing_pod_side_parse(m, &p, &s, err, sizeof(err)) == -1 &&
+			  strstr(err, "podPort 9090"),
+		      "an endpoint to a port the pod does not have: %s", err);
+		json_decref(m);
+		m = json_loads("{\"host\":\"nowhere\",\"accessEndPoints\":[]}", 0, NULL);
+		CHECK(na_ing_pod_side_parse(m, &p, &s, err, sizeof(err)) == -1 &&
+			  strstr(err, "'nowhere'") && strstr(err, "ingress.host"),
+		      "a host that is no address: %s", err);
+		json_decref(m);
+	}
 	return unit_summary();
 }

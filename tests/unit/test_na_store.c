@@ -123,6 +123,20 @@ int main(void)
 	CHECK(na_store_meta_get(&s, "nothing", buf, sizeof(buf)) == 1 && !buf[0], "an absent key");
 	CHECK(!na_store_sess_del(&s, "default/s1") && !na_store_pod_del(&s, "default/echo-1"),
 	      "delete");
+	/* form 2: the other host and the pod's address are kept with the endpoints */
+	snprintf(x.id, sizeof(x.id), "default/s2");
+	x.peer_be = htonl(0xc0000209);
+	x.pod_ip_be = htonl(0x0a010107);
+	x.eps[0] = (struct na_endpoint){IPPROTO_UDP, htonl(0xcb007101), 30009, 5353};
+	free(v.s.data);
+	v.s.data = NULL;
+	v.sessions = 0;
+	CHECK(!na_store_sess_put(&s, &x, false, NULL) && !na_store_load(&s, on_pod, on_sess, &v) &&
+		  v.sessions == 1 && !strcmp(v.s.id, "default/s2") &&
+		  v.s.peer_be == htonl(0xc0000209) && v.s.pod_ip_be == htonl(0x0a010107) &&
+		  v.s.n_eps == 1 && v.s.eps[0].port == 30009 && v.s.eps[0].pod_port == 5353 &&
+		  v.s.eps[0].proto == IPPROTO_UDP && v.s.eps[0].ip_be == htonl(0xcb007101),
+	      "a form 2 entry comes back with its other host, pod address and endpoints");
 	CHECK(!na_store_reset(&s) && na_store_revision(&s) == 0, "a reset starts again at 0");
 	na_store_close(&s);
 	CHECK(!na_store_open(&s, db, err, sizeof(err)) && na_store_revision(&s) == 0,

@@ -162,6 +162,7 @@ struct fx_core *fx_core_new(struct fx_store *st, const struct fx_core_conf *cf,
 	c->st = st;
 	c->cf = *cf;
 	c->h = *h;
+	c->started_ms = fx_now(c);
 	if (st->ops->revision(st, &rev) || st->ops->app_each(st, load_app, c)) {
 		snprintf(err, errlen, "%s", st->ops->errmsg(st));
 		fx_core_free(c);
@@ -506,7 +507,7 @@ static struct fx_node *place(struct fx_core *c, struct fx_app *a)
 		for (struct fx_ent *e = c->nodes.b[i]; e; e = e->next) {
 			struct fx_node *n = e->val;
 
-			if (!n->ready || !n->link || n->n_pods >= n->pods_cap ||
+			if (!n->ready || !n->link || n->ingress || n->n_pods >= n->pods_cap ||
 			    n->cpu - n->cpu_used < a->spec.cpu_req ||
 			    n->mem - n->mem_used < a->spec.mem_req)
 				continue;

@@ -43,6 +43,7 @@ struct fx_core_conf {
 	int pod_net_bits, node_bits;
 	uint32_t vni;
 	unsigned port_lo, port_hi, state_s;
+	int form; /* the sessions' endpoints unless their application says: 1 or 2 */
 };
 
 struct fx_core;

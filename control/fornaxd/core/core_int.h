@@ -24,6 +24,7 @@ void fx_map_free(struct fx_map *m);
 void fx_map_each(struct fx_map *m, void (*fn)(void *arg, void *val), void *arg);
 
 enum fx_pool { FX_POOL_PENDING, FX_POOL_IDLE, FX_POOL_ALLOC, FX_POOL_DELETING };
+enum fx_ing_st { FX_ING_NONE, FX_ING_OPENING, FX_ING_OPEN, FX_ING_CLOSED };
 
 struct fx_sess;
 struct fx_pod;
@@ -47,7 +48,9 @@ struct fx_node {
 	void *link; /* NULL: not linked */
 	bool ready;
 	struct fx_rev rev;
-	json_t *info; /* NodeRegister's node: ip, publicIp, labels, capacity */
+	json_t *info; /* NodeRegister's node: ip, publicIp, role, labels, capacity */
+	bool ingress; /* role ingress: no pods, form 2 endpoints */
+	int n_ing;    /* sessions whose entries it holds (or is asked to) */
 	int64_t cpu, mem, pods_cap, cpu_used, mem_used;
 	int n_pods, subnet;
 	char cidr[20], gateway[16], created[24], uid[40];
@@ -83,6 +86,10 @@ struct fx_sess {
 	uint64_t rv, open_seq;
 	struct fx_sess *q_next, *q_prev; /* in its application's pending queue */
 	bool queued;
+	/* form 2: the ingress host holding its public half */
+	char ing[FX_NS_MAX + 1];
+	enum fx_ing_st ing_st;
+	uint64_t ing_seq; /* IngressOpen's sequence number (full syncs tell by it) */
 };
 
 struct fx_core {
@@ -91,6 +98,7 @@ struct fx_core {
 	struct fx_core_hooks h;
 	uint64_t rev, seq;
 	struct fx_map apps, nodes, pods, sessions;
+	uint64_t started_ms;
 };
 
 uint64_t fx_now(struct fx_core *c);
@@ -124,5 +132,23 @@ void fx_sess_free(void *arg, void *v);
 json_t *fx_labels_of(json_t *body);
 /* fx_map_each's function over the sessions: what their clocks say is due */
 void fx_sess_tick(void *arg, void *c);
+/* SessionOpen to the pod's node (ingress: form 2's {host, accessEndPoints},
+ * taken; NULL for form 1) */
+void fx_sess_send_open(struct fx_core *c, struct fx_sess *s, json_t *ingress);
+
+/* form 2 (ingress.c) */
+bool fx_form2(const struct fx_core *c, const struct fx_app *a);
+struct fx_node *fx_ing_pick(struct fx_core *c);
+/* IngressOpen for s (its pod assigned) to ih */
+void fx_ing_open(struct fx_core *c, struct fx_sess *s, struct fx_node *ih);
+/* IngressClose for s if its entry is open or asked for */
+void fx_ing_close(struct fx_core *c, struct fx_sess *s);
+/* An IngressState's entry, and a full sync's (those missing are gone) */
+void fx_ing_apply(struct fx_core *c, struct fx_node *n, const struct fx_link_ing *g);
+void fx_ing_full(struct fx_core *c, struct fx_node *n, const struct fx_link_ing *g, size_t ng);
+/* n is gone (away too long, deleted): the sessions through it close */
+void fx_ing_host_lost(struct fx_core *c, struct fx_node *n, const char *reason);
+/* an ingress host is ready: the queues waiting for one are served */
+void fx_ing_ready(struct fx_core *c);
 
 #endif

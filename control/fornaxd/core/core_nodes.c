@@ -65,6 +65,7 @@ int fx_core_node_register(struct fx_core *c, void *link, json_t *msg, int subnet
 	n->ready = false;
 	json_decref(n->info);
 	n->info = json_deep_copy(node);
+	n->ingress = !strcmp(json_string_value(json_object_get(node, "role")) ?: "pod", "ingress");
 	n->cpu = cpu;
 	n->mem = mem;
 	n->pods_cap = pods;
@@ -73,8 +74,8 @@ int fx_core_node_register(struct fx_core *c, void *link, json_t *msg, int subnet
 	fx_rev_register(&n->rev, json_integer_value(rv));
 	cfg = json_pack("{s:s,s:s,s:s,s:I,s:s,s:{s:i,s:[i,i]},s:i}", "type", "NodeConfiguration",
 			"node", n->name, "podCIDR", n->cidr, "vni", (json_int_t)c->cf.vni,
-			"gateway", n->gateway, "endpoints", "form", 1, "portRange", c->cf.port_lo,
-			c->cf.port_hi, "stateSeconds", c->cf.state_s);
+			"gateway", n->gateway, "endpoints", "form", n->ingress ? 2 : 1, "portRange",
+			c->cf.port_lo, c->cf.port_hi, "stateSeconds", c->cf.state_s);
 	if (extra)
 		json_object_update(cfg, extra);
 	fx_send(c, n, cfg);
@@ -229,12 +230,14 @@ static void apply_sess(struct fx_core *c, struct fx_node *n, const struct fx_lin
 struct parsed {
 	struct fx_link_pod *pods;
 	struct fx_link_sess *sess;
-	size_t np, ns;
+	struct fx_link_ing *ing;
+	size_t np, ns, ni;
 };
 
 static int parse_lists(json_t *msg, struct parsed *pr, struct fx_err *e)
 {
 	json_t *pods = json_object_get(msg, "pods"), *sess = json_object_get(msg, "sessions"), *v;
+	json_t *ing = json_object_get(msg, "ingress");
 	char f[40];
 	size_t i;
 
@@ -242,12 +245,22 @@ static int parse_lists(json_t *msg, struct parsed *pr, struct fx_err *e)
 		return fx_errf(e, 400, "pods", "pods: must be an array");
 	if (sess && !json_is_array(sess))
 		return fx_errf(e, 400, "sessions", "sessions: must be an array");
+	if (ing && !json_is_array(ing))
+		return fx_errf(e, 400, "ingress", "ingress: must be an array");
 	pr->np = json_array_size(pods);
 	pr->ns = json_array_size(sess);
+	pr->ni = json_array_size(ing);
 	pr->pods = calloc(pr->np + 1, sizeof(*pr->pods));
 	pr->sess = calloc(pr->ns + 1, sizeof(*pr->sess));
-	if (!pr->pods || !pr->sess)
+	pr->ing = calloc(pr->ni + 1, sizeof(*pr->ing));
+	if (!pr->pods || !pr->sess || !pr->ing)
 		return fx_errf(e, 500, NULL, "out of memory");
+	json_array_foreach(ing, i, v)
+	{
+		snprintf(f, sizeof(f), "ingress[%zu]", i);
+		if (fx_link_ing_parse(v, f, &pr->ing[i], e))
+			return -1;
+	}
 	json_array_foreach(pods, i, v)
 	{
 		snprintf(f, sizeof(f), "pods[%zu]", i);
@@ -316,6 +329,8 @@ static void apply_full(struct fx_core *c, struct fx_node *n, struct parsed *pr)
 	fx_map_each(&c->sessions, sweep_sess, &w);
 	fx_map_each(&c->pods, sweep_unheld, &w);
 	json_decref(w.seen);
+	if (n->ingress)
+		fx_ing_full(c, n, pr->ing, pr->ni);
 }
 
 int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t *msg,
@@ -338,7 +353,7 @@ int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t
 		return 0;
 	}
 	if (strcmp(t, "NodeReady") && strcmp(t, "NodeState") && strcmp(t, "PodState") &&
-	    strcmp(t, "SessionState"))
+	    strcmp(t, "SessionState") && strcmp(t, "IngressState"))
 		return fx_errf(e, 400, "type", "type '%.40s': not a message a node sends", t);
 	if (!json_is_integer(rv) || json_integer_value(rv) < 0)
 		return fx_errf(e, 400, "nodeRevision", "nodeRevision: required, an integer >= 0");
@@ -358,6 +373,14 @@ int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t
 		v = fx_rev_delta(&n->rev, json_integer_value(rv));
 		if (v == FX_REV_APPLY)
 			apply_sess(c, n, &ls, false);
+	} else if (!strcmp(t, "IngressState")) {
+		struct fx_link_ing g;
+
+		if (fx_link_ing_parse(json_object_get(msg, "ingress"), "ingress", &g, e))
+			return -1;
+		v = fx_rev_delta(&n->rev, json_integer_value(rv));
+		if (v == FX_REV_APPLY && n->ingress)
+			fx_ing_apply(c, n, &g);
 	} else {
 		if (!(rc = parse_lists(msg, &pr, e))) {
 			v = fx_rev_full(&n->rev, json_integer_value(rv));
@@ -367,6 +390,8 @@ int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t
 					n->ready = true;
 					ctl_log("node %s ready (revision %" PRId64 ", %d pods)",
 						n->name, n->rev.cur, n->n_pods);
+					if (n->ingress)
+						fx_ing_ready(c);
 				}
 				fx_changed(c, FX_K_NODE, "MODIFIED", n);
 				fx_kick(c);
@@ -374,6 +399,7 @@ int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t
 		}
 		free(pr.pods);
 		free(pr.sess);
+		free(pr.ing);
 		return rc;
 	}
 	if (v == FX_REV_FULLSYNC) {
@@ -417,6 +443,7 @@ int fx_core_node_delete(struct fx_core *c, const char *name, json_t **out, void 
 	if (!n)
 		return fx_errf(e, 404, NULL, "nodes \"%s\" not found", name);
 	fx_map_each(&c->pods, drop_pod, &w);
+	fx_ing_host_lost(c, n, "NodeDeleted");
 	*link = n->link;
 	fx_changed(c, FX_K_NODE, "DELETED", n);
 	*out = fx_node_json(c, n);
@@ -441,7 +468,10 @@ static void stale_node(void *arg, void *v)
 	struct fx_node *n = v;
 	struct sweep w = {c, n, NULL};
 
-	if (n->link || !n->n_pods || fx_now(c) - n->unlinked_ms < FX_STALE_NODE_MS)
+	if (n->link || fx_now(c) - n->unlinked_ms < FX_STALE_NODE_MS)
+		return;
+	fx_ing_host_lost(c, n, "IngressLost");
+	if (!n->n_pods)
 		return;
 	ctl_log("node %s: away for %ds: its %d pods are forgotten, their sessions closed", n->name,
 		FX_STALE_NODE_MS / 1000, n->n_pods);

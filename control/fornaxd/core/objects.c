@@ -270,8 +270,10 @@ json_t *fx_node_json(struct fx_core *c, struct fx_node *n)
 
 	(void)c;
 	labels = json_object_get(n->info, "labels");
-	json_object_set_new(md, "labels",
-			    json_is_object(labels) ? json_incref(labels) : json_object());
+	labels = json_is_object(labels) ? json_deep_copy(labels) : json_object();
+	if (n->ingress) /* as Kubernetes marks a node's role */
+		json_object_set_new(labels, "node-role.kubernetes.io/ingress", json_string(""));
+	json_object_set_new(md, "labels", labels);
 	if (ip)
 		json_array_append_new(addr,
 				      json_pack("{s:s,s:s}", "type", "InternalIP", "address", ip));

@@ -76,10 +76,26 @@ struct fx_sess *fx_sess_new(struct fx_core *c, struct fx_app *a, const char *ns,
 	return s;
 }
 
-static void assign(struct fx_core *c, struct fx_sess *s, struct fx_pod *p)
+void fx_sess_send_open(struct fx_core *c, struct fx_sess *s, json_t *ingress)
 {
 	json_t *spec = json_object_get(s->in, "spec");
+	json_t *m = json_pack(
+	    "{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s,s:i,s:i,s:b}}", "type", "SessionOpen",
+	    "sessionIdentifier", s->id, "podIdentifier", s->pod->id, "session", "sessionIdentifier",
+	    s->id, "podIdentifier", s->pod->id, "state", "Starting", "sessionData",
+	    json_string_value(json_object_get(spec, "sessionData")) ?: "", "openTimeoutSeconds",
+	    s->spec.open_timeout_s, "closeGracePeriodSeconds", s->spec.close_grace_s,
+	    "killInstanceWhenSessionClosed", s->spec.kill_on_close);
 
+	if (ingress)
+		json_object_set_new(m, "ingress", ingress);
+	s->open_seq = c->seq + 1;
+	fx_send(c, s->pod->node, m);
+}
+
+/* ih: the ingress host of a form 2 session (NULL: form 1) */
+static void assign(struct fx_core *c, struct fx_sess *s, struct fx_pod *p, struct fx_node *ih)
+{
 	dequeue(s);
 	fx_pod_set_pool(p, FX_POOL_ALLOC);
 	p->sess = s;
@@ -87,35 +103,43 @@ static void assign(struct fx_core *c, struct fx_sess *s, struct fx_pod *p)
 	snprintf(s->pod_id, sizeof(s->pod_id), "%s", p->id);
 	snprintf(s->node, sizeof(s->node), "%s", p->node->name);
 	s->st = FX_S_STARTING;
-	s->open_seq = c->seq + 1;
 	s->clk.open_timeout_s = s->spec.open_timeout_s;
-	fx_send(c, p->node,
-		json_pack(
-		    "{s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s,s:i,s:i,s:b}}", "type", "SessionOpen",
-		    "sessionIdentifier", s->id, "podIdentifier", p->id, "session",
-		    "sessionIdentifier", s->id, "podIdentifier", p->id, "state", "Starting",
-		    "sessionData", json_string_value(json_object_get(spec, "sessionData")) ?: "",
-		    "openTimeoutSeconds", s->spec.open_timeout_s, "closeGracePeriodSeconds",
-		    s->spec.close_grace_s, "killInstanceWhenSessionClosed", s->spec.kill_on_close));
+	if (ih) {
+		/* the node hears of it once the public half is in place: until
+		 * then a full sync of the node does not miss it */
+		s->open_seq = UINT64_MAX;
+		fx_ing_open(c, s, ih);
+	} else {
+		fx_sess_send_open(c, s, NULL);
+	}
 	fx_changed(c, FX_K_POD, "MODIFIED", p);
 }
 
-static struct fx_pod *idle_pod(struct fx_app *a)
+/* *ih: the ingress host a form 2 session goes through; no pod while there
+ * is none (the session waits, as for a pod) */
+static struct fx_pod *idle_pod(struct fx_core *c, struct fx_app *a, struct fx_node **ih)
 {
+	bool form2 = fx_form2(c, a);
+
+	*ih = form2 ? fx_ing_pick(c) : NULL;
+	if (form2 && !*ih)
+		return NULL;
 	for (struct fx_pod *p = a->pods; p; p = p->app_next)
-		if (p->pool == FX_POOL_IDLE && p->node && p->node->link && p->node->ready)
+		if (p->pool == FX_POOL_IDLE && p->node && p->node->link && p->node->ready &&
+		    (!form2 || p->ip[0]))
 			return p;
 	return NULL;
 }
 
 void fx_serve_queue(struct fx_core *c, struct fx_app *a)
 {
+	struct fx_node *ih;
 	struct fx_pod *p;
 
-	while (a->q_head && (p = idle_pod(a))) {
+	while (a->q_head && (p = idle_pod(c, a, &ih))) {
 		struct fx_sess *s = a->q_head;
 
-		assign(c, s, p);
+		assign(c, s, p, ih);
 		fx_changed(c, FX_K_SESSION, "MODIFIED", s);
 	}
 	fx_kick(c);
@@ -127,6 +151,7 @@ int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body, json
 	struct fx_session_spec sp;
 	struct fx_app *a;
 	struct fx_sess *s;
+	struct fx_node *ih;
 	struct fx_pod *p;
 	const char *name;
 	char id[FX_ID_MAX + 1];
@@ -151,8 +176,8 @@ int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body, json
 	s->in = json_pack("{s:{s:o},s:O}", "metadata", "labels", fx_labels_of(body), "spec",
 			  json_object_get(body, "spec"));
 	s->st = FX_S_PENDING;
-	if (!a->q_head && (p = idle_pod(a)))
-		assign(c, s, p); /* the warm path */
+	if (!a->q_head && (p = idle_pod(c, a, &ih)))
+		assign(c, s, p, ih); /* the warm path */
 	else
 		enqueue(a, s);
 	fx_changed(c, FX_K_SESSION, "ADDED", s);
@@ -165,6 +190,7 @@ void fx_sess_end(struct fx_core *c, struct fx_sess *s, enum fx_sess_state st, co
 {
 	struct fx_pod *p = s->pod;
 
+	fx_ing_close(c, s); /* the public entry first */
 	dequeue(s);
 	s->st = st;
 	s->clk.final_ms = fx_now(c);
@@ -198,12 +224,15 @@ int fx_core_session_delete(struct fx_core *c, const char *ns, const char *name, 
 	if (!(s = fx_map_get(&c->sessions, id)))
 		return fx_errf(e, 404, NULL, "applicationsessions \"%s\" not found in namespace %s",
 			       name, ns);
-	if (s->st == FX_S_PENDING) {
+	if (s->st == FX_S_PENDING || (s->pod && s->open_seq == UINT64_MAX)) {
+		/* not told to its node yet (form 2 waits for the ingress host) */
 		fx_sess_end(c, s, FX_S_CLOSED, "Deleted");
 	} else if (!fx_sess_final(s->st) && s->st != FX_S_CLOSING) {
 		s->st = FX_S_CLOSING;
 		s->clk.closing_ms = fx_now(c);
-		if (s->pod)
+		/* the public entry goes at once, before the pod is told */
+		fx_ing_close(c, s);
+		if (s->pod && s->open_seq != UINT64_MAX)
 			fx_send(c, s->pod->node,
 				json_pack("{s:s,s:s,s:s,s:i}", "type", "SessionClose",
 					  "sessionIdentifier", s->id, "podIdentifier", s->pod->id,

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl_k8s.h"
@@ -163,6 +164,10 @@ static int check_metadata(json_t *obj, const char *kind, const char *ns_path, st
 			snprintf(f, sizeof(f), "metadata.annotations[%.100s]", k);
 			if (!json_is_string(a))
 				return fx_errf(e, 422, f, "%s: must be a string", f);
+			if (!strcmp(k, FX_FORM_ANNOTATION) && strcmp(json_string_value(a), "1") &&
+			    strcmp(json_string_value(a), "2"))
+				return fx_errf(e, 422, f, "%s '%.20s': \"1\" or \"2\"", f,
+					       json_string_value(a));
 			total += strlen(k) + json_string_length(a);
 		}
 		if (total > FX_ANNOTATIONS_MAX)
@@ -369,6 +374,9 @@ int fx_app_validate(json_t *obj, const char *ns_path, struct fx_app_spec *out, s
 			       "spec.containers: exactly one container in this version");
 	if (container(json_array_get(cs, 0), out, e))
 		return -1;
+	v = get(get(get(obj, "metadata"), "annotations"), FX_FORM_ANNOTATION);
+	if (json_is_string(v)) /* checked with the metadata */
+		out->form = atoi(json_string_value(v));
 	v = get(spec, "usingNodeSessionService");
 	if (v && !json_is_boolean(v))
 		return fx_errf(e, 422, "spec.usingNodeSessionService",

@@ -28,7 +28,7 @@ static const struct ini_key keys[] = {
     {SEC_API, "Token", 1},	    {SEC_API, "TokenFile", 1},	    {SEC_API, "MaxBody", 0},
     {SEC_STORE, "Database", 0},	    {SEC_NODES, "JoinToken", 1},    {SEC_NODES, "PodCIDR", 0},
     {SEC_NODES, "NodePrefix", 0},   {SEC_NODES, "VNI", 0},	    {SEC_NODES, "PortRange", 0},
-    {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0},
+    {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0}, {SEC_NODES, "EndpointForm", 0},
 };
 enum {
 	K_LISTEN,
@@ -45,6 +45,7 @@ enum {
 	K_PORTS,
 	K_STATE,
 	K_SENDQ,
+	K_FORM,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
@@ -142,6 +143,11 @@ static int key_value(void *arg, int i, char *v)
 		return ini_seconds(&s->in, "StateSeconds", v, 1, 3600, &c->state_s);
 	case K_SENDQ:
 		return ini_size(&s->in, "SendQueueMax", v, &c->queue_max);
+	case K_FORM:
+		if (number(s, "EndpointForm", v, 1, 2, &n))
+			return -1;
+		c->endpoint_form = (int)n;
+		return 0;
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -188,6 +194,7 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->port_hi = 32767;
 	c->state_s = 60;
 	c->queue_max = 4 << 20;
+	c->endpoint_form = 1;
 
 	ini_init(&s.in, file, text, "[API]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);

@@ -32,6 +32,7 @@ struct fx_conf {
 	unsigned port_lo, port_hi; /* [Nodes] PortRange: form 1 endpoint ports */
 	unsigned state_s;	   /* [Nodes] StateSeconds */
 	size_t queue_max;	   /* [Nodes] SendQueueMax */
+	int endpoint_form;	   /* [Nodes] EndpointForm: 1 (the node's), 2 (an ingress host's) */
 };
 
 /* Parse; on error -1 and "FILE:LINE: what is wrong" in err. */

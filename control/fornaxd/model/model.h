@@ -56,7 +56,10 @@ struct fx_app_spec {
 	struct fx_policy policy;
 	int64_t cpu_req, mem_req; /* requests: what placement counts */
 	bool session_service;
+	int form; /* FX_FORM_ANNOTATION: 1 or 2; 0: the cluster's [Nodes] EndpointForm */
 };
+/* An application's endpoint form, when it is not the cluster's */
+#define FX_FORM_ANNOTATION "fornax.xgate.io/endpoint-form"
 
 /* Validate an Application as sent (POST, PUT): metadata (name, namespace
  * ns_path if given: the path's), labels, spec. 0, or -1 with e filled. */
@@ -175,10 +178,18 @@ struct fx_link_sess {
 	const char *reason;
 	int64_t client_sessions;
 };
+/* An ingress host's entry (IngressState, NodeState.ingress): Open or Closed. */
+struct fx_link_ing {
+	const char *id, *pod;
+	bool open;
+	json_t *endpoints; /* borrowed; an array when open */
+	const char *reason;
+};
 /* Check one object of a message; field is the path of the object in the
  * message ("pod", "pods[3]"): e->field names the bad one. */
 int fx_link_pod_parse(json_t *o, const char *field, struct fx_link_pod *p, struct fx_err *e);
 int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, struct fx_err *e);
+int fx_link_ing_parse(json_t *o, const char *field, struct fx_link_ing *g, struct fx_err *e);
 /* A NodeRegister's fields other than auth (checked before any credential
  * is issued, so that a refused one leaves nothing behind). */
 int fx_link_register_check(json_t *m, struct fx_err *e);

@@ -229,26 +229,14 @@ int fx_link_pod_parse(json_t *o, const char *field, struct fx_link_pod *p, struc
 	return bad;
 }
 
-int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, struct fx_err *e)
+/* o.accessEndPoints: absent/null (*out NULL) or an array of endpoints */
+static int eps_parse(json_t *o, const char *field, json_t **out, struct fx_err *e)
 {
-	const char *st;
-	json_t *eps, *cs, *v;
+	json_t *eps = json_object_get(o, "accessEndPoints"), *v;
 	char f[200];
-	int bad = 0, i;
 	size_t k;
 
-	memset(s, 0, sizeof(*s));
-	if (!json_is_object(o))
-		return fx_errf(e, 400, field, "%s: must be an object", field);
-	if (id_field(o, "sessionIdentifier", field, &s->id, e) ||
-	    id_field(o, "podIdentifier", field, &s->pod, e))
-		return -1;
-	st = json_string_value(json_object_get(o, "state"));
-	snprintf(f, sizeof(f), "%s.state", field);
-	if ((i = fx_sess_state_parse(st)) < 0 || i == FX_S_PENDING)
-		return fx_errf(e, 400, f, "%s '%.40s': not a session state", f, st ? st : "");
-	s->state = (enum fx_sess_state)i;
-	eps = json_object_get(o, "accessEndPoints");
+	*out = NULL;
 	snprintf(f, sizeof(f), "%s.accessEndPoints", field);
 	if (eps && !json_is_null(eps) && !json_is_array(eps))
 		return fx_errf(e, 400, f, "%s: must be an array", f);
@@ -263,7 +251,56 @@ int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, str
 			return fx_errf(e, 400, f,
 				       "%s: {\"protocol\":P,\"ipAddress\":A,\"port\":1..65535}", f);
 	}
-	s->endpoints = json_is_array(eps) ? eps : NULL;
+	*out = json_is_array(eps) ? eps : NULL;
+	return 0;
+}
+
+int fx_link_ing_parse(json_t *o, const char *field, struct fx_link_ing *g, struct fx_err *e)
+{
+	const char *st;
+	char f[200];
+	int bad = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (!json_is_object(o))
+		return fx_errf(e, 400, field, "%s: must be an object", field);
+	if (id_field(o, "sessionIdentifier", field, &g->id, e) ||
+	    id_field(o, "podIdentifier", field, &g->pod, e))
+		return -1;
+	st = json_string_value(json_object_get(o, "state"));
+	snprintf(f, sizeof(f), "%s.state", field);
+	if (!st || (strcmp(st, "Open") && strcmp(st, "Closed")))
+		return fx_errf(e, 400, f, "%s '%.40s': Open or Closed", f, st ? st : "");
+	g->open = !strcmp(st, "Open");
+	if (eps_parse(o, field, &g->endpoints, e))
+		return -1;
+	snprintf(f, sizeof(f), "%s.accessEndPoints", field);
+	if (g->open && !json_array_size(g->endpoints))
+		return fx_errf(e, 400, f, "%s: an open entry has its endpoints", f);
+	g->reason = opt_str(o, "reason", field, e, &bad);
+	return bad;
+}
+
+int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, struct fx_err *e)
+{
+	const char *st;
+	json_t *cs;
+	char f[200];
+	int bad = 0, i;
+
+	memset(s, 0, sizeof(*s));
+	if (!json_is_object(o))
+		return fx_errf(e, 400, field, "%s: must be an object", field);
+	if (id_field(o, "sessionIdentifier", field, &s->id, e) ||
+	    id_field(o, "podIdentifier", field, &s->pod, e))
+		return -1;
+	st = json_string_value(json_object_get(o, "state"));
+	snprintf(f, sizeof(f), "%s.state", field);
+	if ((i = fx_sess_state_parse(st)) < 0 || i == FX_S_PENDING)
+		return fx_errf(e, 400, f, "%s '%.40s': not a session state", f, st ? st : "");
+	s->state = (enum fx_sess_state)i;
+	if (eps_parse(o, field, &s->endpoints, e))
+		return -1;
 	cs = json_object_get(o, "clientSessions");
 	snprintf(f, sizeof(f), "%s.clientSessions", field);
 	if (cs && !json_is_null(cs) && !json_is_integer(cs))
@@ -304,6 +341,13 @@ int fx_link_register_check(json_t *m, struct fx_err *e)
 		if (v && !json_is_null(v) && !json_is_string(v))
 			return fx_errf(e, 400, f, "%s: must be a string", f);
 	}
+	if (json_object_get(node, "role") &&
+	    (!json_is_string(json_object_get(node, "role")) ||
+	     (strcmp(json_string_value(json_object_get(node, "role")), "pod") &&
+	      strcmp(json_string_value(json_object_get(node, "role")), "ingress"))))
+		return fx_errf(e, 400, "node.role", "node.role '%.40s': pod or ingress",
+			       json_string_value(json_object_get(node, "role"))
+				   ?: "(not a string)");
 	if (json_object_get(node, "labels") && !json_is_object(json_object_get(node, "labels")))
 		return fx_errf(e, 400, "node.labels", "node.labels: must be an object");
 	return 0;

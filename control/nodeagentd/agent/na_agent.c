@@ -458,9 +458,11 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		if (r->p.svc && !r->svc && !r->frozen && r->p.state != NA_POD_CREATING)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
 	}
-	fast |= sess_tick(a, now);
+	/* an ingress host's entries have no pod here to watch */
+	if (a->conf->role == NA_ROLE_POD)
+		fast |= sess_tick(a, now);
 	/* nothing to watch: no wakeups until a command brings a pod */
-	if (!a->stopping && (a->pods || a->sess))
+	if (!a->stopping && (a->pods || (a->sess && a->conf->role == NA_ROLE_POD)))
 		lws_sul_schedule(a->lws, 0, &a->tick, on_tick,
 				 (fast ? TICK_FAST_MS : TICK_SLOW_MS) * LWS_US_PER_MS);
 }
@@ -504,6 +506,11 @@ int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 		return snprintf(err, errlen, "pod"), -1;
 	if ((r = pod_find(a, id))) { /* sent again: its state again */
 		pod_report(a, r, r->p.state, r->p.reason, r->p.message);
+		return 0;
+	}
+	if (a->conf->role == NA_ROLE_INGRESS) { /* runs no pod */
+		pod_refuse(a, id, str_field(pod, "application"), NA_POD_FAILED, "IngressHost",
+			   NULL);
 		return 0;
 	}
 	if (!na_agent_ready(a)) {

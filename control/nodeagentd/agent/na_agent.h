@@ -49,5 +49,9 @@ int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 int na_agent_pod_terminate(struct na_agent *a, json_t *m, char *err, size_t errlen);
 int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errlen);
 int na_agent_session_close(struct na_agent *a, json_t *m, char *err, size_t errlen);
+/* The ingress role's commands (proto/fornax.md "Form 2"); a node of the
+ * pod role answers them Closed, reason NotIngressHost. */
+int na_agent_ingress_open(struct na_agent *a, json_t *m, char *err, size_t errlen);
+int na_agent_ingress_close(struct na_agent *a, json_t *m, char *err, size_t errlen);
 
 #endif

@@ -94,4 +94,7 @@ int sess_adopt(struct na_agent *a, struct na_sess *s);
 void sess_free_all(struct na_agent *a);
 bool sess_pod_busy(struct na_agent *a, const char *pod);
 
+/* na_ingress.c: the ingress role (its entries live in a->sess, no pod) */
+json_t *ing_list_json(const struct na_agent *a);
+
 #endif

@@ -51,17 +51,22 @@ static int apply_conf(struct na_agent *a, json_t *m, char *err, size_t errlen)
 	json_int_t lo = json_integer_value(json_array_get(range, 0));
 	json_int_t hi = json_integer_value(json_array_get(range, 1));
 	json_int_t ss = json_integer_value(json_object_get(m, "stateSeconds"));
-	uint32_t net, g;
-	int plen;
+	bool ingress = a->conf->role == NA_ROLE_INGRESS;
+	json_int_t form = json_integer_value(json_object_get(ep, "form"));
+	uint32_t net = 0, g = 0;
+	int plen = 0;
 
-	if (!cidr || xg_parse_cidr(cidr, &net, &plen) || plen > 30)
+	/* an ingress host runs no pod: the pod network is not its business */
+	if (!ingress && (!cidr || xg_parse_cidr(cidr, &net, &plen) || plen > 30))
 		return snprintf(err, errlen, "podCIDR"), -1;
 	if (vni < 1 || vni > 0xffffff)
 		return snprintf(err, errlen, "vni"), -1;
-	if (!gw || inet_pton(AF_INET, gw, &g) != 1)
+	if (!ingress && (!gw || inet_pton(AF_INET, gw, &g) != 1))
 		return snprintf(err, errlen, "gateway"), -1;
-	if (json_integer_value(json_object_get(ep, "form")) != 1)
-		return snprintf(err, errlen, "endpoints.form"), -1;
+	if (form != (ingress ? 2 : 1))
+		return snprintf(err, errlen, "endpoints.form %" JSON_INTEGER_FORMAT ": %d on a%s",
+				form, ingress ? 2 : 1, ingress ? "n ingress host" : " pod node"),
+		       -1;
 	if (lo < 1 || hi > 65535 || lo > hi)
 		return snprintf(err, errlen, "endpoints.portRange"), -1;
 	a->net_be = net;
@@ -196,7 +201,8 @@ void na_agent_stop(struct na_agent *a)
 }
 
 /* A new store: the ingress entries of the node's public address and port
- * range are a lost store's sessions. */
+ * range are a lost store's sessions, and so is every pod side of a form 2
+ * session (the pods they gate are gone with the lost store). */
 static void sweep_ingress(struct na_agent *a)
 {
 	struct xg_sess_key k, next, *prev, gone[256];
@@ -207,11 +213,14 @@ static void sweep_ingress(struct na_agent *a)
 		prev = NULL;
 		while (n < 256 && !bpf_map_get_next_key(a->smaps.fwd, prev, &next)) {
 			uint16_t port = ntohs(next.port_be);
+			struct xg_sess v;
 
 			k = next;
 			prev = &k;
-			if (next.ip_be == a->conf->public_ip_be && port >= a->port_lo &&
-			    port <= a->port_hi)
+			if ((next.ip_be == a->conf->public_ip_be && port >= a->port_lo &&
+			     port <= a->port_hi) ||
+			    (!bpf_map_lookup_elem(a->smaps.fwd, &next, &v) &&
+			     (v.flags & XG_SESS_POD_SIDE)))
 				gone[n++] = next;
 		}
 		for (unsigned i = 0; i < n; i++)
@@ -228,7 +237,9 @@ static void node_done(void *arg, const struct ctl_job_result *res)
 	a->node_job = NULL;
 	if (a->stopping)
 		return;
-	if (res->end != CTL_JOB_EXITED || res->code) {
+	/* the ingress role's `vpc add` exits 4 when the VPC is there already */
+	if (res->end != CTL_JOB_EXITED ||
+	    (res->code && !(a->conf->role == NA_ROLE_INGRESS && res->code == 4))) {
 		ctl_log("the node's pod network: %.300s", res->err ? res->err : "failed");
 		return; /* not ready: the next configuration tries again */
 	}
@@ -254,6 +265,9 @@ int na_agent_configure(struct na_agent *a, json_t *m, char *err, size_t errlen)
 			/* a new store: the namespaces and veths of a lost one go too */
 			a->fresh ? (char *)a->conf->netns_prefix : NULL,
 			(char *)a->conf->veth_prefix, NULL};
+	/* the ingress host needs only the VPC its entries name */
+	char *ing_argv[] = {
+	    (char *)a->conf->xgate, "-n", (char *)a->conf->instance, "vpc", "add", vni, NULL};
 	struct ctl_job_spec s;
 	uint32_t old_net = a->net_be;
 	int old_plen = a->plen;
@@ -281,7 +295,7 @@ int na_agent_configure(struct na_agent *a, json_t *m, char *err, size_t errlen)
 	if (a->node_job)
 		return 0; /* the one running makes the same network */
 	memset(&s, 0, sizeof(s));
-	s.argv = argv;
+	s.argv = a->conf->role == NA_ROLE_INGRESS ? ing_argv : argv;
 	s.timeout_ms = 60000;
 	s.done = node_done;
 	s.arg = a;
@@ -300,16 +314,26 @@ json_t *na_agent_node_json(const struct na_agent *a)
 
 	inet_ntop(AF_INET, &a->conf->ip_be, ip, sizeof(ip));
 	inet_ntop(AF_INET, &a->conf->public_ip_be, pub, sizeof(pub));
-	return json_pack("{s:s,s:s,s:s,s:{},s:{s:I,s:I,s:i}}", "name", a->conf->name, "ip", ip,
-			 "publicIp", pub, "labels", "capacity", "cpu",
-			 (json_int_t)a->conf->cpu_milli, "memory", (json_int_t)a->conf->mem_bytes,
-			 "pods", (int)a->conf->max_pods);
+	bool ingress = a->conf->role == NA_ROLE_INGRESS;
+
+	return json_pack("{s:s,s:s,s:s,s:s,s:{},s:{s:I,s:I,s:i}}", "name", a->conf->name, "ip", ip,
+			 "publicIp", pub, "role", ingress ? "ingress" : "pod", "labels", "capacity",
+			 "cpu", (json_int_t)a->conf->cpu_milli, "memory",
+			 (json_int_t)a->conf->mem_bytes, "pods",
+			 ingress ? 0 : (int)a->conf->max_pods);
 }
 
 json_t *na_agent_state_msg(const struct na_agent *a, const char *type)
 {
-	json_t *pods = json_array(), *sess = json_array();
+	json_t *pods = json_array(), *sess = json_array(), *m;
 
+	if (a->conf->role == NA_ROLE_INGRESS) {
+		m = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o}", "type", type, "nodeRevision",
+			      (json_int_t)na_store_revision(a->store), "node",
+			      na_agent_node_json(a), "pods", pods, "sessions", sess, "ingress",
+			      ing_list_json(a));
+		return m;
+	}
 	for (struct pod_rt *r = a->pods; r; r = r->next)
 		json_array_append_new(pods, na_pod_json(&r->p));
 	for (struct sess_rt *x = a->sess; x; x = x->next)

@@ -8,7 +8,11 @@
  *
  * Endpoints are form 1: the node's public address and a port of the
  * configured range per container port; the ingress entries (libxgate,
- * in-process: the warm path runs no command) map them to the pod.
+ * in-process: the warm path runs no command) map them to the pod. A
+ * SessionOpen with `ingress` is form 2: the endpoints are the ingress
+ * host's, chosen and already in place there; this node adds their pod
+ * side (XG_SESS_POD_SIDE, via that host), which is also the gate: without
+ * it the ingress host's frames are not delivered into the pod.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -109,8 +113,11 @@ static int ingress_add(struct na_agent *a, struct sess_rt *x, uint32_t pod_ip)
 		return -1;
 	for (int i = 0; i < x->s.n_eps; i++) {
 		struct xg_sess_key k = key_of(&x->s.eps[i]);
-		struct xg_sess v = {
-		    .vni = a->vni, .pod_ip_be = pod_ip, .pod_port_be = htons(x->s.eps[i].pod_port)};
+		struct xg_sess v = {.vni = a->vni,
+				    .pod_ip_be = pod_ip,
+				    .pod_port_be = htons(x->s.eps[i].pod_port),
+				    .flags = x->s.peer_be ? XG_SESS_POD_SIDE : 0,
+				    .host_be = x->s.peer_be};
 
 		if (xg_sess_add(&a->maps, &a->smaps, &k, &v)) {
 			for (int j = 0; j < i; j++) {
@@ -141,7 +148,7 @@ static bool port_used(struct na_agent *a, uint16_t port)
 {
 	for (struct sess_rt *x = a->sess; x; x = x->next)
 		for (int i = 0; i < x->s.n_eps; i++)
-			if (x->s.eps[i].port == port)
+			if (!x->s.peer_be && x->s.eps[i].port == port)
 				return true;
 	return false;
 }
@@ -328,6 +335,7 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 	json_t *data = json_object_get(so, "sessionData");
 	json_t *grace = json_object_get(so, "closeGracePeriodSeconds");
 	json_t *kill = json_object_get(so, "killInstanceWhenSessionClosed");
+	json_t *ing = json_object_get(m, "ingress");
 	struct sess_rt *x;
 	struct pod_rt *r;
 
@@ -344,6 +352,12 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 		return snprintf(err, errlen, "session.closeGracePeriodSeconds"), -1;
 	if (kill && !json_is_boolean(kill))
 		return snprintf(err, errlen, "session.killInstanceWhenSessionClosed"), -1;
+	if (ing && !json_is_object(ing))
+		return snprintf(err, errlen, "ingress: must be an object"), -1;
+	if (a->conf->role == NA_ROLE_INGRESS) {
+		sess_refuse(a, id, pod, "IngressHost");
+		return 0;
+	}
 	if ((x = sess_find(a, id))) {
 		sess_report(a, x, x->s.state, x->s.reason);
 		return 0;
@@ -370,7 +384,12 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 	x->s.grace_s = grace ? (unsigned)json_integer_value(grace) : 60;
 	x->s.kill_on_close = kill ? json_is_true(kill) : true;
 	x->s.state = NA_SESS_STARTING;
-	if (ports_take(a, x, &r->p)) {
+	if (ing && na_ing_pod_side_parse(ing, &r->p, &x->s, err, errlen)) {
+		free(x->s.data);
+		free(x);
+		return -1;
+	}
+	if (!ing && ports_take(a, x, &r->p)) {
 		free(x->s.data);
 		free(x);
 		sess_refuse(a, id, pod, "NoFreePort");

@@ -214,6 +214,10 @@ static int on_message(struct na_link *k, json_t *m)
 		rc = na_agent_session_open(k->agent, m, err, sizeof(err));
 	} else if (!strcmp(t, "SessionClose")) {
 		rc = na_agent_session_close(k->agent, m, err, sizeof(err));
+	} else if (!strcmp(t, "IngressOpen")) {
+		rc = na_agent_ingress_open(k->agent, m, err, sizeof(err));
+	} else if (!strcmp(t, "IngressClose")) {
+		rc = na_agent_ingress_close(k->agent, m, err, sizeof(err));
 	} else {
 		snprintf(err, sizeof(err), "type: unknown '%.40s'", t);
 		rc = -1;

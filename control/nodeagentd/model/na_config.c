@@ -106,6 +106,12 @@ static int node_key(struct ini *in, struct na_config *c, const char *k, const ch
 				       v);
 		return 0;
 	}
+	if (!strcasecmp(k, "Role")) {
+		if (strcasecmp(v, "pod") && strcasecmp(v, "ingress"))
+			return ini_err(in, "Role '%s': expected pod or ingress", v);
+		c->role = strcasecmp(v, "pod") ? NA_ROLE_INGRESS : NA_ROLE_POD;
+		return 0;
+	}
 	if (!strcasecmp(k, "Pods")) {
 		if (uint_in(in, k, v, 1, 4096, &u))
 			return -1;
@@ -113,8 +119,8 @@ static int node_key(struct ini *in, struct na_config *c, const char *k, const ch
 		return 0;
 	}
 	return ini_err(in,
-		       "unknown key '%s' in [Node] (Name, Ip, PublicIp, Instance, Cpu, "
-		       "Memory, Pods)",
+		       "unknown key '%s' in [Node] (Name, Ip, PublicIp, Instance, Netns, "
+		       "Role, Cpu, Memory, Pods)",
 		       k);
 }
 
@@ -256,6 +262,9 @@ int na_conf_parse(const char *file, const char *text, void *conf, char *err, siz
 		return ini_err_at(&in, node_line, "[Node] needs a Name");
 	if (!c->ip_be)
 		return ini_err_at(&in, node_line, "[Node] needs an Ip (its cluster address)");
+	/* an ingress host's public address is what it is for: said, not assumed */
+	if (c->role == NA_ROLE_INGRESS && !c->public_ip_be)
+		return ini_err_at(&in, node_line, "[Node] Role = ingress needs a PublicIp");
 	if (!c->public_ip_be)
 		c->public_ip_be = c->ip_be;
 	if (!c->database[0])

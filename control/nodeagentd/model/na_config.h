@@ -13,6 +13,9 @@
 #define NA_NAME_MAX 63
 
 enum na_cgroup_mode { NA_CG_AUTO, NA_CG_V1, NA_CG_V2, NA_CG_NONE };
+/* pod: runs pods (form 1 endpoints on its PublicIp, the pod side of form 2);
+ * ingress: runs no pod, holds form 2 endpoints on its PublicIp */
+enum na_role { NA_ROLE_POD, NA_ROLE_INGRESS };
 
 struct na_config {
 	/* [Node] */
@@ -22,6 +25,7 @@ struct na_config {
 	char netns[64];	   /* "": this one; else the daemon enters /run/netns/NAME */
 	int64_t cpu_milli, mem_bytes;
 	unsigned max_pods;
+	enum na_role role; /* Role, default pod */
 	/* [Core] */
 	char url[256];
 	char ca[PATH_MAX];

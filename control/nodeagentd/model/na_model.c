@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,4 +311,116 @@ void na_pod_mac(uint32_t ip_be, uint8_t mac[6])
 	mac[0] = 0x02;
 	mac[1] = 0x4e; /* 'N' */
 	memcpy(mac + 2, &ip_be, 4);
+}
+
+/* ---- form 2 (proto/fornax.md "Endpoints") ---- */
+
+static int ipv4_field(json_t *o, const char *k, uint32_t *out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, k);
+	const char *s = json_string_value(v);
+
+	if (!s)
+		return snprintf(err, errlen, "%s: required, an IPv4 address (a string)", k), -1;
+	if (inet_pton(AF_INET, s, out) != 1 || !*out)
+		return snprintf(err, errlen, "%s '%.40s': not an IPv4 address", k, s), -1;
+	return 0;
+}
+
+static int id_field(json_t *o, const char *k, char *out, size_t len, char *err, size_t errlen)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	if (!s || !*s || !strchr(s, '/') || strlen(s) >= len)
+		return snprintf(err, errlen, "%s '%.60s': required, NS/NAME", k, s ? s : ""), -1;
+	snprintf(out, len, "%s", s);
+	return 0;
+}
+
+int na_ing_open_parse(json_t *m, struct na_ing_req *r, char *err, size_t errlen)
+{
+	json_t *vni = json_object_get(m, "vni"), *ports = json_object_get(m, "ports"), *v;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	if (id_field(m, "sessionIdentifier", r->s.id, sizeof(r->s.id), err, errlen) ||
+	    id_field(m, "podIdentifier", r->s.pod, sizeof(r->s.pod), err, errlen) ||
+	    ipv4_field(m, "podIP", &r->s.pod_ip_be, err, errlen) ||
+	    ipv4_field(m, "host", &r->s.peer_be, err, errlen))
+		return -1;
+	if (!json_is_integer(vni) || json_integer_value(vni) < 1 ||
+	    json_integer_value(vni) > 0xffffff)
+		return snprintf(err, errlen, "vni: required, an integer 1..16777215"), -1;
+	r->vni = (uint32_t)json_integer_value(vni);
+	if (!json_is_array(ports) || !json_array_size(ports) ||
+	    json_array_size(ports) > NA_PORTS_MAX)
+		return snprintf(err, errlen, "ports: required, an array of 1..%d", NA_PORTS_MAX),
+		       -1;
+	json_array_foreach(ports, i, v)
+	{
+		json_t *cp = json_object_get(v, "containerPort");
+		const char *pr = json_string_value(json_object_get(v, "protocol"));
+
+		if (!json_is_integer(cp) || json_integer_value(cp) < 1 ||
+		    json_integer_value(cp) > 65535)
+			return snprintf(err, errlen, "ports[%zu].containerPort: required, 1..65535",
+					i),
+			       -1;
+		if (pr && strcmp(pr, "TCP") && strcmp(pr, "UDP"))
+			return snprintf(err, errlen, "ports[%zu].protocol '%.20s': TCP or UDP", i,
+					pr),
+			       -1;
+		r->ports[i].port = (uint16_t)json_integer_value(cp);
+		r->ports[i].proto = pr && !strcmp(pr, "UDP") ? IPPROTO_UDP : IPPROTO_TCP;
+		r->n_ports++;
+	}
+	return 0;
+}
+
+int na_ing_pod_side_parse(json_t *ing, const struct na_pod *p, struct na_sess *s, char *err,
+			  size_t errlen)
+{
+	json_t *eps = json_object_get(ing, "accessEndPoints");
+
+	if (!json_is_object(ing))
+		return snprintf(err, errlen, "ingress: must be an object"), -1;
+	if (ipv4_field(ing, "host", &s->peer_be, err, errlen))
+		return snprintf(err + strlen(err), errlen - strlen(err), " (ingress.host)"), -1;
+	if (na_eps_from_json(s, eps))
+		return snprintf(err, errlen,
+				"ingress.accessEndPoints: an array of up to %d "
+				"{protocol, ipAddress, port, podPort}",
+				NA_PORTS_MAX),
+		       -1;
+	if (s->n_eps != p->n_ports)
+		return snprintf(err, errlen,
+				"ingress.accessEndPoints: %d endpoints for a pod with %d ports",
+				s->n_eps, p->n_ports),
+		       -1;
+	for (int i = 0; i < s->n_eps; i++) {
+		bool found = false;
+
+		for (int j = 0; j < p->n_ports && !found; j++)
+			found = p->ports[j].port == s->eps[i].pod_port &&
+				p->ports[j].proto == s->eps[i].proto;
+		if (!found)
+			return snprintf(err, errlen,
+					"ingress.accessEndPoints[%d].podPort %u: not a port of the "
+					"pod",
+					i, s->eps[i].pod_port),
+			       -1;
+	}
+	return 0;
+}
+
+json_t *na_ing_json(const struct na_sess *s)
+{
+	char pod[INET_ADDRSTRLEN], host[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &s->pod_ip_be, pod, sizeof(pod));
+	inet_ntop(AF_INET, &s->peer_be, host, sizeof(host));
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "sessionIdentifier", s->id,
+			 "podIdentifier", s->pod, "state",
+			 na_sess_final(s->state) ? "Closed" : "Open", "podIP", pod, "host", host,
+			 "accessEndPoints", na_eps_json(s), "reason", s->reason);
 }

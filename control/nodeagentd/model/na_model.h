@@ -93,6 +93,18 @@ struct na_sess {
 	char *data;	    /* sessionData, base64 as sent (owned) */
 	struct na_endpoint eps[NA_PORTS_MAX];
 	int n_eps;
+	/* form 2: on a pod's node the ingress host, on the ingress host the
+	 * pod's node (underlay addresses); 0 for form 1 */
+	uint32_t peer_be;
+	uint32_t pod_ip_be; /* on the ingress host: the pod's address */
+};
+
+/* An IngressOpen (proto/fornax.md "Form 2"), as the ingress host takes it. */
+struct na_ing_req {
+	struct na_sess s; /* id, pod, pod_ip_be, peer_be (the pod's node) */
+	uint32_t vni;
+	struct na_port ports[NA_PORTS_MAX];
+	int n_ports;
 };
 
 /* Fill p->ports from the spec's containers[0].ports: 0, or -1 with the
@@ -108,6 +120,15 @@ json_t *na_sess_json(const struct na_sess *s);
 /* eps <-> [{protocol, ipAddress, port, podPort}] */
 json_t *na_eps_json(const struct na_sess *s);
 int na_eps_from_json(struct na_sess *s, json_t *a);
+
+/* IngressOpen's fields: 0, or -1 with "FIELD 'VALUE': what" in err. */
+int na_ing_open_parse(json_t *m, struct na_ing_req *r, char *err, size_t errlen);
+/* SessionOpen's `ingress` (form 2) onto s: the endpoints the ingress host
+ * chose, one per port of the pod, and the host: 0, or -1 with err. */
+int na_ing_pod_side_parse(json_t *ing, const struct na_pod *p, struct na_sess *s, char *err,
+			  size_t errlen);
+/* The Ingress object of the link: state Open (an entry in place) or Closed. */
+json_t *na_ing_json(const struct na_sess *s);
 
 /* Kubernetes quantities: "500m" / "0.5" / "2" cpu -> millicores;
  * "64Mi" / "1G" / "1000" memory -> bytes. -1 when not one. */

@@ -240,6 +240,11 @@ int na_store_sess_put(struct na_store *s, const struct na_sess *x, bool bump, in
 	char *eps;
 	int rc;
 
+	/* form 2 keeps the other host (and, on the ingress host, the pod's
+	 * address) with the endpoints; form 1 rows stay a plain array */
+	if (x->peer_be)
+		a = json_pack("{s:o,s:I,s:I}", "endpoints", a, "peer", (json_int_t)x->peer_be,
+			      "podIP", (json_int_t)x->pod_ip_be);
 	s->err[0] = 0;
 	if (ctl_db_tx_begin(&s->sql, true)) {
 		json_decref(a);
@@ -331,7 +336,13 @@ static int load_sessions(struct na_store *s, na_sess_fn sf, void *arg)
 		x.kill_on_close = sqlite3_column_int(st, 6);
 		x.data = strdup(col(st, 7));
 		eps = json_loads(col(st, 8), 0, NULL);
-		na_eps_from_json(&x, eps);
+		if (json_is_object(eps)) {
+			x.peer_be = (uint32_t)json_integer_value(json_object_get(eps, "peer"));
+			x.pod_ip_be = (uint32_t)json_integer_value(json_object_get(eps, "podIP"));
+			na_eps_from_json(&x, json_object_get(eps, "endpoints"));
+		} else {
+			na_eps_from_json(&x, eps);
+		}
 		json_decref(eps);
 		rc = sf(arg, &x);
 	}
