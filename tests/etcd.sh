@@ -9,6 +9,9 @@
 #   starts the cluster, runs CMD with XGATE_ETCD_ENDPOINTS and
 #   XGATE_ETCD_MEMBERS ("pid=url pid=url ...", for tests that stop members),
 #   cleans up, and exits with CMD's status.
+# With ETCD_TLS_DIR set (ca.pem, srv.pem, srv.key: deploy/lib/ca.sh's test_ca)
+# the client URLs are https:// and members want a client certificate signed
+# by that CA (peers stay plain on loopback).
 #
 # Members are named xgte<pid>-m<i> after the test's PID (tests/meta/leftovers.sh
 # finds them if they outlive it); their data lives in ${TMPDIR:-/tmp}/xgte<pid>.
@@ -29,28 +32,48 @@ etcd_free_port() {
 	done
 }
 
+# etcd_gone PID: the member has exited (it is disowned: not waited for)
+etcd_gone() {
+	! kill -0 "$1" 2>/dev/null || grep -q '^State:.*zombie' "/proc/$1/status" 2>/dev/null
+}
+
 etcd_stop() {
 	local p
 	for p in "${ETCD_PID[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
-	for p in "${ETCD_PID[@]}"; do wait "$p" 2>/dev/null; done
+	for p in "${ETCD_PID[@]}"; do wait_for 10 etcd_gone "$p"; done
 	ETCD_PID=()
 	[ -n "$ETCD_DIR" ] && rm -rf "$ETCD_DIR"
 	ETCD_DIR=""
 }
 
+# etcd_curl ARGS...: curl with the client certificate when TLS is on
+etcd_curl() {
+	if [ -n "${ETCD_TLS_DIR:-}" ]; then
+		curl --cacert "$ETCD_TLS_DIR/ca.pem" --cert "$ETCD_TLS_DIR/srv.pem" \
+			--key "$ETCD_TLS_DIR/srv.key" "$@"
+	else
+		curl "$@"
+	fi
+}
+
 # etcd_healthy URL: the member answers and the cluster has a leader
 etcd_healthy() {
-	curl -sf --max-time 2 "$1/health" | grep -q '"health":"true"'
+	etcd_curl -sf --max-time 2 "$1/health" | grep -q '"health":"true"'
 }
 
 etcd_try_start() {
-	local n=$1 i cluster="" peer=() client=() try=$2
+	local n=$1 i cluster="" peer=() client=() try=$2 scheme=http tls=()
+	if [ -n "${ETCD_TLS_DIR:-}" ]; then
+		scheme=https
+		tls=(--cert-file "$ETCD_TLS_DIR/srv.pem" --key-file "$ETCD_TLS_DIR/srv.key"
+			--trusted-ca-file "$ETCD_TLS_DIR/ca.pem" --client-cert-auth)
+	fi
 	ETCD_DIR=${TMPDIR:-/tmp}/xgte$$
 	rm -rf "$ETCD_DIR"
 	mkdir -p "$ETCD_DIR"
 	for ((i = 0; i < n; i++)); do
 		peer[i]=http://127.0.0.1:$(etcd_free_port)
-		client[i]=http://127.0.0.1:$(etcd_free_port)
+		client[i]=$scheme://127.0.0.1:$(etcd_free_port)
 		cluster="$cluster${cluster:+,}xgte$$-m$i=${peer[i]}"
 	done
 	ETCD_URL=("${client[@]}")
@@ -63,8 +86,9 @@ etcd_try_start() {
 			--initial-cluster "$cluster" --initial-cluster-state new \
 			--initial-cluster-token "xgte$$-$try" --heartbeat-interval 50 \
 			--election-timeout 500 --logger zap --log-outputs "$ETCD_DIR/m$i.log" \
-			>/dev/null 2>&1 &
+			"${tls[@]}" >/dev/null 2>&1 &
 		ETCD_PID[i]=$!
+		disown # the tests kill members: no "Killed" line from bash for each
 	done
 	for ((i = 0; i < n; i++)); do
 		wait_for 20 etcd_healthy "${client[i]}" || return 1

@@ -30,7 +30,8 @@ struct ctl_etcd {
 	char *ca, *cert, *key;
 	long timeout_ms;
 	CURL *curl;
-	char err[512];
+	char detail[CURL_ERROR_SIZE]; /* curl's own words on the last failure (TLS alerts) */
+	char err[700];
 };
 
 struct answer {
@@ -218,6 +219,8 @@ static int post(struct ctl_etcd *e, const char *url, const char *body, long time
 	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(e->curl, CURLOPT_ERRORBUFFER, e->detail);
+	e->detail[0] = 0;
 	int rc = curl_easy_perform(e->curl);
 
 	if (rc == CURLE_WRITE_ERROR && a->done)
@@ -292,8 +295,14 @@ static int attempt(struct ctl_etcd *e, const char *path, const char *text, long 
 		free(a.p);
 		if (c == CURLE_OPERATION_TIMEDOUT)
 			return SILENT;
-		snprintf(e->err, sizeof(e->err), "etcd at %s: unreachable (%s)", ep,
-			 curl_easy_strerror(c));
+		/* with TLS 1.3 a member that wants a client certificate drops
+		 * the connection after the handshake: say what is likely */
+		snprintf(e->err, sizeof(e->err), "etcd at %s: unreachable (%s)%s", ep,
+			 e->detail[0] ? e->detail : curl_easy_strerror(c),
+			 !strncmp(ep, "https:", 6) && !e->cert &&
+				 (c == CURLE_SEND_ERROR || c == CURLE_RECV_ERROR)
+			     ? "; without a client certificate: does etcd want one?"
+			     : "");
 		/* refused, or reset by a member on its way down: every request
 		 * made here is safe to repeat (puts, deletes, guarded txns) */
 		return c == CURLE_COULDNT_CONNECT || c == CURLE_COULDNT_RESOLVE_HOST ||

@@ -84,14 +84,15 @@ static int members(void)
 	return n == MEMBERS ? 0 : -1;
 }
 
-/* SIGKILL member i and wait until it is gone (a process stuck in an fsync
- * keeps its sockets open for a while after the signal) */
-static void kill_member(int i)
+/* Signal member i and wait until it is in state (" Z ": gone, " T ":
+ * stopped): a signal takes effect later than kill() returns, and a process
+ * stuck in an fsync keeps its sockets open for a while after a SIGKILL. */
+static void signal_member(int i, int sig, const char *state)
 {
 	char path[64], st[256] = "";
 	FILE *f;
 
-	kill(pid[i], SIGKILL);
+	kill(pid[i], sig);
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid[i]);
 	for (int t = 0; t < 200; t++) {
 		if (!(f = fopen(path, "r")))
@@ -100,10 +101,15 @@ static void kill_member(int i)
 		if (!fgets(st, sizeof(st), f))
 			st[0] = 0;
 		fclose(f);
-		if (strstr(st, ") Z "))
+		if (strstr(st, state))
 			return;
 		usleep(50000);
 	}
+}
+
+static void kill_member(int i)
+{
+	signal_member(i, SIGKILL, ") Z ");
 }
 
 static struct ctl_etcd *client(const char *endpoints, unsigned timeout_ms)
@@ -216,6 +222,7 @@ int main(void)
 	int64_t rev = 0;
 	int rc;
 
+	setvbuf(stdout, NULL, _IOLBF, 0); /* every line out, even if a sanitizer ends it */
 	if (members()) {
 		printf("not ok - XGATE_ETCD_MEMBERS is not 3 \"pid=url\" (run under tests/etcd.sh "
 		       "3)\n");
@@ -287,19 +294,22 @@ int main(void)
 	ctl_etcd_kvs_free(&r);
 	rc = ctl_etcd_get(e, "/w/", true, false, &r);
 	CHECK(rc == CTL_ETCD_NO_QUORUM, "a linearizable read cannot: %s", ctl_etcd_rc_name(rc));
+	ctl_etcd_kvs_free(&r);
 
 	/* the last member paused: it takes the connection and never answers */
-	kill(pid[2], SIGSTOP);
+	signal_member(2, SIGSTOP, ") T ");
 	one = client(url[2], 1000);
 	rc = ctl_etcd_get(one, "/w/", true, true, &r);
 	CHECK(rc == CTL_ETCD_TIMEOUT && strstr(ctl_etcd_errmsg(one), url[2]),
 	      "a paused member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
+	ctl_etcd_kvs_free(&r);
 	kill(pid[2], SIGCONT);
 	ctl_etcd_free(one);
 	one = client(url[0], 1000);
 	rc = ctl_etcd_get(one, "/w/", true, true, &r);
 	CHECK(rc == CTL_ETCD_UNREACHABLE && strstr(ctl_etcd_errmsg(one), url[0]),
 	      "a dead member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
+	ctl_etcd_kvs_free(&r);
 	ctl_etcd_free(one);
 	ctl_etcd_free(e);
 	return unit_summary();
