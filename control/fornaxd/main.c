@@ -125,6 +125,37 @@ static void usage(FILE *f)
 		   "SIGTERM or SIGINT stop it cleanly.\n");
 }
 
+static const char *store_name(const struct fx_conf *c)
+{
+	return c->store == FX_STORE_ETCD ? c->etcd_endpoints : c->database;
+}
+
+/* [Store] Backend: SQLite at Database, or etcd at Endpoints under Prefix */
+static int open_store(struct daemon *dm)
+{
+	const struct fx_conf *c = &dm->conf;
+	const struct fx_store_etcd_conf ec = {c->etcd_endpoints,
+					      c->etcd_prefix,
+					      c->etcd_ca[0] ? c->etcd_ca : NULL,
+					      c->etcd_cert[0] ? c->etcd_cert : NULL,
+					      c->etcd_key[0] ? c->etcd_key : NULL,
+					      c->etcd_timeout_s * 1000};
+	char err[512];
+
+	if (c->store == FX_STORE_ETCD) {
+		if (!(dm->store = fx_store_etcd_open(&ec, err, sizeof(err))))
+			ctl_log("store: %s", err);
+		return dm->store ? 0 : -1;
+	}
+	if (fs_mkdir_parent(c->database, 0755)) {
+		ctl_log("database directory for %s: %s", c->database, strerror(errno));
+		return -1;
+	}
+	if (!(dm->store = fx_store_sqlite_open(c->database, err, sizeof(err))))
+		ctl_log("database: %s", err);
+	return dm->store ? 0 : -1;
+}
+
 static int start(struct daemon *dm)
 {
 	static const int stop_signals[] = {SIGTERM, SIGINT};
@@ -146,21 +177,15 @@ static int start(struct daemon *dm)
 	struct timeval tv;
 	char err[512];
 
-	if (fs_mkdir_parent(c->database, 0755)) {
-		ctl_log("database directory for %s: %s", c->database, strerror(errno));
+	if (open_store(dm))
 		return -1;
-	}
-	if (!(dm->store = fx_store_sqlite_open(c->database, err, sizeof(err)))) {
-		ctl_log("database: %s", err);
-		return -1;
-	}
 	gettimeofday(&tv, NULL);
 	/* revisions continue above the wall clock's microseconds: a restarted core never
 	 * hands out one a watcher already saw */
 	if (!(dm->core = fx_core_new(dm->store, &cc, &h,
 				     (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec, err,
 				     sizeof(err)))) {
-		ctl_log("database %s: %s", c->database, err);
+		ctl_log("store %s: %s", store_name(c), err);
 		return -1;
 	}
 	if (!(dm->api = fx_api_new(dm->core, dm->store, &ah)))
@@ -175,8 +200,8 @@ static int start(struct daemon *dm)
 		return -1;
 	}
 	lws_sul_schedule(dm->lws, 0, &dm->tick, on_tick, TICK_MS * LWS_US_PER_MS);
-	ctl_log("serving on %s:%u%s; database %s", inet_ntoa(c->listen.sin_addr),
-		ntohs(c->listen.sin_port), c->tls_cert[0] ? " (TLS)" : "", c->database);
+	ctl_log("serving on %s:%u%s; store %s", inet_ntoa(c->listen.sin_addr),
+		ntohs(c->listen.sin_port), c->tls_cert[0] ? " (TLS)" : "", store_name(c));
 	return 0;
 }
 

@@ -6,7 +6,8 @@
  * the node credentials (a name, the BLAKE2b digest of its credential, the
  * index of its pod subnet). Pods and sessions are never here: they live in
  * the core's memory and are rebuilt from the nodes, so nothing on the
- * session-open path waits for a disk write.
+ * session-open path waits for a disk (or etcd) write. Two backends: SQLite
+ * (the default) and etcd; the same unit test runs on both.
  */
 #ifndef FX_STORE_H
 #define FX_STORE_H
@@ -47,5 +48,16 @@ struct fx_store {
 
 /* SQLite (WAL) at path, created if absent. NULL with err filled. */
 struct fx_store *fx_store_sqlite_open(const char *path, char *err, size_t errlen);
+
+/* etcd v3 (store_etcd.c, docs/serverless.md "fornaxd on etcd"). */
+struct fx_store_etcd_conf {
+	const char *endpoints;	     /* "http(s)://HOST:PORT[,...]" */
+	const char *prefix;	     /* every key under it; NULL: "/xgate/fornaxd/" */
+	const char *ca, *cert, *key; /* TLS to etcd, or NULL */
+	unsigned timeout_ms;	     /* per request; 0: the client's default */
+};
+/* Connects and makes the revision key; NULL with err filled when etcd
+ * cannot be reached (without a quorum it opens: reads still work). */
+struct fx_store *fx_store_etcd_open(const struct fx_store_etcd_conf *c, char *err, size_t errlen);
 
 #endif
