@@ -586,11 +586,38 @@ int ctl_etcd_txn_delete(struct ctl_etcd_txn *t, bool on_success, const char *key
 	return add_op(t, on_success, "request_delete_range", key_range(key, prefix));
 }
 
+int ctl_etcd_txn_nest(struct ctl_etcd_txn *t, bool on_success, struct ctl_etcd_txn *inner)
+{
+	if (inner->bad) {
+		t->bad = 1;
+		return -1;
+	}
+	return add_op(t, on_success, "request_txn", json_incref(inner->req));
+}
+
+/* the first delete's count, inner transactions included: 1 found */
+static int first_delete(json_t *responses, int64_t *deleted)
+{
+	json_t *r, *d;
+	size_t i;
+
+	json_array_foreach(responses, i, r)
+	{
+		if ((d = json_object_get(r, "response_delete_range"))) {
+			*deleted = jint(d, "deleted");
+			return 1;
+		}
+		if ((d = json_object_get(r, "response_txn")) &&
+		    first_delete(json_object_get(d, "responses"), deleted))
+			return 1;
+	}
+	return 0;
+}
+
 int ctl_etcd_txn_commit(struct ctl_etcd *e, struct ctl_etcd_txn *t, bool *succeeded, int64_t *rev,
 			int64_t *deleted)
 {
-	json_t *o, *r;
-	size_t i;
+	json_t *o;
 	int rc;
 
 	if (t->bad) {
@@ -605,15 +632,7 @@ int ctl_etcd_txn_commit(struct ctl_etcd *e, struct ctl_etcd_txn *t, bool *succee
 		*rev = header_rev(o);
 	if (deleted) {
 		*deleted = 0;
-		json_array_foreach(json_object_get(o, "responses"), i, r)
-		{
-			json_t *d = json_object_get(r, "response_delete_range");
-
-			if (d) {
-				*deleted = jint(d, "deleted");
-				break;
-			}
-		}
+		first_delete(json_object_get(o, "responses"), deleted);
 	}
 	json_decref(o);
 	return CTL_ETCD_OK;

@@ -100,6 +100,9 @@ int ctl_etcd_txn_cmp_value(struct ctl_etcd_txn *t, const char *key, enum ctl_etc
 int ctl_etcd_txn_put(struct ctl_etcd_txn *t, bool on_success, const char *key, const void *value,
 		     size_t len, int64_t lease);
 int ctl_etcd_txn_delete(struct ctl_etcd_txn *t, bool on_success, const char *key, bool prefix);
+/* inner (its compares and branches) as one op of t's branch; inner is
+ * copied by reference: build it whole first */
+int ctl_etcd_txn_nest(struct ctl_etcd_txn *t, bool on_success, struct ctl_etcd_txn *inner);
 /* succeeded: whether the compares held; rev (may be NULL): the revision after it.
  * deleted (may be NULL): the keys the first delete of the branch taken removed. */
 int ctl_etcd_txn_commit(struct ctl_etcd *e, struct ctl_etcd_txn *t, bool *succeeded, int64_t *rev,
@@ -109,6 +112,28 @@ int ctl_etcd_txn_commit(struct ctl_etcd *e, struct ctl_etcd_txn *t, bool *succee
 int ctl_etcd_lease_grant(struct ctl_etcd *e, int64_t ttl_s, int64_t *id);
 int ctl_etcd_lease_keepalive(struct ctl_etcd *e, int64_t id, int64_t *ttl);
 int ctl_etcd_lease_revoke(struct ctl_etcd *e, int64_t id);
+
+/* ---- leader election (ctl_etcd_elect.c) ----
+ * A leader is who created KEY (its value: the leader's id) on a lease of
+ * its own; the key goes with the lease. The key's create_revision while
+ * we hold it is the fence: a write only the leader may make is a txn that
+ * compares it (ctl_etcd_elect_fence), so a leader deposed while it was
+ * not looking (paused past its TTL, cut off) cannot write: the key it
+ * created is gone, and a new one has another create_revision.
+ * Nothing here blocks for an election: ctl_etcd_elect_step tries once (a
+ * campaign is a create-if-absent) and renews the lease when due; call it
+ * from a timer, at least every TTL/3. */
+struct ctl_etcd_elect;
+struct ctl_etcd_elect *ctl_etcd_elect_new(struct ctl_etcd *e, const char *key, const char *id,
+					  int64_t ttl_s);
+/* Campaign or renew as due. *leader: whether we hold the key now. */
+int ctl_etcd_elect_step(struct ctl_etcd_elect *el, bool *leader);
+/* Our key's create_revision while we lead, else 0. */
+int64_t ctl_etcd_elect_revision(const struct ctl_etcd_elect *el);
+/* Add the fence to t: it holds only while our key is the one there. */
+int ctl_etcd_elect_fence(const struct ctl_etcd_elect *el, struct ctl_etcd_txn *t);
+/* Give it up now (revoke the lease: the key goes at once), and free. */
+void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign);
 
 /* Compact the history up to rev (operators and tests). */
 int ctl_etcd_compact(struct ctl_etcd *e, int64_t rev);

@@ -59,5 +59,12 @@ struct fx_store_etcd_conf {
 /* Connects and makes the revision key; NULL with err filled when etcd
  * cannot be reached (without a quorum it opens: reads still work). */
 struct fx_store *fx_store_etcd_open(const struct fx_store_etcd_conf *c, char *err, size_t errlen);
+/* The etcd store's client (for an election on the same cluster), NULL for
+ * another backend. */
+struct ctl_etcd *fx_store_etcd_client(struct fx_store *s);
+/* From now on every write holds only while leader is the leader (its
+ * fence in the same txn); NULL: unfenced. -1 on another backend. */
+struct ctl_etcd_elect;
+int fx_store_etcd_fence(struct fx_store *s, struct ctl_etcd_elect *leader);
 
 #endif

@@ -11,7 +11,9 @@
  * SQLite. Reads are linearizable; when the cluster has lost its quorum
  * they fall back to what the member knows (a serializable read), so a
  * fornaxd restarted then still has its applications while writes fail
- * with "no quorum".
+ * with "no quorum". With a leader election (fx_store_etcd_fence) every
+ * write is nested in a txn that holds only while the election key is the
+ * one this fornaxd created: a deposed leader writes nothing.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 struct etcd_store {
 	struct fx_store pub;
 	struct ctl_etcd *e;
+	struct ctl_etcd_elect *leader; /* writes fenced on it, or NULL */
 	char *prefix;
 	char err[600];
 };
@@ -41,6 +44,34 @@ static int fail(struct etcd_store *s, const char *what, int rc)
 	snprintf(s->err, sizeof(s->err), "%s: %s: %s", what, ctl_etcd_rc_name(rc),
 		 ctl_etcd_errmsg(s->e));
 	return -1;
+}
+
+/* Commit t, inside the leader's fence when there is one: the write is
+ * made only if our election key is still the one in etcd. */
+static int commit(struct etcd_store *s, struct ctl_etcd_txn *t, const char *what, int64_t *deleted)
+{
+	struct ctl_etcd_txn *outer = NULL;
+	bool held = true;
+	int rc;
+
+	if (s->leader) {
+		if (!(outer = ctl_etcd_txn_new()))
+			return -1;
+		ctl_etcd_elect_fence(s->leader, outer);
+		ctl_etcd_txn_nest(outer, true, t);
+	}
+	rc = ctl_etcd_txn_commit(s->e, outer ? outer : t, &held, NULL, deleted);
+	ctl_etcd_txn_free(outer);
+	if (rc)
+		return fail(s, what, rc);
+	if (outer && !held) {
+		snprintf(s->err, sizeof(s->err),
+			 "%s: refused: this fornaxd is not the leader (its election key is gone "
+			 "or another's); nothing was written",
+			 what);
+		return -1;
+	}
+	return 0;
 }
 
 /* P + parts, to free */
@@ -95,15 +126,13 @@ static int app_put(struct fx_store *p, const char *ns, const char *name, uint64_
 	char *k = key(s, "apps/", ns, name), *rk = key(s, "revision", NULL, NULL), *v = NULL;
 	struct ctl_etcd_txn *t = k && rk ? rev_txn(s, rk, rv) : NULL;
 	size_t n = strlen(json) + 24;
-	bool moved;
 	int rc = -1;
 
 	if (t && (v = malloc(n))) {
 		n = (size_t)snprintf(v, n, "%" PRIu64 "\n%s", rv, json);
 		ctl_etcd_txn_put(t, true, k, v, n, 0);
 		ctl_etcd_txn_put(t, false, k, v, n, 0);
-		rc = ctl_etcd_txn_commit(s->e, t, &moved, NULL, NULL);
-		rc = rc ? fail(s, "write the application", rc) : 0;
+		rc = commit(s, t, "write the application", NULL);
 	} else {
 		snprintf(s->err, sizeof(s->err), "out of memory");
 	}
@@ -120,7 +149,6 @@ static int app_del(struct fx_store *p, const char *ns, const char *name, uint64_
 	char *k = key(s, "apps/", ns, name), *rk = key(s, "revision", NULL, NULL);
 	struct ctl_etcd_txn *t = k && rk ? rev_txn(s, rk, rv) : NULL;
 	int64_t deleted = 0;
-	bool moved;
 	int rc = -1;
 
 	if (t) {
@@ -128,8 +156,8 @@ static int app_del(struct fx_store *p, const char *ns, const char *name, uint64_
 		ctl_etcd_txn_cmp(t, k, CTL_ETCD_VERSION, CTL_ETCD_GREATER, 0);
 		ctl_etcd_txn_delete(t, true, k, false);
 		ctl_etcd_txn_delete(t, false, k, false);
-		rc = ctl_etcd_txn_commit(s->e, t, &moved, NULL, &deleted);
-		rc = rc ? fail(s, "delete the application", rc) : !deleted;
+		rc = commit(s, t, "delete the application", &deleted);
+		rc = rc ? rc : !deleted;
 	} else {
 		snprintf(s->err, sizeof(s->err), "out of memory");
 	}
@@ -245,13 +273,17 @@ static int node_put(struct fx_store *p, const char *name,
 {
 	struct etcd_store *s = S(p);
 	char *k = key(s, "nodes/", name, NULL), v[24 + 2 * CTL_TOKEN_HASH_LEN];
+	struct ctl_etcd_txn *t = ctl_etcd_txn_new();
 	int n = snprintf(v, sizeof(v), "%d ", subnet), rc;
 
 	for (int i = 0; i < CTL_TOKEN_HASH_LEN; i++)
 		n += snprintf(v + n, sizeof(v) - (size_t)n, "%02x", digest[i]);
-	rc = k ? ctl_etcd_put(s->e, k, v, (size_t)n, 0, NULL) : -1;
+	rc = k && t ? ctl_etcd_txn_put(t, true, k, v, (size_t)n, 0) : -1;
+	rc = rc ? (snprintf(s->err, sizeof(s->err), "out of memory"), -1)
+		: commit(s, t, "write a node", NULL);
+	ctl_etcd_txn_free(t);
 	free(k);
-	return rc ? fail(s, "write a node", rc) : 0;
+	return rc;
 }
 
 static int node_del(struct fx_store *p, const char *name)
@@ -259,10 +291,14 @@ static int node_del(struct fx_store *p, const char *name)
 	struct etcd_store *s = S(p);
 	char *k = key(s, "nodes/", name, NULL);
 	int64_t deleted = 0;
-	int rc = k ? ctl_etcd_delete(s->e, k, false, &deleted) : -1;
+	struct ctl_etcd_txn *t = ctl_etcd_txn_new();
+	int rc = k && t ? ctl_etcd_txn_delete(t, true, k, false) : -1;
 
+	rc = rc ? (snprintf(s->err, sizeof(s->err), "out of memory"), -1)
+		: commit(s, t, "delete a node", &deleted);
+	ctl_etcd_txn_free(t);
 	free(k);
-	return rc ? fail(s, "delete a node", rc) : !deleted;
+	return rc ? rc : !deleted;
 }
 
 static int node_each(struct fx_store *p, int (*fn)(void *arg, const char *name, int subnet),
@@ -305,6 +341,19 @@ static const struct fx_store_ops etcd_ops = {
     app_put,  app_del,	app_each,  revision, node_get,
     node_put, node_del, node_each, errmsg,   store_close,
 };
+
+struct ctl_etcd *fx_store_etcd_client(struct fx_store *p)
+{
+	return p && p->ops == &etcd_ops ? S(p)->e : NULL;
+}
+
+int fx_store_etcd_fence(struct fx_store *p, struct ctl_etcd_elect *leader)
+{
+	if (!p || p->ops != &etcd_ops)
+		return -1;
+	S(p)->leader = leader;
+	return 0;
+}
 
 struct fx_store *fx_store_etcd_open(const struct fx_store_etcd_conf *c, char *err, size_t errlen)
 {
