@@ -20,10 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "config.h"
 #include "core.h"
+#include "ctl_etcd.h"
 #include "ctl_log.h"
 #include "ctl_signal.h"
 #include "dargs.h"
@@ -37,6 +39,8 @@ struct daemon {
 	struct fx_conf conf;
 	volatile sig_atomic_t stop;
 	struct fx_store *store;
+	struct ctl_etcd_elect *election; /* [Store] Election = on */
+	bool deposed;
 	struct fx_core *core;
 	struct fx_api *api;
 	struct fx_http *http;
@@ -95,7 +99,21 @@ static void hook_kick(void *arg)
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct daemon *dm = lws_container_of(sul, struct daemon, tick);
+	bool leader = true;
 
+	/* renews the lease when due (a request every TTL/3), else nothing */
+	if (dm->election) {
+		int rc = ctl_etcd_elect_step(dm->election, &leader);
+
+		if (!leader) {
+			/* the store's fence already refuses our writes: stop serving, a
+			 * standby takes over (restart this one as the next standby) */
+			ctl_log("election: no longer the leader%s%s: stopping", rc ? ": " : "",
+				rc ? ctl_etcd_errmsg(fx_store_etcd_client(dm->store)) : "");
+			dm->deposed = true;
+			dm->stop = 1;
+		}
+	}
 	fx_core_tick(dm->core);
 	lws_sul_schedule(dm->lws, 0, sul, on_tick, TICK_MS * LWS_US_PER_MS);
 }
@@ -122,7 +140,8 @@ static void usage(FILE *f)
 		   "  -c, --config FILE   configuration ([API] [Store] [Nodes]);\n"
 		   "                      see docs/serverless.md\n"
 		   "  -h, --help          this text\n"
-		   "SIGTERM or SIGINT stop it cleanly.\n");
+		   "SIGTERM or SIGINT stop it cleanly. Exit 3: with [Store] Election = on,\n"
+		   "it lost the lead (a standby has taken over).\n");
 }
 
 static const char *store_name(const struct fx_conf *c)
@@ -156,6 +175,36 @@ static int open_store(struct daemon *dm)
 	return dm->store ? 0 : -1;
 }
 
+/* [Store] Election = on: campaign until this fornaxd leads (a standby
+ * waits here, before it has read the store or serves anything), then fence
+ * the store's writes on the lead. */
+static int lead(struct daemon *dm)
+{
+	const struct fx_conf *c = &dm->conf;
+	char key[FX_PATH_MAX + 8], id[300], host[128] = "?";
+	bool leader = false, said = false;
+	int rc;
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(key, sizeof(key), "%sleader", c->etcd_prefix);
+	snprintf(id, sizeof(id), "%s:%u/%d", host, ntohs(c->listen.sin_port), (int)getpid());
+	if (!(dm->election =
+		  ctl_etcd_elect_new(fx_store_etcd_client(dm->store), key, id, c->election_ttl_s)))
+		return -1;
+	while (!dm->stop) {
+		if ((rc = ctl_etcd_elect_step(dm->election, &leader)))
+			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc),
+				ctl_etcd_errmsg(fx_store_etcd_client(dm->store)));
+		if (leader)
+			break;
+		if (!said)
+			ctl_log("election: standby as %s; another fornaxd leads (%s)", id, key);
+		said = true;
+		sleep(1);
+	}
+	return leader ? fx_store_etcd_fence(dm->store, dm->election) : -1;
+}
+
 static int start(struct daemon *dm)
 {
 	static const int stop_signals[] = {SIGTERM, SIGINT};
@@ -177,7 +226,7 @@ static int start(struct daemon *dm)
 	struct timeval tv;
 	char err[512];
 
-	if (open_store(dm))
+	if (open_store(dm) || (c->election && lead(dm)))
 		return -1;
 	gettimeofday(&tv, NULL);
 	/* revisions continue above the wall clock's microseconds: a restarted core never
@@ -220,6 +269,8 @@ static void stop(struct daemon *dm)
 	fx_http_stop(dm->http);
 	dm->lws = NULL;
 	fx_core_free(dm->core);
+	/* a leader that stops hands over now, not after its lease */
+	ctl_etcd_elect_free(dm->election, !dm->deposed);
 	if (dm->store)
 		dm->store->ops->close(dm->store);
 }
@@ -248,6 +299,8 @@ int main(int argc, char **argv)
 		;
 	if (!rc)
 		ctl_log("stopped");
+	if (dm.deposed)
+		rc = 3;
 	stop(&dm);
 	sodium_memzero(&dm.conf, sizeof(dm.conf));
 	return rc;

@@ -361,6 +361,12 @@ static void test_store_config(void)
 	    {"Backend = etcd\nEndpoints = https://a:1\nTLSCA = /nonexistent/ca.pem\n",
 	     "/nonexistent/ca.pem"},
 	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 0\n", "f.conf:6: Timeout '0'"},
+	    {"Election = on\n", "f.conf:4: Election is for Backend = etcd"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nElection = yes\n",
+	     "f.conf:6: Election 'yes': expected on or off"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 5\nElection = on\nElectionTTL = "
+	     "10\n",
+	     "f.conf:8: ElectionTTL 10s must be at least 3 x Timeout (5s)"},
 	};
 	struct fx_conf c;
 	char text[512], err[300];
@@ -376,8 +382,8 @@ static void test_store_config(void)
 		  "Timeout = 5s\n",
 		  &c, err, sizeof(err)) &&
 		  c.store == FX_STORE_ETCD && !strcmp(c.etcd_prefix, "/xgate/fornaxd/") &&
-		  c.etcd_timeout_s == 5 && !strcmp(c.etcd_ca, "/etc/hostname") &&
-		  strstr(c.etcd_endpoints, "10.0.0.2:2379"),
+		  c.etcd_timeout_s == 5 && !strcmp(c.etcd_ca, "/etc/hostname") && !c.election &&
+		  c.election_ttl_s == 10 && strstr(c.etcd_endpoints, "10.0.0.2:2379"),
 	      "Backend = etcd with two https endpoints, TLS and a timeout: %s", err);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), "[API]\nToken = 0123456789abcdef\n[Store]\n%s",

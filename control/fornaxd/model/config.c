@@ -31,6 +31,7 @@ static const struct ini_key keys[] = {
     {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0}, {SEC_STORE, "Backend", 0},
     {SEC_STORE, "Endpoints", 0},    {SEC_STORE, "Prefix", 0},	    {SEC_STORE, "TLSCA", 0},
     {SEC_STORE, "TLSCert", 0},	    {SEC_STORE, "TLSKey", 0},	    {SEC_STORE, "Timeout", 0},
+    {SEC_STORE, "Election", 0},	    {SEC_STORE, "ElectionTTL", 0},
 };
 enum {
 	K_LISTEN,
@@ -54,6 +55,8 @@ enum {
 	K_ETCD_CERT,
 	K_ETCD_KEY,
 	K_ETCD_TIMEOUT,
+	K_ELECTION,
+	K_ELECTION_TTL,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
@@ -199,6 +202,13 @@ static int key_value(void *arg, int i, char *v)
 		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
 	case K_ETCD_TIMEOUT:
 		return ini_seconds(&s->in, "Timeout", v, 1, 60, &c->etcd_timeout_s);
+	case K_ELECTION:
+		if (strcasecmp(v, "on") && strcasecmp(v, "off"))
+			return ini_err(&s->in, "Election '%s': expected on or off", v);
+		c->election = !strcasecmp(v, "on");
+		return 0;
+	case K_ELECTION_TTL:
+		return ini_seconds(&s->in, "ElectionTTL", v, 2, 300, &c->election_ttl_s);
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -206,8 +216,8 @@ static int key_value(void *arg, int i, char *v)
 /* [Store]: each backend's keys only with it; etcd's TLS whole and used */
 static int store_check(struct pstate *s, struct fx_conf *c)
 {
-	static const int etcd_only[] = {K_ENDPOINTS, K_PREFIX,	 K_ETCD_CA,
-					K_ETCD_CERT, K_ETCD_KEY, K_ETCD_TIMEOUT};
+	static const int etcd_only[] = {K_ENDPOINTS, K_PREFIX,	     K_ETCD_CA,	 K_ETCD_CERT,
+					K_ETCD_KEY,  K_ETCD_TIMEOUT, K_ELECTION, K_ELECTION_TTL};
 	int *kl = s->key_line;
 
 	if (c->store == FX_STORE_SQLITE) {
@@ -226,6 +236,11 @@ static int store_check(struct pstate *s, struct fx_conf *c)
 	if (!kl[K_ETCD_CERT] != !kl[K_ETCD_KEY])
 		return ini_err_at(&s->in, kl[K_ETCD_CERT] ? kl[K_ETCD_CERT] : kl[K_ETCD_KEY],
 				  "TLSCert and TLSKey go together");
+	/* a leader must renew its lease while a request may take Timeout */
+	if (c->election && c->election_ttl_s < 3 * c->etcd_timeout_s)
+		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_ELECTION],
+				  "ElectionTTL %us must be at least 3 x Timeout (%us)",
+				  c->election_ttl_s, c->etcd_timeout_s);
 	for (int k = K_ETCD_CA; k <= K_ETCD_KEY; k++)
 		if (kl[k] && s->plain_endpoint)
 			return ini_err_at(&s->in, kl[k],
@@ -282,6 +297,7 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->state_s = 60;
 	c->queue_max = 4 << 20;
 	c->etcd_timeout_s = 2;
+	c->election_ttl_s = 10;
 
 	ini_init(&s.in, file, text, "[API]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);

@@ -4,6 +4,7 @@
 #define FX_CONFIG_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,8 @@ struct fx_conf {
 	char etcd_prefix[FX_PATH_MAX]; /* [Store] Prefix, default /xgate/fornaxd/ */
 	char etcd_ca[FX_PATH_MAX], etcd_cert[FX_PATH_MAX], etcd_key[FX_PATH_MAX]; /* TLSCA ... */
 	unsigned etcd_timeout_s; /* [Store] Timeout, default 2 */
+	bool election;		 /* [Store] Election = on: active/standby on etcd */
+	unsigned election_ttl_s; /* [Store] ElectionTTL, default 10 */
 
 	unsigned char join_tokens[FX_MAX_TOKENS][CTL_TOKEN_HASH_LEN]; /* [Nodes] JoinToken */
 	int n_join_tokens;
