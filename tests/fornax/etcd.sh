@@ -112,6 +112,8 @@ req GET $APPS/gone; expect_code 404 "gone stays gone"
 
 # ---- two members stopped: no quorum ----
 kill -9 "${ETCD_PID[0]}" "${ETCD_PID[1]}"
+wait_for 10 etcd_gone "${ETCD_PID[0]}"
+wait_for 10 etcd_gone "${ETCD_PID[1]}"
 post $APPS "$(app late)"; expect_code 500 "creating an application without a quorum fails"
 grep -q "no quorum" "$T/fxd.log" && ok "the log says why: $(grep -m1 'no quorum' "$T/fxd.log" | cut -c1-200)" ||
 	not_ok "no 'no quorum' in the log: $(tail -3 "$T/fxd.log")"

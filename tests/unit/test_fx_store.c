@@ -109,6 +109,27 @@ static void contract(struct backend *b)
 	s->ops->close(s);
 }
 
+/* wait until a killed member is gone (a signal takes effect later than
+ * kill() returns, and a member in an fsync keeps its sockets a while) */
+static void gone(int pid)
+{
+	char path[64], st[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int t = 0; t < 200; t++) {
+		if (!(f = fopen(path, "r")))
+			return;
+		st[0] = 0;
+		if (!fgets(st, sizeof(st), f))
+			st[0] = 0;
+		fclose(f);
+		if (strstr(st, ") Z "))
+			return;
+		usleep(50000);
+	}
+}
+
 /* etcd without two of its three members: writes refused as such, reads go on */
 static void no_quorum(struct backend *b, const char *members)
 {
@@ -125,6 +146,8 @@ static void no_quorum(struct backend *b, const char *members)
 		return;
 	kill(pid[0], SIGKILL);
 	kill(pid[1], SIGKILL);
+	gone(pid[0]);
+	gone(pid[1]);
 	n = s->ops->app_put(s, "default", "d", 20, "{}");
 	CHECK(n == -1 && strstr(s->ops->errmsg(s), "no quorum"),
 	      "without a quorum a write fails, saying why: %s", s->ops->errmsg(s));
