@@ -239,7 +239,7 @@ static int has_leader(struct ctl_etcd *e, const char *ep)
 	int r = -1;
 
 	snprintf(url, sizeof(url), "%s/v3/maintenance/status", ep);
-	if (post(e, url, "{}", 1000, &a, &status) == CURLE_OK && status == 200 &&
+	if (post(e, url, "{}", 500, &a, &status) == CURLE_OK && status == 200 &&
 	    (o = json_loads(a.p ? a.p : "", 0, NULL))) {
 		r = jint(o, "leader") != 0;
 		json_decref(o);
@@ -322,7 +322,10 @@ static int attempt(struct ctl_etcd *e, const char *path, const char *text, long 
 		*out = o;
 		return CTL_ETCD_OK;
 	}
-	m = json_string_value(err) ? json_string_value(err) : "?";
+	/* a string in unary answers, {"grpc_code", "message", ...} in streams */
+	m = json_string_value(err) ? json_string_value(err)
+				   : json_string_value(json_object_get(err, "message"));
+	m = m ? m : "?";
 	if (strstr(m, "no leader")) {
 		snprintf(e->err, sizeof(e->err), "etcd at %s: %s (the cluster has lost its quorum)",
 			 ep, m);
