@@ -109,6 +109,64 @@ static void contract(struct backend *b)
 	s->ops->close(s);
 }
 
+struct view {
+	int resets, puts, dels;
+	char last[256];
+};
+
+static void v_reset(void *arg)
+{
+	struct view *v = arg;
+
+	v->resets++;
+	v->puts = v->dels = 0;
+}
+
+static void v_put(void *arg, const char *ns, const char *name, uint64_t rv, const char *json)
+{
+	struct view *v = arg;
+
+	v->puts++;
+	snprintf(v->last, sizeof(v->last), "%s/%s@%llu %s", ns, name, (unsigned long long)rv, json);
+}
+
+static void v_del(void *arg, const char *ns, const char *name)
+{
+	struct view *v = arg;
+
+	v->dels++;
+	snprintf(v->last, sizeof(v->last), "-%s/%s", ns, name);
+}
+
+/* a standby's view: another store's writes arrive through the watch */
+static void watch_apps(struct backend *b)
+{
+	struct view v = {0};
+	const struct fx_store_app_hooks h = {&v, v_reset, v_put, v_del};
+	char err[600];
+	struct fx_store *s = reopen(b, err, sizeof(err)), *writer = reopen(b, err, sizeof(err));
+	struct fx_store_watch *sw = s ? fx_store_etcd_watch_apps(s, &h) : NULL;
+
+	CHECK(sw != NULL, "watch the applications");
+	if (!sw || !writer)
+		return;
+	for (int i = 0; i < 100 && !v.resets; i++)
+		fx_store_watch_poll(sw, 50);
+	CHECK(v.resets == 1 && v.puts == 2, "it starts with every application (%d)", v.puts);
+	writer->ops->app_put(writer, "default", "v", 30, "{\"x\":1}");
+	for (int i = 0; i < 100 && v.puts < 3; i++)
+		fx_store_watch_poll(sw, 50);
+	CHECK(v.puts == 3 && !strcmp(v.last, "default/v@30 {\"x\":1}"),
+	      "another store's write arrives, parsed (%s)", v.last);
+	writer->ops->app_del(writer, "default", "v", 31);
+	for (int i = 0; i < 100 && !v.dels; i++)
+		fx_store_watch_poll(sw, 50);
+	CHECK(v.dels == 1 && !strcmp(v.last, "-default/v"), "and its delete (%s)", v.last);
+	fx_store_watch_stop(sw);
+	writer->ops->close(writer);
+	s->ops->close(s);
+}
+
 /* wait until a killed member is gone (a signal takes effect later than
  * kill() returns, and a member in an fsync keeps its sockets a while) */
 static void gone(int pid)
@@ -156,7 +214,7 @@ static void no_quorum(struct backend *b, const char *members)
 	s->ops->close(s);
 	s = reopen(b, err, sizeof(err));
 	seen.n = 0;
-	CHECK(s && !s->ops->revision(s, &rev) && rev == 13 &&
+	CHECK(s && !s->ops->revision(s, &rev) && rev == 31 &&
 		  !s->ops->app_each(s, count_app, &seen) && seen.n == 2,
 	      "a store opened now starts on what the member knows: revision %llu, %d applications",
 	      (unsigned long long)rev, seen.n);
@@ -175,6 +233,15 @@ int main(void)
 		return 1;
 	snprintf(sq.path, sizeof(sq.path), "%s/f.db", dir);
 	contract(&sq);
+	{
+		char e2[600];
+		struct fx_store *s = fx_store_sqlite_open(sq.path, e2, sizeof(e2));
+		const struct fx_store_app_hooks h = {NULL, NULL, NULL, NULL};
+
+		CHECK(s && !fx_store_etcd_watch_apps(s, &h), "SQLite has no watch of its own");
+		if (s)
+			s->ops->close(s);
+	}
 	CHECK(fx_store_sqlite_open("/proc/nonexistent/x.db", err, sizeof(err)) == NULL &&
 		  strstr(err, "/proc/nonexistent/x.db"),
 	      "an unusable path is refused, named: %s", err);
@@ -191,6 +258,7 @@ int main(void)
 		CHECK(fx_store_etcd_open(&dead, err, sizeof(err)) == NULL &&
 			  strstr(err, "unreachable") && strstr(err, "http://127.0.0.1:1"),
 		      "an unreachable etcd is refused at open, named: %s", err);
+		watch_apps(&et);
 		if (members)
 			no_quorum(&et, members);
 	}

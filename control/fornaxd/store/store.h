@@ -67,4 +67,20 @@ struct ctl_etcd *fx_store_etcd_client(struct fx_store *s);
 struct ctl_etcd_elect;
 int fx_store_etcd_fence(struct fx_store *s, struct ctl_etcd_elect *leader);
 
+/* A standby's view of the applications (etcd only): every application
+ * (after reset) at the start and again whenever etcd compacted the history
+ * the watch would resume from, then each change as it is written. Stepped
+ * by fx_store_watch_poll from the owner's loop (0: never waits). */
+struct fx_store_app_hooks {
+	void *arg;
+	void (*reset)(void *arg); /* forget every application: all of them follow */
+	void (*put)(void *arg, const char *ns, const char *name, uint64_t rv, const char *json);
+	void (*del)(void *arg, const char *ns, const char *name);
+};
+struct fx_store_watch;
+struct fx_store_watch *fx_store_etcd_watch_apps(struct fx_store *s,
+						const struct fx_store_app_hooks *h);
+int fx_store_watch_poll(struct fx_store_watch *sw, int timeout_ms);
+void fx_store_watch_stop(struct fx_store_watch *sw);
+
 #endif

@@ -342,6 +342,99 @@ static const struct fx_store_ops etcd_ops = {
     node_put, node_del, node_each, errmsg,   store_close,
 };
 
+/* ---- a standby's view: the applications as they change ---- */
+
+struct fx_store_watch {
+	struct ctl_etcd_watch *w;
+	struct fx_store_app_hooks h;
+	size_t skip; /* strlen(P "apps/") */
+};
+
+/* P apps/NS/NAME -> NS and NAME (cut in a copy); -1 if not that */
+static int app_key(struct fx_store_watch *sw, const char *key, char *buf, size_t len, char **name)
+{
+	if (strlen(key) <= sw->skip || strlen(key + sw->skip) >= len)
+		return -1;
+	strcpy(buf, key + sw->skip);
+	if (!(*name = strchr(buf, '/')) || !(*name)[1])
+		return -1;
+	*(*name)++ = 0;
+	return 0;
+}
+
+static void app_put_kv(struct fx_store_watch *sw, const struct ctl_etcd_kv *kv)
+{
+	char buf[512], *name, *end;
+	uint64_t rv = strtoull(kv->value, &end, 10);
+
+	if (app_key(sw, kv->key, buf, sizeof(buf), &name) || *end != '\n')
+		ctl_log("store: etcd key %s is not an application; skipped", kv->key);
+	else
+		sw->h.put(sw->h.arg, buf, name, rv, end + 1);
+}
+
+static void on_snapshot(void *arg, const struct ctl_etcd_kvs *all)
+{
+	struct fx_store_watch *sw = arg;
+
+	sw->h.reset(sw->h.arg);
+	for (size_t i = 0; i < all->n; i++)
+		app_put_kv(sw, &all->kv[i]);
+}
+
+static void on_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
+{
+	struct fx_store_watch *sw = arg;
+	char buf[512], *name;
+
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].type == CTL_ETCD_PUT)
+			app_put_kv(sw, &ev[i].kv);
+		else if (!app_key(sw, ev[i].kv.key, buf, sizeof(buf), &name))
+			sw->h.del(sw->h.arg, buf, name);
+}
+
+static void on_trouble(void *arg, int rc, const char *msg)
+{
+	(void)arg;
+	ctl_log("store: watching the applications: %s: %s", ctl_etcd_rc_name(rc), msg);
+}
+
+struct fx_store_watch *fx_store_etcd_watch_apps(struct fx_store *p,
+						const struct fx_store_app_hooks *h)
+{
+	const struct ctl_etcd_watch_hooks wh = {NULL, on_snapshot, on_events, on_trouble};
+	struct fx_store_watch *sw;
+	struct ctl_etcd_watch_hooks mine = wh;
+	char *k;
+
+	if (!p || p->ops != &etcd_ops || !(sw = calloc(1, sizeof(*sw))))
+		return NULL;
+	sw->h = *h;
+	mine.arg = sw;
+	k = key(S(p), "apps/", NULL, NULL);
+	sw->skip = k ? strlen(k) : 0;
+	if (!k || !(sw->w = ctl_etcd_watch_start(S(p)->e, k, 0, &mine))) {
+		free(k);
+		free(sw);
+		return NULL;
+	}
+	free(k);
+	return sw;
+}
+
+int fx_store_watch_poll(struct fx_store_watch *sw, int timeout_ms)
+{
+	return ctl_etcd_watch_poll(sw->w, timeout_ms);
+}
+
+void fx_store_watch_stop(struct fx_store_watch *sw)
+{
+	if (sw)
+		ctl_etcd_watch_stop(sw->w);
+	free(sw);
+}
+
 struct ctl_etcd *fx_store_etcd_client(struct fx_store *p)
 {
 	return p && p->ops == &etcd_ops ? S(p)->e : NULL;
