@@ -211,6 +211,9 @@ int pod_thaw(struct pod_rt *r)
 		return -1;
 	}
 	r->frozen = false;
+	/* what it was sent while frozen waited in the socket: it answers now */
+	na_svc_ping_reset(r->svc);
+	r->ping_at_ms = ctl_now_ms() + r->a->conf->ping_s * 1000ull;
 	return 0;
 }
 
@@ -249,8 +252,30 @@ void pod_svc_connect(struct pod_rt *r)
 		return;
 	snprintf(path, sizeof(path), "%s/session.sock", r->dir);
 	r->svc = na_svc_connect(r->a->svcs, path, on_svc_msg, on_svc_closed, r, err, sizeof(err));
-	if (r->svc)
-		sess_on_svc_up(r);
+	if (!r->svc)
+		return;
+	r->ping_at_ms = ctl_now_ms() + r->a->conf->ping_s * 1000ull;
+	sess_on_svc_up(r);
+}
+
+/* A pod whose session service stopped answering (stopped, hung, or reading
+ * nothing) cannot open or close a session: it has failed, and its sessions
+ * are closed with the original's word for it (proto/session-service.md). */
+static void pod_ping(struct pod_rt *r, uint64_t now)
+{
+	const struct na_config *c = r->a->conf;
+	char msg[128];
+
+	if (!c->ping_s || !r->svc || r->frozen || r->p.terminating ||
+	    r->p.state == NA_POD_CREATING || now < r->ping_at_ms)
+		return;
+	r->ping_at_ms = now + c->ping_s * 1000ull;
+	if (na_svc_ping(r->svc) <= c->ping_misses)
+		return;
+	snprintf(msg, sizeof(msg), "its session service answered none of %u pings, %us apart",
+		 c->ping_misses, c->ping_s);
+	sess_pod_gone(r->a, r, "NoHeartbeat");
+	pod_end(r, NA_POD_FAILED, "NoHeartbeat", msg);
 }
 
 static void env_add(json_t *env, const char *k, const char *v)
@@ -457,6 +482,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		}
 		if (r->p.svc && !r->svc && !r->frozen && r->p.state != NA_POD_CREATING)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
+		pod_ping(r, now);
 	}
 	fast |= sess_tick(a, now);
 	/* nothing to watch: no wakeups until a command brings a pod */

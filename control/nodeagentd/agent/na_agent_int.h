@@ -30,6 +30,7 @@ struct pod_rt {
 	bool gone;	     /* ended: waits for its network to be taken down */
 	uint64_t started_ms; /* spawned */
 	uint64_t kill_at_ms; /* SIGKILL when past (0: none) */
+	uint64_t ping_at_ms; /* the session service's next ping */
 };
 
 struct sess_rt {
