@@ -173,7 +173,9 @@ async def scenario(core):
                     session={"sessionData": b64("hello-s1"), "closeGracePeriodSeconds": 5,
                              "killInstanceWhenSessionClosed": False})
     await link.expect(sess_is("default/s1", "Starting"), "SessionState Starting")
+    await link.expect(pod_is("Activating"), "the standby pod is Activating for it")
     m = await link.expect(sess_is("default/s1", "Available"), "SessionState Available")
+    await link.expect(pod_is("Running"), "and Running once its session is Available")
     ing = ingress()
     ok(ing is not None and any(r["public"] == "10.88.0.1:30000" for r in ing),
        f"the ingress entry is in place when Available ({ing})")
@@ -258,6 +260,22 @@ async def scenario(core):
     await link.expect(sess_is("default/w1", "Closed"), "the wrapped session is Closed")
     await link.expect(pod_is("Terminated", "SessionClosed"),
                       "killInstanceWhenSessionClosed (the default): the pod is Terminated")
+
+    # a pod terminated while it holds a session is Evacuating: the session
+    # is closed through its session service first, then the pod stops
+    await link.send(type="PodCreate", podIdentifier="default/evac-1", pod=POD, standby=False)
+    await link.expect(pod_is("Running"), "a running pod to evacuate", 30)
+    await link.send(type="SessionOpen", sessionIdentifier="default/e1",
+                    podIdentifier="default/evac-1",
+                    session={"sessionData": b64("hello-e1"), "killInstanceWhenSessionClosed": False})
+    await link.expect(sess_is("default/e1", "Available"), "its session is Available")
+    await link.send(type="PodTerminate", podIdentifier="default/evac-1", gracePeriodSeconds=5)
+    await link.expect(pod_is("Evacuating", "TerminatedByCore"), "PodTerminate: the pod is Evacuating")
+    await link.expect(sess_is("default/e1", "Closing"), "its session is Closing")
+    m = await link.expect(sess_is("default/e1", "Closed"), "then Closed")
+    ok(m and m["session"]["reason"] == "", f"closed by the app as asked ({m and m['session']['reason']})")
+    await link.expect(pod_is("Terminating", "TerminatedByCore"), "then the pod is Terminating")
+    await link.expect(pod_is("Terminated", "TerminatedByCore"), "and Terminated")
 
     # the session service's ping (every 1 s here, 2 misses): a pod that
     # answers keeps serving; stopped (SIGSTOP), it answers nothing: its

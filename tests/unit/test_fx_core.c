@@ -359,6 +359,17 @@ int main(void)
 	      "SessionOpen on the idle pod at once (warm)");
 	CHECK(!strcmp(state_of(&e, FX_K_SESSION, "s1", "status", "sessionStatus", st), "Starting"),
 	      "s1 Starting");
+	CHECK(
+	    node_msg(&e,
+		     "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{\"podIdentifier\":\"%s\","
+		     "\"application\":\"default/echo\",\"state\":\"Activating\"}}",
+		     ++rev, pod1) == 0 &&
+		!strcmp(state_of(&e, FX_K_POD, strchr(pod1, '/') + 1, "status", "fornaxState", st),
+			"Activating") &&
+		!strcmp(state_of(&e, FX_K_POD, strchr(pod1, '/') + 1, "status", "phase", st),
+			"Running") &&
+		app_status(&e, "allocatedInstances") == 1 && app_status(&e, "idleInstances") == 0,
+	    "the node thaws the pod for s1: Activating (phase Running), allocated");
 	CHECK(node_msg(&e,
 		       "{\"type\":\"SessionState\",\"nodeRevision\":%d,\"session\":{"
 		       "\"sessionIdentifier\":\"default/s1\",\"podIdentifier\":\"%s\",\"state\":"
@@ -457,6 +468,21 @@ int main(void)
 	    "the node says Closed: s1 Closed");
 	CHECK(count(&e, "PodTerminate", &at, &m) == 1 && !strcmp(pod_of(m), pod1),
 	      "killInstanceWhenSessionClosed: its pod is terminated");
+	CHECK(
+	    node_msg(&e,
+		     "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{\"podIdentifier\":\"%s\","
+		     "\"application\":\"default/echo\",\"state\":\"Evacuating\"}}",
+		     ++rev, pod1) == 0 &&
+		!strcmp(state_of(&e, FX_K_POD, strchr(pod1, '/') + 1, "status", "fornaxState", st),
+			"Evacuating") &&
+		app_status(&e, "deletingInstances") == 1,
+	    "the node drains it first: Evacuating, counted as deleting");
+	CHECK(node_msg(&e,
+		       "{\"type\":\"NodeState\",\"nodeRevision\":%d,\"pods\":[{\"podIdentifier\":"
+		       "\"%s\",\"application\":\"default/echo\",\"state\":\"Evacuating\"}]}",
+		       rev, pod1) == 0 &&
+		  count(&e, "PodTerminate", &at, NULL) == 0,
+	      "a full sync with it Evacuating: not told to terminate again");
 
 	/* ---- timeout, FIFO ---- */
 	e.now += FX_ROUND_MS;

@@ -185,11 +185,9 @@ void pod_end(struct pod_rt *r, enum na_pod_state st, const char *reason, const c
 		net_down(r);
 }
 
-void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
+/* Terminating: SIGTERM, SIGKILL once the grace is over. */
+static void pod_stop(struct pod_rt *r, unsigned grace_ms, const char *reason)
 {
-	if (r->gone || r->p.terminating)
-		return;
-	r->p.terminating = true;
 	sess_pod_gone(r->a, r, reason);
 	if (r->p.pid <= 0 || !na_proc_alive(r->p.pid, r->p.start)) {
 		pod_end(r, NA_POD_TERMINATED, reason, NULL);
@@ -200,6 +198,40 @@ void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
 	kill(-r->p.pid, SIGTERM);
 	r->kill_at_ms = ctl_now_ms() + grace_ms;
 	agent_tick_soon(r->a);
+}
+
+/* A pod holding live sessions it can be told about is Evacuating first:
+ * they are closed through its session service, each within the pod's
+ * grace period (the original's drain), and it stops once none is left or
+ * the grace is over; the rest of the grace is its SIGTERM's. */
+void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
+{
+	uint64_t now = ctl_now_ms();
+
+	if (r->gone || r->p.terminating)
+		return;
+	r->p.terminating = true;
+	if (!r->svc || r->frozen || !sess_pod_busy(r->a, r->p.id)) {
+		pod_stop(r, grace_ms, reason);
+		return;
+	}
+	r->evac_end_ms = now + grace_ms;
+	pod_report(r->a, r, NA_POD_EVACUATING, reason, NULL);
+	sess_pod_evacuate(r->a, r, grace_ms / 1000);
+	agent_tick_soon(r->a);
+}
+
+/* Evacuating: on to Terminating once its sessions are closed (their own
+ * grace ends them) or its grace is over. */
+static bool pod_evacuating(struct pod_rt *r, uint64_t now)
+{
+	uint64_t end = r->evac_end_ms ? r->evac_end_ms : now + KILL_GRACE_MS;
+
+	if (sess_pod_busy(r->a, r->p.id) && now < end)
+		return true;
+	r->evac_end_ms = 0;
+	pod_stop(r, end > now ? (unsigned)(end - now) : 0, r->p.reason);
+	return true;
 }
 
 int pod_thaw(struct pod_rt *r)
@@ -475,6 +507,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		}
 		if (r->p.state == NA_POD_CREATING)
 			fast |= pod_starting(r, now);
+		else if (r->p.state == NA_POD_EVACUATING)
+			fast |= pod_evacuating(r, now);
 		if (r->kill_at_ms) {
 			if (now >= r->kill_at_ms)
 				na_cg_kill(&a->cg, r->cgname, r->p.pid);
