@@ -112,7 +112,9 @@ const char *ctl_k8s_reason(int code)
 		       {408, "Timeout"},	   {409, "Conflict"},
 		       {411, "LengthRequired"},	   {413, "RequestEntityTooLarge"},
 		       {414, "RequestURITooLong"}, {415, "UnsupportedMediaType"},
-		       {422, "Invalid"},	   {501, "NotImplemented"}};
+		       {422, "Invalid"},	   {501, "NotImplemented"},
+		       {403, "Forbidden"},	   {410, "Expired"},
+		       {429, "TooManyRequests"}};
 
 	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
 		if (reasons[i].code == code)

@@ -3,7 +3,8 @@
 # client: applications created, read, listed (labelSelector), updated
 # (scaling policy and labels only; optimistic concurrency), deleted; bad
 # input -> 4xx Status with the field path; tokens; sessions against a
-# missing application; a watch; kill -9 and restart keeps the
+# missing application; the per-client cap on sessions (a token's sessions
+# not Closed; 403 Forbidden naming the limit); a watch; kill -9 and restart keeps the
 # applications; TLS; config errors naming the line.
 # usage: api.sh PATH/TO/fornaxd
 set -u
@@ -24,13 +25,16 @@ trap "exit 130" INT TERM
 
 PORT=$(free_port)
 TOK=$(secret tok)
+TOK2=$(secret tok2)
 G=core.fornax-serverless.centaurusinfra.io
 API=http://127.0.0.1:$PORT/apis/$G/v1
 cat > "$T/f.conf" <<EOF
 [API]
 Listen = 127.0.0.1:$PORT
 Token = $TOK
+Token = $TOK2
 MaxBody = 64K
+MaxSessionsPerClient = 2
 [Store]
 Database = $T/db/fornaxd.db
 [Nodes]
@@ -175,6 +179,24 @@ expect_code 201 "a good session"
 put $SESS/s1 '{}'; expect_code 405 "sessions are not updated"
 req DELETE $SESS/s1; expect_code 200 "delete a pending session"
 [ "$(j .status.sessionStatus)" = Closed ] && ok "a pending session closes at once" || not_ok "deleted: $BODY"
+# ---- MaxSessionsPerClient = 2: per token, sessions not Closed ----
+sess() { printf '{"metadata":{"name":"%s"},"spec":{"applicationName":"echo","sessionData":"aGk="}}' "$1"; }
+post $SESS "$(sess c1)"; expect_code 201 "cap: the token's first session"
+post $SESS "$(sess c2)"; expect_code 201 "cap: its second"
+post $SESS "$(sess c3)"
+if [ "$CODE" = 403 ] && [ "$(j .kind)" = Status ] && [ "$(j .reason)" = Forbidden ] &&
+	[[ "$(j .message)" == *"limit of 2 "*"(MaxSessionsPerClient)"* ]]; then
+	ok "cap: the third is refused, 403 Forbidden naming the limit ($(j .message))"
+else
+	not_ok "cap: the third got $CODE $BODY"
+fi
+req GET $SESS/c3; expect_code 404 "cap: the refused session does not exist"
+TOK1=$TOK TOK=$TOK2
+post $SESS "$(sess c3)"; expect_code 201 "cap: another token has its own count"
+TOK=$TOK1
+req DELETE $SESS/c1; [ "$(j .status.sessionStatus)" = Closed ] && ok "cap: c1 Closed" || not_ok "cap: delete c1: $BODY"
+post $SESS "$(sess c4)"; expect_code 201 "cap: a Closed session no longer counts"
+for s in c2 c3 c4; do req DELETE $SESS/$s; done
 req GET /nodes; [ "$(j .kind)" = NodeList ] && ok "nodes: an empty NodeList" || not_ok "nodes: $BODY"
 req GET /namespaces/default/pods; [ "$(j .kind)" = PodList ] && ok "pods: a PodList" || not_ok "pods: $BODY"
 req DELETE /nodes/ghost; expect_code 404 "delete a missing node"
@@ -194,7 +216,7 @@ kill -TERM "$PID"; wait "$PID"; RC=$?; PID=
 
 # ---- TLS ----
 test_ca "$T"
-sed "s|^Token = .*|Token = $TOK\nTLSCert = $T/srv.pem\nTLSKey = $T/srv.key|" "$T/f.conf" > "$T/tls.conf"
+sed "s|^MaxBody = .*|&\nTLSCert = $T/srv.pem\nTLSKey = $T/srv.key|" "$T/f.conf" > "$T/tls.conf"
 "$FXD" -c "$T/tls.conf" 2>> "$T/fxd.log" & PID=$!
 if wait_for 10 curl -sf --cacert "$T/ca.pem" "https://localhost:$PORT/healthz"; then
 	CODE=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.pem" -H "Authorization: Bearer $TOK" "https://localhost:$PORT/apis/$G/v1$APPS")
@@ -241,6 +263,11 @@ cfgerr "NodePrefix not inside PodCIDR" "NodePrefix /16 must be longer than PodCI
 Token = $TOK
 [Nodes]
 NodePrefix = 16
+EOF
+cfgerr "MaxSessionsPerClient not a number" "bad.conf:3: MaxSessionsPerClient '-1'" <<EOF
+[API]
+Token = $TOK
+MaxSessionsPerClient = -1
 EOF
 expect_rc 0 "--help" "$FXD" --help
 expect_rc 2 "an unknown option" "$FXD" --frob

@@ -83,7 +83,7 @@ static void reg(struct fx_core *c, const char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fx_core_conf cf = {0x0af40000, 16, 24, 1, 30000, 30100, 60};
+	struct fx_core_conf cf = {0x0af40000, 16, 24, 1, 30000, 30100, 60, 0};
 	uint64_t now = 1000000;
 	struct fx_core_hooks h = {&now, now_ms, sendf, NULL, NULL};
 	char *text = fz_text(data, size), *line, *save = NULL, err[256];
@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 'A':
 			if ((m = json_loads(line + 1, 0, NULL))) {
 				if (line[0] == 'S')
-					fx_core_session_create(c, "default", m, &out, &e);
+					fx_core_session_create(c, "default", m, NULL, &out, &e);
 				else
 					fx_core_app_update(c, "default", "echo", m, &out, &e);
 			}

@@ -115,7 +115,7 @@ static int app_status(struct env *e, const char *field)
 
 static struct fx_core *core_new(struct env *e)
 {
-	struct fx_core_conf cf = {0x0af40000, 16, 24, 7, 30000, 30100, 60};
+	struct fx_core_conf cf = {0x0af40000, 16, 24, 7, 30000, 30100, 60, 0};
 	struct fx_core_hooks h = {e, now_ms, sendf, event, NULL};
 	char err[256];
 	struct fx_core *c = fx_core_new(e->st, &cf, &h, 1000, err, sizeof(err));
@@ -168,7 +168,7 @@ static int create_session(struct env *e, const char *name, int timeout, bool kil
 
 	snprintf(buf, sizeof(buf), SESS, name, timeout, kill ? "true" : "false");
 	b = body(buf);
-	rc = fx_core_session_create(e->c, "default", b, &out, &err);
+	rc = fx_core_session_create(e->c, "default", b, NULL, &out, &err);
 	if (rc)
 		printf("# session create: %s\n", err.msg);
 	json_decref(b);
@@ -258,7 +258,7 @@ static void storm(struct env *e)
 				 rand_r(&rng) % 2 ? "true" : "false");
 			buf[strstr(buf, "x0") - buf + 1] = (char)('0' + sess);
 			m = json_loads(buf, 0, NULL);
-			fx_core_session_create(e->c, "default", m, &out, &err);
+			fx_core_session_create(e->c, "default", m, NULL, &out, &err);
 			json_decref(m);
 			json_decref(out);
 			buf[0] = 0;

@@ -53,6 +53,7 @@ struct route {
 	const struct resource *r;
 	char ns[FX_NS_MAX + 1]; /* "" : all namespaces (or a cluster resource) */
 	char name[FX_NAME_MAX + 1];
+	const unsigned char *client; /* the request's (ctl_http_req) */
 };
 
 typedef int (*op_fn)(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
@@ -115,7 +116,7 @@ static int app_patch(struct fx_api *a, const struct route *rt, json_t *body, jso
 static int sess_create(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
 		       struct fx_err *e)
 {
-	return fx_core_session_create(a->core, rt->ns, body, out, e);
+	return fx_core_session_create(a->core, rt->ns, body, rt->client, out, e);
 }
 
 static int sess_delete(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
@@ -671,6 +672,7 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 		return api_err(rs, 404, NULL, "no such path '%.200s'", rq->path);
 	if (route(rq->path + strlen(PREFIX) + 1, &rt, rs))
 		return;
+	rt.client = rq->client;
 	item = rt.name[0];
 	switch (rq->method) {
 	case CTL_GET:

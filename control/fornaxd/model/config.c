@@ -24,11 +24,21 @@ enum section { SEC_NONE = -1, SEC_API, SEC_STORE, SEC_NODES, N_SECTIONS };
 static const char *const sections[] = {"[API]", "[Store]", "[Nodes]"};
 
 static const struct ini_key keys[] = {
-    {SEC_API, "Listen", 0},	    {SEC_API, "TLSCert", 0},	    {SEC_API, "TLSKey", 0},
-    {SEC_API, "Token", 1},	    {SEC_API, "TokenFile", 1},	    {SEC_API, "MaxBody", 0},
-    {SEC_STORE, "Database", 0},	    {SEC_NODES, "JoinToken", 1},    {SEC_NODES, "PodCIDR", 0},
-    {SEC_NODES, "NodePrefix", 0},   {SEC_NODES, "VNI", 0},	    {SEC_NODES, "PortRange", 0},
-    {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0},
+    {SEC_API, "Listen", 0},
+    {SEC_API, "TLSCert", 0},
+    {SEC_API, "TLSKey", 0},
+    {SEC_API, "Token", 1},
+    {SEC_API, "TokenFile", 1},
+    {SEC_API, "MaxBody", 0},
+    {SEC_STORE, "Database", 0},
+    {SEC_NODES, "JoinToken", 1},
+    {SEC_NODES, "PodCIDR", 0},
+    {SEC_NODES, "NodePrefix", 0},
+    {SEC_NODES, "VNI", 0},
+    {SEC_NODES, "PortRange", 0},
+    {SEC_NODES, "StateSeconds", 0},
+    {SEC_NODES, "SendQueueMax", 0},
+    {SEC_API, "MaxSessionsPerClient", 0},
 };
 enum {
 	K_LISTEN,
@@ -45,6 +55,7 @@ enum {
 	K_PORTS,
 	K_STATE,
 	K_SENDQ,
+	K_MAXSESS,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
@@ -142,6 +153,11 @@ static int key_value(void *arg, int i, char *v)
 		return ini_seconds(&s->in, "StateSeconds", v, 1, 3600, &c->state_s);
 	case K_SENDQ:
 		return ini_size(&s->in, "SendQueueMax", v, &c->queue_max);
+	case K_MAXSESS:
+		if (number(s, "MaxSessionsPerClient", v, 0, 1000000, &n))
+			return -1;
+		c->max_sess_client = (unsigned)n;
+		return 0;
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -188,6 +204,7 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->port_hi = 32767;
 	c->state_s = 60;
 	c->queue_max = 4 << 20;
+	c->max_sess_client = 1000;
 
 	ini_init(&s.in, file, text, "[API]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);
