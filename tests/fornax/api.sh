@@ -3,7 +3,8 @@
 # client: applications created, read, listed (labelSelector), updated
 # (scaling policy and labels only; optimistic concurrency), deleted; bad
 # input -> 4xx Status with the field path; tokens; sessions against a
-# missing application; the per-client cap on sessions (a token's sessions
+# missing application; pages (limit, continue; a bad token 400, one from
+# before a restart 410); watches with a labelSelector; the per-client cap on sessions (a token's sessions
 # not Closed; 403 Forbidden naming the limit); a watch; kill -9 and restart keeps the
 # applications; TLS; config errors naming the line.
 # usage: api.sh PATH/TO/fornaxd
@@ -96,10 +97,22 @@ req GET "/namespaces/other/applications"; [ "$(j '.items|length')" = 0 ] && ok "
 req GET "$APPS?labelSelector=tier%3Dweb"; [ "$(j '.items|length')" = 2 ] && ok "labelSelector tier=web: 2" || not_ok "sel: $BODY"
 req GET "$APPS?labelSelector=tier%3Ddb"; [ "$(j '.items|length')" = 0 ] && ok "labelSelector tier=db: 0" || not_ok "sel: $BODY"
 req GET $APPS/nope; expect_code 404 "get a missing application"
+# ---- pages: limit and continue ----
+req GET "$APPS?limit=1"; P1=$(j '.items[0].metadata.name'); CONT=$(j '.metadata.continue // ""')
+[ "$CODE" = 200 ] && [ "$(j '.items|length')" = 1 ] && [ -n "$CONT" ] && ok "limit=1: one item ($P1) and metadata.continue" || not_ok "limit=1: $CODE $BODY"
+req GET "$APPS?limit=1&continue=$CONT"
+[ "$CODE" = 200 ] && [ "$(j '.items|length')" = 1 ] && [ "$(j '.items[0].metadata.name')" != "$P1" ] && [ "$(j '.metadata.continue // ""')" = "" ] &&
+	ok "the next page: the other application, no continue" || not_ok "page 2: $CODE $BODY"
+OLDCONT=$CONT
+req GET "$APPS?limit=x"; expect_field 400 limit "limit=x"
+req GET "$APPS?limit=1&continue=bogus"; expect_field 400 continue "a continue token this server did not give"
 
 # a watch from the list's resourceVersion sees the update
 req GET $APPS; LRV=$(j .metadata.resourceVersion)
 curl -sN -H "Authorization: Bearer $TOK" "$API$APPS?watch=1&resourceVersion=$LRV" > "$T/watch.out" & WPID=$!
+# and watches of tier=web and tier=api: the update moves echo from one to the other
+curl -sN -H "Authorization: Bearer $TOK" "$API$APPS?watch=1&resourceVersion=$LRV&labelSelector=tier%3Dweb" > "$T/watch.web" & WPID="$WPID $!"
+curl -sN -H "Authorization: Bearer $TOK" "$API$APPS?watch=1&resourceVersion=$LRV&labelSelector=tier%3Dapi" > "$T/watch.api" & WPID="$WPID $!"
 sleep 0.3
 U=$(app echo 10 | jq -c '.spec.scalingPolicy.maximumInstance=5 | .metadata.labels={"tier":"api"}')
 put $APPS/echo "$U"; expect_code 200 "update the scaling policy and labels"
@@ -107,7 +120,13 @@ put $APPS/echo "$U"; expect_code 200 "update the scaling policy and labels"
 RV2=$(j .metadata.resourceVersion)
 [ "$RV2" -gt "$RV1" ] && ok "resourceVersion grew ($RV2)" || not_ok "rv $RV1 -> $RV2"
 wait_for 5 grep -q MODIFIED "$T/watch.out" && [ "$(grep MODIFIED "$T/watch.out" | jq -r .object.spec.scalingPolicy.maximumInstance)" = 5 ] && ok "the watch streamed MODIFIED" || not_ok "watch: $(cat "$T/watch.out")"
-kill "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null; WPID=
+wait_for 5 grep -q . "$T/watch.api"
+[ "$(jq -r '.type + "/" + .object.metadata.name' "$T/watch.web" | tr '\n' ' ')" = "DELETED/echo " ] &&
+	[ "$(jq -r '.type + "/" + .object.metadata.name' "$T/watch.api" | tr '\n' ' ')" = "ADDED/echo " ] &&
+	ok "labelSelector watches: echo DELETED from tier=web's, ADDED to tier=api's" ||
+	not_ok "label watches: web: $(cat "$T/watch.web") api: $(cat "$T/watch.api")"
+req GET "$APPS?watch=1&labelSelector=a%20b"; expect_field 400 labelSelector "a watch with a bad labelSelector"
+kill $WPID 2>/dev/null; wait $WPID 2>/dev/null; WPID=
 put $APPS/echo "$U"
 [ "$CODE" = 200 ] && [ "$(j .metadata.resourceVersion)" = "$RV2" ] && ok "the same update again changes nothing (resourceVersion stays $RV2)" ||
 	not_ok "a no-op update: $CODE rv $(j .metadata.resourceVersion), wanted $RV2"
@@ -210,6 +229,9 @@ req GET $APPS/echo; expect_code 200 "echo survived"
 [ "$(j .spec.scalingPolicy.maximumInstance)" = 6 ] && [ "$(j .metadata.resourceVersion)" = "$RV2" ] &&
 	[ "$(j .metadata.annotations.note)" = x ] && ok "with its patch, annotations and resourceVersion" || not_ok "after restart: $BODY"
 req GET $APPS/other; expect_code 404 "other stays deleted"
+req GET "$APPS?limit=1&continue=$OLDCONT"
+[ "$CODE" = 410 ] && [ "$(j .reason)" = Expired ] && [ "$(j .details.field)" = continue ] &&
+	ok "a continue token from before the restart: 410 Expired ($(j .message))" || not_ok "old token: $CODE $BODY"
 post $APPS "$(app third)"; [ "$(j .metadata.resourceVersion)" -gt "$RV2" ] && ok "revisions continue upwards" || not_ok "rv after restart: $BODY"
 kill -TERM "$PID"; wait "$PID"; RC=$?; PID=
 [ "$RC" = 0 ] && grep -q stopped "$T/fxd.log" && ok "SIGTERM: exit 0" || not_ok "SIGTERM rc $RC"
