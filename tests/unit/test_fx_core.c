@@ -15,6 +15,7 @@
 
 #include "core.h"
 #include "core_int.h"
+#include "fx_books.h"
 #include "unit.h"
 
 struct env {
@@ -181,39 +182,6 @@ static const char *pod_of(json_t *m)
 	return json_string_value(json_object_get(m, "podIdentifier"));
 }
 
-/* Every application's pool counts match its pods, no node's use goes below
- * zero, every session's pod points back at it. */
-static bool consistent(struct fx_core *c)
-{
-	for (size_t i = 0; i < c->apps.nb; i++)
-		for (struct fx_ent *e = c->apps.b[i]; e; e = e->next) {
-			struct fx_app *a = e->val;
-			int n[4] = {0}, q = 0;
-
-			for (struct fx_pod *p = a->pods; p; p = p->app_next)
-				n[p->pool]++;
-			for (struct fx_sess *s = a->q_head; s; s = s->q_next)
-				q++;
-			if (memcmp(n, a->n, sizeof(n)) || q != a->n_queued)
-				return false;
-		}
-	for (size_t i = 0; i < c->nodes.nb; i++)
-		for (struct fx_ent *e = c->nodes.b[i]; e; e = e->next) {
-			struct fx_node *n = e->val;
-
-			if (n->cpu_used < 0 || n->mem_used < 0 || n->n_pods < 0)
-				return false;
-		}
-	for (size_t i = 0; i < c->sessions.nb; i++)
-		for (struct fx_ent *e = c->sessions.b[i]; e; e = e->next) {
-			struct fx_sess *s = e->val;
-
-			if (s->pod && s->pod->sess != s)
-				return false;
-		}
-	return true;
-}
-
 /* Random node reports, API calls and ticks: nothing crashes (ASan), the
  * books stay consistent. */
 static void storm(struct env *e)
@@ -290,7 +258,7 @@ static void storm(struct env *e)
 			fx_core_node_message(e->c, "node-a", &link_a, m, &err);
 			json_decref(m);
 		}
-		if (!consistent(e->c) && !bad++)
+		if (!fx_books_balance(e->c) && !bad++)
 			printf("# inconsistent after step %d: %s\n", i, buf);
 	}
 	CHECK(!bad, "3000 random reports, API calls and ticks: the books stay consistent");
