@@ -225,8 +225,11 @@ void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
  * grace ends them) or its grace is over. */
 static bool pod_evacuating(struct pod_rt *r, uint64_t now)
 {
-	uint64_t end = r->evac_end_ms ? r->evac_end_ms : now + KILL_GRACE_MS;
+	uint64_t end;
 
+	if (!r->evac_end_ms) /* adopted Evacuating after a restart: its grace is not known */
+		r->evac_end_ms = now + KILL_GRACE_MS;
+	end = r->evac_end_ms;
 	if (sess_pod_busy(r->a, r->p.id) && now < end)
 		return true;
 	r->evac_end_ms = 0;
