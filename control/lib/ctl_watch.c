@@ -42,7 +42,7 @@ struct ctl_watch {
 	uint64_t latest;
 	size_t buf_max;
 	struct ctl_watcher *watchers;
-	json_t *labels; /* "NS/NAME" -> its labels at its last event (or as seeded) */
+	json_t *labels; /* "NS/NAME" -> its labels at its last event (or as made known) */
 };
 
 struct ctl_watch *ctl_watch_new(uint64_t since, size_t ring, size_t buf_max)
@@ -146,7 +146,7 @@ static json_t *labels_of(json_t *object)
 	return json_is_object(l) ? json_deep_copy(l) : json_object();
 }
 
-int ctl_watch_seed(struct ctl_watch *w, json_t *object)
+int ctl_watch_known(struct ctl_watch *w, json_t *object)
 {
 	char key[400];
 

@@ -66,10 +66,10 @@ struct ctl_watcher *ctl_watch_open_sel(struct ctl_watch *w, uint64_t from, const
 				       const struct ctl_k8s_selector *sel, void (*wake)(void *arg),
 				       void *arg, bool *expired);
 /* For those changes the watch keeps every object's labels as of its last
- * event; an object that had none since the watch was made is seeded with
- * this (its labels now; 0, or -1 when out of memory). Unseeded, the first
+ * event; an object that had none since the watch was made is made known with
+ * this (its labels now; 0, or -1 when out of memory). Otherwise the first
  * change of an object is judged on its new labels alone. */
-int ctl_watch_seed(struct ctl_watch *w, json_t *object);
+int ctl_watch_known(struct ctl_watch *w, json_t *object);
 /* The oldest revision a watch can start from now (older: Expired). */
 uint64_t ctl_watch_floor(const struct ctl_watch *w);
 /* An event for this watcher alone, ahead of what the watch publishes after

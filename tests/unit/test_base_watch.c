@@ -6,7 +6,7 @@
  * wake comes only to an idle watcher, and when it ends; a watcher of one
  * name sees that object's events only; a watcher with a labelSelector
  * sees the selected objects' events, an object coming into the selection
- * as ADDED and leaving it as DELETED (against seeded labels too). */
+ * as ADDED and leaving it as DELETED (against labels made known at the start too). */
 #include <string.h>
 
 #include "ctl_watch.h"
@@ -177,15 +177,15 @@ int main(void)
 
 		w = ctl_watch_new(0, 16, 4000);
 		CHECK(!ctl_k8s_selector_parse("app=x", &sel, err, sizeof(err)) &&
-			  !ctl_watch_seed(w, y2),
-		      "selector app=x; p2 seeded with app=y (an object from before the watch)");
+			  !ctl_watch_known(w, y2),
+		      "selector app=x; p2 known with app=y (an object from before the watch)");
 		a = ctl_watch_open_sel(w, 0, NULL, &sel, wake, &wa, &expired);
 		CHECK(a && !ctl_watcher_add(a, "ADDED", y2) && !ctl_watcher_add(a, "ADDED", x1),
 		      "a watcher, its own ADDED of p2 (not selected) and p1");
 		ctl_watch_event(w, 1, "MODIFIED", x1); /* p1 unknown to the watch: judged as now */
 		ctl_watch_event(w, 2, "MODIFIED", y1); /* p1 leaves */
 		ctl_watch_event(w, 3, "MODIFIED", y1); /* outside: nothing */
-		ctl_watch_event(w, 4, "MODIFIED", x2); /* p2 comes in (seeded app=y) */
+		ctl_watch_event(w, 4, "MODIFIED", x2); /* p2 comes in (known as app=y) */
 		ctl_watch_event(w, 5, "DELETED", x2);
 		ctl_watch_event(w, 6, "ADDED", y1);
 		t = drain(a, &b, &rc);

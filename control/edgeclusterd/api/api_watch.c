@@ -142,7 +142,7 @@ struct ec_watch *api_watch_new(struct ecd *d)
 		const char *k;
 		json_t *o;
 
-		json_object_foreach(aw->known, k, o) if (ctl_watch_seed(aw->w, o))
+		json_object_foreach(aw->known, k, o) if (ctl_watch_known(aw->w, o))
 		{
 			api_watch_free(aw);
 			return NULL;

@@ -421,14 +421,14 @@ static void do_list(struct fx_api *a, const struct route *rt, const char *query,
 
 /* The labels the objects have now: a later change is judged against them
  * by the watches with a labelSelector. */
-static int seed(struct fx_api *a, struct ctl_watch *w, enum fx_kind k, const char *ns)
+static int labels_known(struct fx_api *a, struct ctl_watch *w, enum fx_kind k, const char *ns)
 {
 	uint64_t rev;
 	json_t *all = fx_core_list(a->core, k, ns, &rev), *v;
 	size_t i;
 	int rc = all ? 0 : -1;
 
-	json_array_foreach(all, i, v) if (!rc) rc = ctl_watch_seed(w, v);
+	json_array_foreach(all, i, v) if (!rc) rc = ctl_watch_known(w, v);
 	json_decref(all);
 	return rc;
 }
@@ -453,7 +453,7 @@ static struct ctl_watch *watch_of(struct fx_api *a, enum fx_kind k, const char *
 	snprintf(n->ns, sizeof(n->ns), "%s", ns);
 	/* what happened in this namespace before now is not in its ring */
 	if (!(n->w = ctl_watch_new(fx_core_revision(a->core), WATCH_RING, WATCH_BUF)) ||
-	    seed(a, n->w, k, ns)) {
+	    labels_known(a, n->w, k, ns)) {
 		ctl_watch_free(n->w);
 		return NULL;
 	}
@@ -779,7 +779,7 @@ struct fx_api *fx_api_new(struct fx_core *core, struct fx_store *st, const struc
 		a->h = *h;
 	for (int k = 0; k < FX_K_COUNT; k++)
 		if (!(a->all[k] = ctl_watch_new(fx_core_revision(core), WATCH_RING, WATCH_BUF)) ||
-		    seed(a, a->all[k], k, NULL)) {
+		    labels_known(a, a->all[k], k, NULL)) {
 			fx_api_free(a);
 			return NULL;
 		}
