@@ -24,15 +24,31 @@ enum section { SEC_NONE = -1, SEC_API, SEC_STORE, SEC_NODES, N_SECTIONS };
 static const char *const sections[] = {"[API]", "[Store]", "[Nodes]"};
 
 static const struct ini_key keys[] = {
-    {SEC_API, "Listen", 0},	    {SEC_API, "TLSCert", 0},	    {SEC_API, "TLSKey", 0},
-    {SEC_API, "Token", 1},	    {SEC_API, "TokenFile", 1},	    {SEC_API, "MaxBody", 0},
-    {SEC_STORE, "Database", 0},	    {SEC_NODES, "JoinToken", 1},    {SEC_NODES, "PodCIDR", 0},
-    {SEC_NODES, "NodePrefix", 0},   {SEC_NODES, "VNI", 0},	    {SEC_NODES, "PortRange", 0},
-    {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0}, {SEC_NODES, "EndpointForm", 0},
+    {SEC_API, "Listen", 0},
+    {SEC_API, "TLSCert", 0},
+    {SEC_API, "TLSKey", 0},
+    {SEC_API, "Token", 1},
+    {SEC_API, "TokenFile", 1},
+    {SEC_API, "MaxBody", 0},
+    {SEC_STORE, "Database", 0},
+    {SEC_NODES, "JoinToken", 1},
+    {SEC_NODES, "PodCIDR", 0},
+    {SEC_NODES, "NodePrefix", 0},
+    {SEC_NODES, "VNI", 0},
+    {SEC_NODES, "PortRange", 0},
+    {SEC_NODES, "StateSeconds", 0},
+    {SEC_NODES, "SendQueueMax", 0},
+    {SEC_NODES, "EndpointForm", 0},
     {SEC_STORE, "Backend", 0},
-    {SEC_STORE, "Endpoints", 0},    {SEC_STORE, "Prefix", 0},	    {SEC_STORE, "TLSCA", 0},
-    {SEC_STORE, "TLSCert", 0},	    {SEC_STORE, "TLSKey", 0},	    {SEC_STORE, "Timeout", 0},
-    {SEC_STORE, "Election", 0},	    {SEC_STORE, "ElectionTTL", 0},
+    {SEC_STORE, "Endpoints", 0},
+    {SEC_STORE, "Prefix", 0},
+    {SEC_STORE, "TLSCA", 0},
+    {SEC_STORE, "TLSCert", 0},
+    {SEC_STORE, "TLSKey", 0},
+    {SEC_STORE, "Timeout", 0},
+    {SEC_STORE, "Election", 0},
+    {SEC_STORE, "ElectionTTL", 0},
+    {SEC_API, "MaxSessionsPerClient", 0},
 };
 enum {
 	K_LISTEN,
@@ -59,6 +75,7 @@ enum {
 	K_ETCD_TIMEOUT,
 	K_ELECTION,
 	K_ELECTION_TTL,
+	K_MAXSESS,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
@@ -216,6 +233,11 @@ static int key_value(void *arg, int i, char *v)
 		return 0;
 	case K_ELECTION_TTL:
 		return ini_seconds(&s->in, "ElectionTTL", v, 2, 300, &c->election_ttl_s);
+	case K_MAXSESS:
+		if (number(s, "MaxSessionsPerClient", v, 0, 1000000, &n))
+			return -1;
+		c->max_sess_client = (unsigned)n;
+		return 0;
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -306,6 +328,7 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->endpoint_form = 1;
 	c->etcd_timeout_s = 2;
 	c->election_ttl_s = 10;
+	c->max_sess_client = 1000;
 
 	ini_init(&s.in, file, text, "[API]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);

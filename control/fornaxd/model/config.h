@@ -23,6 +23,9 @@ struct fx_conf {
 	unsigned char tokens[FX_MAX_TOKENS][CTL_TOKEN_HASH_LEN]; /* digests only */
 	int n_tokens;
 	size_t max_body; /* [API] MaxBody */
+	/* [API] MaxSessionsPerClient: sessions not Closed (nor Timeout) one
+	 * token may hold; 0: no limit */
+	unsigned max_sess_client;
 
 	int store; /* [Store] Backend: FX_STORE_SQLITE (default) or FX_STORE_ETCD */
 	char database[FX_PATH_MAX];    /* [Store] Database (sqlite) */

@@ -185,11 +185,9 @@ void pod_end(struct pod_rt *r, enum na_pod_state st, const char *reason, const c
 		net_down(r);
 }
 
-void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
+/* Terminating: SIGTERM, SIGKILL once the grace is over. */
+static void pod_stop(struct pod_rt *r, unsigned grace_ms, const char *reason)
 {
-	if (r->gone || r->p.terminating)
-		return;
-	r->p.terminating = true;
 	sess_pod_gone(r->a, r, reason);
 	if (r->p.pid <= 0 || !na_proc_alive(r->p.pid, r->p.start)) {
 		pod_end(r, NA_POD_TERMINATED, reason, NULL);
@@ -202,6 +200,43 @@ void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
 	agent_tick_soon(r->a);
 }
 
+/* A pod holding live sessions it can be told about is Evacuating first:
+ * they are closed through its session service, each within the pod's
+ * grace period (the original's drain), and it stops once none is left or
+ * the grace is over; the rest of the grace is its SIGTERM's. */
+void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
+{
+	uint64_t now = ctl_now_ms();
+
+	if (r->gone || r->p.terminating)
+		return;
+	r->p.terminating = true;
+	if (!r->svc || r->frozen || !sess_pod_busy(r->a, r->p.id)) {
+		pod_stop(r, grace_ms, reason);
+		return;
+	}
+	r->evac_end_ms = now + grace_ms;
+	pod_report(r->a, r, NA_POD_EVACUATING, reason, NULL);
+	sess_pod_evacuate(r->a, r, grace_ms / 1000);
+	agent_tick_soon(r->a);
+}
+
+/* Evacuating: on to Terminating once its sessions are closed (their own
+ * grace ends them) or its grace is over. */
+static bool pod_evacuating(struct pod_rt *r, uint64_t now)
+{
+	uint64_t end;
+
+	if (!r->evac_end_ms) /* adopted Evacuating after a restart: its grace is not known */
+		r->evac_end_ms = now + KILL_GRACE_MS;
+	end = r->evac_end_ms;
+	if (sess_pod_busy(r->a, r->p.id) && now < end)
+		return true;
+	r->evac_end_ms = 0;
+	pod_stop(r, end > now ? (unsigned)(end - now) : 0, r->p.reason);
+	return true;
+}
+
 int pod_thaw(struct pod_rt *r)
 {
 	if (!r->frozen)
@@ -211,6 +246,9 @@ int pod_thaw(struct pod_rt *r)
 		return -1;
 	}
 	r->frozen = false;
+	/* what it was sent while frozen waited in the socket: it answers now */
+	na_svc_ping_reset(r->svc);
+	r->ping_at_ms = ctl_now_ms() + r->a->conf->ping_s * 1000ull;
 	return 0;
 }
 
@@ -249,8 +287,30 @@ void pod_svc_connect(struct pod_rt *r)
 		return;
 	snprintf(path, sizeof(path), "%s/session.sock", r->dir);
 	r->svc = na_svc_connect(r->a->svcs, path, on_svc_msg, on_svc_closed, r, err, sizeof(err));
-	if (r->svc)
-		sess_on_svc_up(r);
+	if (!r->svc)
+		return;
+	r->ping_at_ms = ctl_now_ms() + r->a->conf->ping_s * 1000ull;
+	sess_on_svc_up(r);
+}
+
+/* A pod whose session service stopped answering (stopped, hung, or reading
+ * nothing) cannot open or close a session: it has failed, and its sessions
+ * are closed with the original's word for it (proto/session-service.md). */
+static void pod_ping(struct pod_rt *r, uint64_t now)
+{
+	const struct na_config *c = r->a->conf;
+	char msg[128];
+
+	if (!c->ping_s || !r->svc || r->frozen || r->p.terminating ||
+	    r->p.state == NA_POD_CREATING || now < r->ping_at_ms)
+		return;
+	r->ping_at_ms = now + c->ping_s * 1000ull;
+	if (na_svc_ping(r->svc) <= c->ping_misses)
+		return;
+	snprintf(msg, sizeof(msg), "its session service answered none of %u pings, %us apart",
+		 c->ping_misses, c->ping_s);
+	sess_pod_gone(r->a, r, "NoHeartbeat");
+	pod_end(r, NA_POD_FAILED, "NoHeartbeat", msg);
 }
 
 static void env_add(json_t *env, const char *k, const char *v)
@@ -450,6 +510,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		}
 		if (r->p.state == NA_POD_CREATING)
 			fast |= pod_starting(r, now);
+		else if (r->p.state == NA_POD_EVACUATING)
+			fast |= pod_evacuating(r, now);
 		if (r->kill_at_ms) {
 			if (now >= r->kill_at_ms)
 				na_cg_kill(&a->cg, r->cgname, r->p.pid);
@@ -457,6 +519,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		}
 		if (r->p.svc && !r->svc && !r->frozen && r->p.state != NA_POD_CREATING)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
+		pod_ping(r, now);
 	}
 	/* an ingress host's entries have no pod here to watch */
 	if (a->conf->role == NA_ROLE_POD)

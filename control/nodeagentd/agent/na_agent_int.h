@@ -27,9 +27,11 @@ struct pod_rt {
 	struct na_svc *svc;
 	bool net_up; /* the up script succeeded (down runs at the end) */
 	bool frozen;
-	bool gone;	     /* ended: waits for its network to be taken down */
-	uint64_t started_ms; /* spawned */
-	uint64_t kill_at_ms; /* SIGKILL when past (0: none) */
+	bool gone;	      /* ended: waits for its network to be taken down */
+	uint64_t started_ms;  /* spawned */
+	uint64_t kill_at_ms;  /* SIGKILL when past (0: none) */
+	uint64_t ping_at_ms;  /* the session service's next ping */
+	uint64_t evac_end_ms; /* Evacuating: Terminating when past (0: not known) */
 };
 
 struct sess_rt {
@@ -93,6 +95,8 @@ void sess_on_svc_up(struct pod_rt *r);
 int sess_adopt(struct na_agent *a, struct na_sess *s);
 void sess_free_all(struct na_agent *a);
 bool sess_pod_busy(struct na_agent *a, const char *pod);
+/* the pod is to stop: its live sessions are asked to close within grace_s */
+void sess_pod_evacuate(struct na_agent *a, struct pod_rt *r, unsigned grace_s);
 
 /* na_ingress.c: the ingress role (its entries live in a->sess, no pod) */
 json_t *ing_list_json(const struct na_agent *a);
