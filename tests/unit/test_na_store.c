@@ -79,6 +79,25 @@ int main(void)
 	p.state = NA_POD_STANDBY;
 	CHECK(!na_store_pod_put(&s, &p, true, &rev) && rev == 2, "Standby: revision 2");
 	CHECK(!na_store_bump(&s, &rev) && rev == 3, "a refused command: revision 3");
+	{ /* the agent drops a running pod's spec: the stored one stays */
+		json_t *spec = p.spec;
+
+		p.spec = NULL;
+		p.pid = 4343;
+		CHECK(!na_store_pod_put(&s, &p, false, NULL), "a pod written without its spec");
+		p.pid = 4242;
+		CHECK(!na_store_pod_put(&s, &p, false, NULL), "and again (%s)",
+		      na_store_errmsg(&s));
+		p.spec = spec;
+	}
+	{
+		struct na_pod q = pod("default/new", NA_POD_CREATING);
+
+		json_decref(q.spec);
+		q.spec = NULL;
+		CHECK(na_store_pod_put(&s, &q, false, NULL) == -1,
+		      "a new pod without a spec is refused");
+	}
 
 	memset(&x, 0, sizeof(x));
 	snprintf(x.id, sizeof(x.id), "default/s1");
@@ -112,7 +131,8 @@ int main(void)
 		  v.p.pid == 4242 && v.p.start == 987654321ull && v.p.standby && v.p.svc &&
 		  v.p.ip_be == htonl(0x0a010105),
 	      "the pod as written");
-	CHECK(v.p.n_ports == 1 && v.p.ports[0].port == 8080, "its ports from its spec");
+	CHECK(v.p.n_ports == 1 && v.p.ports[0].port == 8080,
+	      "its ports from its spec, kept by the writes without it");
 	CHECK(!strcmp(v.s.id, "default/s1") && v.s.state == NA_SESS_AVAILABLE && v.s.grace_s == 7 &&
 		  v.s.kill_on_close && !strcmp(v.s.data, "aGVsbG8=") && v.s.n_eps == 1 &&
 		  v.s.eps[0].port == 30001 && v.s.eps[0].pod_port == 8080 &&

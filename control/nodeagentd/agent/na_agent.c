@@ -303,6 +303,10 @@ static int pod_spawn(struct pod_rt *r, char *err, size_t errlen)
 	if (!rc) {
 		r->started_ms = ctl_now_ms();
 		na_store_pod_put(a->store, &r->p, false, NULL);
+		/* the spec is the store's now: ~5 KB of JSON tree per pod that
+		 * nothing reads again (later writes keep the stored one) */
+		json_decref(r->p.spec);
+		r->p.spec = NULL;
 	}
 out:
 	free(argv);

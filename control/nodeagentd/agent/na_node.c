@@ -146,6 +146,8 @@ struct na_agent *na_agent_start(const struct na_config *conf, struct na_store *s
 			continue;
 		}
 		if (r->p.pid > 0 && na_proc_alive(r->p.pid, r->p.start)) {
+			json_decref(r->p.spec); /* it runs: the store keeps its spec */
+			r->p.spec = NULL;
 			r->net_up = true;
 			r->frozen = na_cg_frozen(&a->cg, r->cgname, r->p.pid);
 			r->started_ms = ctl_now_ms();

@@ -26,6 +26,11 @@ static const char q_meta_put[] = "INSERT OR REPLACE INTO meta(k,v) VALUES (?1,?2
 static const char q_pod_put[] =
     "INSERT OR REPLACE INTO pods(id,app,state,reason,message,slot,ip,pid,start,standby,svc,"
     "terminating,spec) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
+/* a pod written without its spec (the agent drops it once the pod runs)
+ * keeps the one written with it */
+static const char q_pod_upd[] =
+    "UPDATE pods SET app=?2,state=?3,reason=?4,message=?5,slot=?6,ip=?7,pid=?8,start=?9,"
+    "standby=?10,svc=?11,terminating=?12 WHERE id=?1";
 static const char q_pod_del[] = "DELETE FROM pods WHERE id=?1";
 static const char q_pod_all[] =
     "SELECT id,app,state,reason,message,slot,ip,pid,start,standby,svc,terminating,spec "
@@ -180,9 +185,9 @@ int na_store_pod_put(struct na_store *s, const struct na_pod *p, bool bump, int6
 	s->err[0] = 0;
 	if (ctl_db_tx_begin(&s->sql, true))
 		return fail(s, "begin");
-	st = ctl_db_stmt(&s->sql, q_pod_put);
-	spec = json_dumps(p->spec ? p->spec : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!st || !spec) {
+	st = ctl_db_stmt(&s->sql, p->spec ? q_pod_put : q_pod_upd);
+	spec = p->spec ? json_dumps(p->spec, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	if (!st || (p->spec && !spec)) {
 		free(spec);
 		ctl_db_release(&s->sql, st);
 		return end_write(s, fail(s, "pod"), bump, rev);
@@ -199,9 +204,15 @@ int na_store_pod_put(struct na_store *s, const struct na_pod *p, bool bump, int6
 	sqlite3_bind_int(st, 10, p->standby);
 	sqlite3_bind_int(st, 11, p->svc);
 	sqlite3_bind_int(st, 12, p->terminating);
-	sqlite3_bind_text(st, 13, spec, -1, SQLITE_TRANSIENT);
+	if (spec)
+		sqlite3_bind_text(st, 13, spec, -1, SQLITE_TRANSIENT);
 	free(spec);
 	rc = step_done(s, st, "pod");
+	if (!rc && !p->spec && sqlite3_changes(s->sql.db) != 1) {
+		snprintf(s->err, sizeof(s->err),
+			 "pod %.200s: written without its spec and not stored before", p->id);
+		rc = -1;
+	}
 	if (!rc && bump)
 		rc = bump_rev(s);
 	return end_write(s, rc, bump, rev);

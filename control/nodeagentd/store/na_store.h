@@ -34,7 +34,8 @@ int na_store_meta_get(struct na_store *s, const char *key, char *buf, size_t len
 int na_store_meta_put(struct na_store *s, const char *key, const char *val);
 
 /* Write a pod (insert or replace); with bump the revision goes up by one
- * in the same transaction and *rev gets it. 0 or -1 (nothing changed). */
+ * in the same transaction and *rev gets it. 0 or -1 (nothing changed).
+ * Without p->spec the stored spec stays (a new pod needs one). */
 int na_store_pod_put(struct na_store *s, const struct na_pod *p, bool bump, int64_t *rev);
 int na_store_pod_del(struct na_store *s, const char *id);
 int na_store_sess_put(struct na_store *s, const struct na_sess *x, bool bump, int64_t *rev);
