@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <netinet/in.h>
 
@@ -141,6 +142,29 @@ int main(void)
 	CHECK(na_store_meta_get(&s, "credential", buf, sizeof(buf)) == 0 && !strcmp(buf, "abc"),
 	      "the credential");
 	CHECK(na_store_meta_get(&s, "nothing", buf, sizeof(buf)) == 1 && !buf[0], "an absent key");
+	{ /* checkpoints: not in the writes (SQLite's own would come at 1,000
+	   * frames), in na_store_checkpoint, which restarts the WAL */
+		char wal[80];
+		struct stat sb;
+		int i, frames = 0;
+
+		snprintf(wal, sizeof(wal), "%s-wal", db);
+		for (i = 0; i < 600 && !na_store_pod_put(&s, &v.p, true, &rev); i++)
+			;
+		CHECK(i == 600, "600 writes (%s)", na_store_errmsg(&s));
+		frames = s.wal_frames;
+		CHECK(frames > 1000 && !stat(wal, &sb) && sb.st_size > 1000 * 4096,
+		      "no checkpoint in a write: the WAL holds %d frames, %lld bytes", frames,
+		      (long long)sb.st_size);
+		CHECK(na_store_checkpoint(&s) == 1, "a quiet-time checkpoint (%s)",
+		      na_store_errmsg(&s));
+		CHECK(s.wal_frames < 8, "the WAL started again (%d frames)", s.wal_frames);
+		CHECK(na_store_checkpoint(&s) == 0, "nothing left for the next one");
+		CHECK(!na_store_pod_put(&s, &v.p, true, &rev) && s.wal_frames < 16 &&
+			  na_store_revision(&s) == rev,
+		      "writes go on at the WAL's start (%d frames), the revision with them",
+		      s.wal_frames);
+	}
 	CHECK(!na_store_sess_del(&s, "default/s1") && !na_store_pod_del(&s, "default/echo-1"),
 	      "delete");
 	CHECK(!na_store_reset(&s) && na_store_revision(&s) == 0, "a reset starts again at 0");

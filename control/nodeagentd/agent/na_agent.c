@@ -429,6 +429,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
 	}
 	fast |= sess_tick(a, now);
+	if (!fast && now - a->last_cmd_ms >= QUIET_MS && na_store_checkpoint(a->store) < 0)
+		ctl_log("store: %s", na_store_errmsg(a->store));
 	/* nothing to watch: no wakeups until a command brings a pod */
 	if (!a->stopping && (a->pods || a->sess))
 		lws_sul_schedule(a->lws, 0, &a->tick, on_tick,
@@ -468,6 +470,7 @@ int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 	struct pod_rt *r;
 	char why[200];
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id || !*id || strlen(id) > NA_ID_MAX)
 		return snprintf(err, errlen, "podIdentifier"), -1;
 	if (!json_is_object(pod))
@@ -533,6 +536,7 @@ int na_agent_pod_terminate(struct na_agent *a, json_t *m, char *err, size_t errl
 	json_t *g = json_object_get(m, "gracePeriodSeconds");
 	struct pod_rt *r;
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id)
 		return snprintf(err, errlen, "podIdentifier"), -1;
 	if (g && (!json_is_integer(g) || json_integer_value(g) < 0))

@@ -21,6 +21,9 @@
  * command the core repeats (its full sync) is answered with the state and
  * reason the pod ended with; its slot is free meanwhile. */
 #define ENDED_KEEP_MS 5000
+/* No command for this long and nothing in flight: the store's checkpoint
+ * may run (na_store.h) without an open waiting behind it. */
+#define QUIET_MS 500
 
 struct pod_rt {
 	struct pod_rt *next;
@@ -72,6 +75,7 @@ struct na_agent {
 	struct pod_rt *pods;
 	struct sess_rt *sess;
 	lws_sorted_usec_list_t tick;
+	uint64_t last_cmd_ms; /* the core's last command */
 	bool stopping;
 };
 
