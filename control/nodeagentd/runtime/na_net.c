@@ -254,17 +254,25 @@ void na_net_free(struct na_net *n)
 int na_net_down(struct na_net *n, const char *netns, const char *veth, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
+	bool had_ns = false;
 	int rc;
 
-	/* the host end goes with its peer: the pod's eth0 */
-	rc = link_del(n->nl, &n->seq, veth);
-	if (rc && rc != -ENODEV)
-		return snprintf(err, errlen, "deleting %s: %s", veth, strerror(-rc)), -1;
 	snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, netns);
-	if (umount2(path, MNT_DETACH) && errno != EINVAL && errno != ENOENT)
+	if (!umount2(path, MNT_DETACH))
+		had_ns = true;
+	else if (errno != EINVAL && errno != ENOENT)
 		return snprintf(err, errlen, "umount %s: %s", path, strerror(errno)), -1;
 	if (unlink(path) && errno != ENOENT)
 		return snprintf(err, errlen, "unlink %s: %s", path, strerror(errno)), -1;
+	/* The veth goes with the namespace (its peer is the pod's eth0 there)
+	 * when the kernel cleans the namespace up, off the daemon's loop: a
+	 * RTM_DELLINK here waits for RCU grace periods, ~30 ms a pod. A veth
+	 * without its namespace is deleted now. */
+	if (had_ns || !if_nametoindex(veth))
+		return 0;
+	rc = link_del(n->nl, &n->seq, veth);
+	if (rc && rc != -ENODEV)
+		return snprintf(err, errlen, "deleting %s: %s", veth, strerror(-rc)), -1;
 	return 0;
 }
 
@@ -375,9 +383,12 @@ int na_net_up(struct na_net *n, const struct na_net_pod *p, uint32_t *host_ifind
 	*host_ifindex = 0;
 	if (!p->netns[0] || strchr(p->netns, '/') || strlen(p->veth) >= IFNAMSIZ)
 		return snprintf(err, errlen, "invalid names '%s', '%s'", p->netns, p->veth), -1;
-	/* a namespace or veth left by a pod of this slot that ended unseen */
+	/* a namespace or veth left by a pod of this slot that ended unseen, or
+	 * the veth of the last one, its namespace not yet cleaned up */
 	if (na_net_down(n, p->netns, p->veth, err, errlen))
 		return -1;
+	if (if_nametoindex(p->veth) && (e = link_del(n->nl, &n->seq, p->veth)) && e != -ENODEV)
+		return snprintf(err, errlen, "deleting %s: %s", p->veth, strerror(-e)), -1;
 	snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, p->netns);
 	ns = ns_make(n, path, err, errlen);
 	if (ns < 0)

@@ -39,8 +39,10 @@ void na_net_free(struct na_net *n);
  * made is taken down again). */
 int na_net_up(struct na_net *n, const struct na_net_pod *p, uint32_t *host_ifindex, char *err,
 	      size_t errlen);
-/* The veth (with it the pod's eth0) and the namespace, when there: 0, or
- * -1 with err. */
+/* The namespace, and with it the veth (the kernel removes the pair with
+ * the namespace, soon after: a veth of that name may be seen a moment
+ * longer; up deletes it if it is still there), or a veth left without its
+ * namespace: 0, or -1 with err. */
 int na_net_down(struct na_net *n, const char *netns, const char *veth, char *err, size_t errlen);
 
 #endif
