@@ -147,6 +147,9 @@ NAD_RSS=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$NADPID/status")
 # RssAnon: what is the daemon's own; the rest is shared libraries (libcrypto,
 # libwebsockets, SQLite, libbpf, libc) mapped in every process using them
 NAD_ANON=$(awk '/^RssAnon/ {printf "%.1f", $2 / 1024}' "/proc/$NADPID/status")
+# Pss: its share of every page, the shared ones divided among the processes
+# mapping them (what it adds to a host, not what it maps)
+NAD_PSS=$(awk '/^Pss:/ {printf "%.1f", $2 / 1024}' "/proc/$NADPID/smaps_rollup")
 t0=$(cpu_ticks "$NADPID")
 sleep 10
 t1=$(cpu_ticks "$NADPID")
@@ -173,8 +176,12 @@ xc app delete warm >/dev/null
 no_pods() { [ "$(npods)" = 0 ]; }
 wait_until 120 "the warm pods gone" no_pods
 # and gone from the node (their namespaces, veths and cgroups): a cold open
-# should not queue behind 100 teardowns
-node_quiet() { ! ip netns list 2>/dev/null | grep -q "^xgt$FX_P-p1-"; }
+# should not queue behind 100 teardowns; the veths go with their namespaces,
+# in the kernel's cleanup, a little later
+node_quiet() {
+	! ip netns list 2>/dev/null | grep -q "^xgt$FX_P-p1-" &&
+		! ip -n "$(fx_ns n1)" -o link show 2>/dev/null | grep -q ": x1$FX_P[0-9]*@"
+}
 wait_until 120 "the node done with the warm pods" node_quiet
 sleep 1
 app cold 0 0
@@ -205,6 +212,7 @@ row "  fornaxd's own p50/p99, ms" "$(server c1)" "" ""
 row "  back to back (fornaxd's round), p50/p99, ms" "$(field c2 p50_ms)/$(field c2 p99_ms)" "" ""
 row "nodeagentd RSS with $PODS pods, MB" "$NAD_RSS" "<= 10" "200 (budget)"
 row "  of it private (RssAnon), MB" "$NAD_ANON" "" ""
+row "  its proportional share (Pss), MB" "$NAD_PSS" "" ""
 row "nodeagentd CPU idle (10 s, $PODS pods), % core" "$NAD_CPU" "~0" "50 (budget)"
 row "fornaxd RSS then, MB" "$FXD_RSS" "" ""
 exit 0
