@@ -315,6 +315,8 @@ out:
 	return rc;
 }
 
+static void on_tick(lws_sorted_usec_list_t *sul);
+
 static void net_up_run(lws_sorted_usec_list_t *sul)
 {
 	struct pod_rt *r = lws_container_of(sul, struct pod_rt, net_sul);
@@ -341,7 +343,7 @@ static void net_up_run(lws_sorted_usec_list_t *sul)
 		pod_end(r, NA_POD_FAILED, "StartFailed", err);
 		return;
 	}
-	agent_tick_soon(r->a);
+	lws_sul_schedule(r->a->lws, 0, &r->a->tick, on_tick, TICK_START_MS * LWS_US_PER_MS);
 }
 
 static void net_up(struct pod_rt *r)
@@ -391,7 +393,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct na_agent *a = lws_container_of(sul, struct na_agent, tick);
 	uint64_t now = ctl_now_ms();
-	bool fast = false;
+	bool fast = false, starting = false;
 	struct pod_rt *r, *next;
 
 	for (r = a->pods; r; r = next) {
@@ -418,8 +420,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 				why);
 			continue;
 		}
-		if (r->p.state == NA_POD_CREATING)
-			fast |= pod_starting(r, now);
+		if (r->p.state == NA_POD_CREATING && pod_starting(r, now))
+			fast = starting = true;
 		if (r->kill_at_ms) {
 			if (now >= r->kill_at_ms)
 				na_cg_kill(&a->cg, r->cgname, r->p.pid);
@@ -432,9 +434,15 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	if (!fast && now - a->last_cmd_ms >= QUIET_MS && na_store_checkpoint(a->store) < 0)
 		ctl_log("store: %s", na_store_errmsg(a->store));
 	/* nothing to watch: no wakeups until a command brings a pod */
-	if (!a->stopping && (a->pods || a->sess))
-		lws_sul_schedule(a->lws, 0, &a->tick, on_tick,
-				 (fast ? TICK_FAST_MS : TICK_SLOW_MS) * LWS_US_PER_MS);
+	if (!a->stopping && (a->pods || a->sess)) {
+		unsigned ms = TICK_SLOW_MS;
+
+		if (starting)
+			ms = TICK_START_MS;
+		else if (fast)
+			ms = TICK_FAST_MS;
+		lws_sul_schedule(a->lws, 0, &a->tick, on_tick, ms * LWS_US_PER_MS);
+	}
 }
 
 void agent_tick_soon(struct na_agent *a)

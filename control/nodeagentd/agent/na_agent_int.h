@@ -16,6 +16,7 @@
 
 #define TICK_FAST_MS  10   /* while a pod starts or a session waits for its port */
 #define TICK_SLOW_MS  250  /* exits of running pods */
+#define TICK_START_MS 3	   /* while a pod starts: a cold open waits on the next look */
 #define KILL_GRACE_MS 5000 /* PodTerminate without a grace period */
 /* An ended pod whose network is down is still known this long, so that a
  * command the core repeats (its full sync) is answered with the state and
