@@ -611,6 +611,33 @@ int main(void)
 	    "its pods go, its sessions close");
 	CHECK(e.events > 10, "events reached the watches (%d)", e.events);
 
+	/* ---- a cold open: a round that changed nothing does not hold the
+	 * next back; the session's round comes at once ---- */
+	snprintf(buf, sizeof(buf), APP, 3, 1, 0, 0);
+	b = body(buf);
+	CHECK(!fx_core_app_create(e.c, "default", b, &out, &fe), "echo again, no standby (low 0)");
+	CHECK(node_msg(&e, "{\"type\":\"NodeReady\",\"nodeRevision\":%d}", rev) == 0,
+	      "node-a ready");
+	json_decref(b);
+	json_decref(out);
+	fx_core_tick(e.c);
+	at = json_array_size(e.sent);
+	e.now += FX_ROUND_MS / 10;
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 0, "nothing asked for: no pod");
+	CHECK(!create_session(&e, "c1", 30, true), "c1: no pod to serve it");
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 1,
+	      "its pod asked for at once, not FX_ROUND_MS after the idle round");
+	fx_core_tick(e.c);
+	CHECK(!create_session(&e, "c2", 30, true), "c2 just after");
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 0,
+	      "the round that made c1's pod holds c2's back FX_ROUND_MS");
+	e.now += FX_ROUND_MS;
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 1, "then c2's pod");
+
 	fx_core_free(e.c);
 	e.st->ops->close(e.st);
 	json_decref(e.sent);

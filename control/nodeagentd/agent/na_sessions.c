@@ -385,6 +385,7 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 	struct sess_rt *x;
 	struct pod_rt *r;
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id || !*id || strlen(id) > NA_ID_MAX)
 		return snprintf(err, errlen, "sessionIdentifier"), -1;
 	if (!pod || strlen(pod) > NA_ID_MAX)
@@ -472,6 +473,7 @@ int na_agent_session_close(struct na_agent *a, json_t *m, char *err, size_t errl
 	json_t *grace = json_object_get(m, "gracePeriodSeconds");
 	struct sess_rt *x;
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id)
 		return snprintf(err, errlen, "sessionIdentifier"), -1;
 	if (grace && (!json_is_integer(grace) || json_integer_value(grace) < 0 ||
