@@ -62,6 +62,8 @@ int xsock_fd(const struct xsock *s);
  * by xsock_flush. false if there is no room (counted). */
 bool xsock_send(struct xsock *s, const uint8_t *frame, uint32_t len);
 void xsock_flush(struct xsock *s);
+/* Frames queued that the kernel has not taken yet. */
+bool xsock_tx_pending(const struct xsock *s);
 
 /* ---- keys.c ------------------------------------------------------------ */
 
@@ -97,6 +99,7 @@ bool keys_get(const struct kpeer *p, bool tx, uint8_t id, struct xgt_key *out);
 
 struct cryptd_stats {
 	uint64_t opened, sealed;
+	uint64_t rx_lost; /* the kernel's count, as of the last log line */
 	uint64_t drops[XG_R__COUNT];
 };
 

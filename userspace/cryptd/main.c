@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <linux/if_xdp.h>
 #include <bpf/bpf.h>
 #include <net/if.h>
 
@@ -103,11 +105,29 @@ fail:
 	return -1;
 }
 
+/* Frames the kernel could not give the workers (an RX ring full, no fill
+ * frame): lost before any counter of ours, so asked for. */
+static uint64_t rx_lost(struct cryptd *c)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < c->n_pub + c->n_intl; i++) {
+		struct xsock *s = i < c->n_pub ? &c->pub[i] : &c->intl[i - c->n_pub];
+		struct xdp_statistics x = {0};
+		socklen_t len = sizeof(x);
+
+		if (s->xsk && !getsockopt(xsock_fd(s), SOL_XDP, XDP_STATISTICS, &x, &len))
+			n += x.rx_dropped + x.rx_ring_full + x.rx_fill_ring_empty_descs;
+	}
+	return n;
+}
+
 static void log_stats(struct cryptd *c)
 {
 	char drops[512] = "";
 	size_t o = 0;
 
+	c->st.rx_lost = rx_lost(c);
 	if (!memcmp(&c->st, &c->logged, sizeof(c->st)))
 		return;
 	for (int r = 1; r < XG_R__COUNT; r++)
@@ -115,10 +135,10 @@ static void log_stats(struct cryptd *c)
 			o += (size_t)snprintf(drops + o, sizeof(drops) - o, " %s=%llu",
 					      xg_reason_name((unsigned)r),
 					      (unsigned long long)c->st.drops[r]);
-	cd_log(c, "opened %llu, sealed %llu, not sent %llu%s%s", (unsigned long long)c->st.opened,
-	       (unsigned long long)c->st.sealed,
-	       (unsigned long long)(c->crypt.tx_full + c->pub[0].tx_full), drops[0] ? ";" : "",
-	       drops);
+	cd_log(c, "opened %llu, sealed %llu, not sent %llu, lost in the rings %llu%s%s",
+	       (unsigned long long)c->st.opened, (unsigned long long)c->st.sealed,
+	       (unsigned long long)(c->crypt.tx_full + c->pub[0].tx_full),
+	       (unsigned long long)c->st.rx_lost, drops[0] ? ";" : "", drops);
 	c->logged = c->st;
 }
 
@@ -136,8 +156,18 @@ static int run(struct cryptd *c, int sfd, unsigned stats_s)
 	for (;;) {
 		uint64_t now;
 
-		if (poll(pf, n, 1000) < 0 && errno != EINTR)
+		bool pending = xsock_tx_pending(&c->crypt);
+
+		for (unsigned q = 0; q < c->n_pub; q++)
+			pending |= xsock_tx_pending(&c->pub[q]);
+		/* frames a busy device left in a TX ring: kicked again soon */
+		if (poll(pf, n, pending ? 1 : 1000) < 0 && errno != EINTR)
 			return -1;
+		if (pending) {
+			xsock_flush(&c->crypt);
+			for (unsigned q = 0; q < c->n_pub; q++)
+				xsock_flush(&c->pub[q]);
+		}
 		if (pf[n - 1].revents)
 			return 0; /* SIGTERM or SIGINT */
 		now = dlog_now_ms();

@@ -129,9 +129,27 @@ bool xsock_send(struct xsock *s, const uint8_t *frame, uint32_t len)
 	return true;
 }
 
+/* Descriptors in the TX ring the kernel has not taken yet. */
+static uint32_t tx_pending(const struct xsock *s)
+{
+	return s->tx.cached_prod - __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE);
+}
+
 void xsock_flush(struct xsock *s)
 {
-	/* copy mode sends only when asked; EAGAIN/EBUSY: the next kick */
-	sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	/* Copy mode sends only when asked, and at most 32 frames a call:
+	 * kick until the ring is empty, or a frame left there waits for the
+	 * next packet, which may be the peer's answer to it (a stall). A
+	 * bounded number of tries: the device may be busy (EAGAIN, EBUSY);
+	 * the loop's next turn kicks again. */
+	for (int i = 0; i < 64 && tx_pending(s); i++)
+		if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+			break;
 	reap(s);
+}
+
+bool xsock_tx_pending(const struct xsock *s)
+{
+	return tx_pending(s) != 0;
 }
