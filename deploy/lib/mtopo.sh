@@ -26,7 +26,7 @@
 : "${GATEWAYD:=gatewayd}"
 : "${XDP_MODE:=native}"
 : "${MT_RUN:=/tmp/$P-run}"   # gatewayd configs, keys, sockets, databases, logs
-: "${MT_MODE:=auth}"         # the tunnel between gateways: auth (type 0) or encrypt (type 1)
+: "${MT_MODE:=encrypt}"      # the tunnel between gateways: encrypt (type 1) or auth (type 0)
 : "${CRYPTD:=xgate-cryptd}"  # encrypt mode's workers
 POD_MTU=1400                 # underlay 1500 - XG_ENCAP_LEN (62)
 WAN_MTU=1512                 # underlay + 12: the tunnel header is larger than Geneve's
