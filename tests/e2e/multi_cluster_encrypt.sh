@@ -13,7 +13,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 XGATE=$(readlink -f "$1")
 GATEWAYD=$(readlink -f "$2")
 CRYPTD=$(readlink -f "$3")
-P=xge$$
+P=xgc$$
 MT_MODE=encrypt
 source "$HERE/../lib.sh"
 source "$HERE/../../deploy/lib/mtopo.sh"

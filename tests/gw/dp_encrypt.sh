@@ -15,7 +15,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 GWD=$(readlink -f "$1")
 XG=$(readlink -f "$2")
 source "$HERE/../lib.sh"
-P="xge$$"
+P="xgd$$"
 T=$(mktemp -d /tmp/xgt-gwenc-XXXXXX)
 declare -A PID
 cleanup() {
