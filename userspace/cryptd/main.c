@@ -269,10 +269,11 @@ int main(int argc, char **argv)
 		return rc;
 	st = strtol(stats, &end, 10);
 	if (!crypt || *end || st < 0 || st > 86400) {
-		fprintf(stderr, "xgate-cryptd: %s '%s'\n",
-			crypt ? "--stats: expected seconds 0-86400, not"
-			      : "--crypt DEV is required",
-			crypt ? stats : "");
+		if (!crypt)
+			fprintf(stderr, "xgate-cryptd: --crypt DEV is required\n");
+		else
+			fprintf(stderr, "xgate-cryptd: --stats '%s': expected seconds 0-86400\n",
+				stats);
 		usage(stderr);
 		return 2;
 	}
