@@ -11,7 +11,7 @@
 # Method, both layouts and results: docs/bench.md, section "cross_cluster".
 #
 #   usage: bench/cross_cluster.sh [--secs N] [--runs N] [--warmup N]
-#                [--no-pps] [--no-tcp] [--no-variant] [--verbose]
+#                [--no-pps] [--no-tcp] [--no-variant] [--encrypt] [--verbose]
 #                XGATE_BINARY GATEWAYD_BINARY PPS_GEN_BINARY
 #          bench/cross_cluster.sh --setup-only|--teardown XGATE GATEWAYD PPS_GEN
 #   e.g.   bench/cross_cluster.sh build/userspace/xgate build/userspace/gatewayd \
@@ -23,6 +23,9 @@
 #           authenticated tunnel) -> WAN router -> gateway 2 -> bouncer h1
 #           (XDP_TX) -> h2 (XDP decap) -> 2b, once ping has warmed the
 #           direct path (printed from the xgate counters that grew);
+#   --encrypt: the xgate gateways in encrypt mode (tunnel type 1: AEAD by
+#           xgate-cryptd, next to GATEWAYD_BINARY, pinned to the data-path
+#           CPU and counted in its CPU time); default: auth (SipHash in XDP);
 #   xgate, gateways know the pods' hosts (a variant, --no-variant skips it):
 #           an endpoint entry for the destination pod on each gateway, so
 #           gateway 2 sends straight to h2: the kernel path's hop count;
@@ -48,9 +51,10 @@ source "$HERE/lib/pps.sh"
 DO_PPS=1
 DO_TCP=1
 VARIANT=1
+AUTH=1 # --encrypt sets it to 0
 # shellcheck disable=SC2317 # (run by pps_args, as PPS_HELP)
 help() { sed -n '4,/^# Exit:/p' "$0" | cut -c3-; sed -n '/^# Exit:/,/^$/p' "$0" | sed 1d | cut -c3-; exit 0; }
-PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT)
+PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT [--encrypt]=AUTH)
 PPS_HELP=help
 pps_args 3 "$@" # and the common options
 set -- "${PPS_ARGV[@]}"
@@ -71,7 +75,10 @@ done
 PX=xcx   # xgate
 PK=xck   # kernel
 P=$PX
-MT_MODE=auth # the numbers in docs/bench.md are type 0's (authenticated in XDP)
+MT_MODE=$([ "$AUTH" = 1 ] && echo auth || echo encrypt)
+CRYPTD=$(dirname "$GATEWAYD")/xgate-cryptd
+[ "$AUTH" = 1 ] || [ -x "$CRYPTD" ] || fail "--encrypt: '$CRYPTD' not found (built next to gatewayd)"
+CRYPTD_PIDS=
 # shellcheck source=../deploy/lib/mtopo.sh
 source "$MTOPO"
 # shellcheck source=cross/ktopo.sh
@@ -149,7 +156,8 @@ log "building the xgate topology ($PX-*): mtopo_up, mesh_up"
 (in_topo $PX mtopo_up) >"$TMP/topo.$PX" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PX" >&2; fail "mtopo_up ($PX) failed"; }
 in_topo $PX mesh_up
 rc=$?
-GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
+GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid /tmp/$PX-run/cryptd*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
+CRYPTD_PIDS=$(cat /tmp/$PX-run/cryptd*.pid 2>/dev/null | tr '\n' ' ')
 [ $rc = 0 ] || { tail -n 5 /tmp/$PX-run/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
 log "building the kernel topology ($PK-*): mtopo_up, then xgate removed, bench/cross/ktopo.sh"
 (in_topo $PK mtopo_up) >"$TMP/topo.$PK" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PK" >&2; fail "mtopo_up ($PK) failed"; }
@@ -209,6 +217,8 @@ entry_on() { # entry_on PREFIX
 	run ip netns exec "$p-c1h2" sh -c "echo 1 > /sys/class/net/v$SRC/threaded"
 	if [ -z "${NAPI_PIDS[$p]:-}" ] || ! kill -0 ${NAPI_PIDS[$p]} 2>/dev/null; then
 		NAPI_PIDS[$p]=$(comm -13 <(echo "$before") <(napi_threads) | tr '\n' ' ')
+		# encrypt mode: the workers are on the data path, on its CPU and in its time
+		[ "$p" = $PX ] && NAPI_PIDS[$p]="${NAPI_PIDS[$p]} $CRYPTD_PIDS"
 	fi
 	for pid in ${NAPI_PIDS[$p]}; do taskset -pc "$DP_CPU" "$pid" >/dev/null && n=$((n + 1)); done
 	[ "$n" -gt 0 ] || echo "cross_cluster: warning: no NAPI thread for $p-c1h2 v$SRC; data path not pinned" >&2
@@ -258,7 +268,7 @@ done
 PATHS=(xgate kernel)
 [ "$VARIANT" = 1 ] && PATHS=(xgate kernel xgate_ep)
 declare -A LABEL=(
-	[xgate]="xgate: agent, gw tunnel (SipHash), bouncer, decap"
+	[xgate]="xgate: agent, gw tunnel ($([ "$AUTH" = 1 ] && echo SipHash || echo AEAD)), bouncer, decap"
 	[xgate_ep]="xgate, gateways know the pods' hosts (no bouncer)"
 	[kernel]="kernel: bridge+VXLAN, gw routing, VXLAN over WAN"
 )
