@@ -116,6 +116,30 @@ wait_for 20 mesh_ready && ok "gw1 back in the mesh (sessions up, new keys agreed
 podx 1b ping -c2 -i0.2 -W1 "${POD_IP[3b]}" >/dev/null 2>&1 && ok "and traffic flows under the new keys (1b -> 3b)" ||
 	not_ok "1b -> 3b after restart"
 
+# ---- an attacker on the WAN: replays, a tampered copy, a stranger ----------------
+# The replays are opened by gw2's worker (their tag is genuine) and refused by
+# the program's replay window when they come back OPENED; the tampered copy
+# fails the AEAD tag in the worker (its counters); the stranger never gets
+# past the program's peer lookup.
+GW2_MAC=$(nsm c2gw cat /sys/class/net/wan0/address)
+nsm wan /usr/bin/python3 "$HERE/wan_spoof.py" capture r1 "$(pub_ip 1)" "$(pub_ip 2)" "${P}-p1a" 10.1.2.11 \
+	"$MT_RUN/genuine.pcap" >/dev/null && ok "captured a genuine gw1 -> gw2 type 1 packet on the WAN" ||
+	not_ok "no tunnel packet captured on the WAN"
+declare -A before
+for r in drop_gw_replay drop_gw_unknown_peer gw_decap; do before[$r]=$(gw_counter 2 $r); done
+nsm wan /usr/bin/python3 "$HERE/wan_spoof.py" send r2 "$GW2_MAC" "$MT_RUN/genuine.pcap" >/dev/null
+sleep 0.3
+delta() { echo $(($(gw_counter 2 "$1") - ${before[$1]})); }
+[ "$(delta drop_gw_replay)" = 2 ] && ok "gw2 dropped the genuine packet replayed twice, after its worker (drop_gw_replay +2)" ||
+	not_ok "replays: drop_gw_replay +$(delta drop_gw_replay)"
+[ "$(delta drop_gw_unknown_peer)" = 1 ] && ok "gw2 dropped the stranger's copy (drop_gw_unknown_peer +1)" ||
+	not_ok "stranger: drop_gw_unknown_peer +$(delta drop_gw_unknown_peer)"
+[ "$(delta gw_decap)" = 0 ] && ok "none of the four was forwarded into the cluster" ||
+	not_ok "gw_decap grew by $(delta gw_decap) during the attack"
+wait_for 8 grep -q "drop_gw_bad_mac=1\b" "$MT_RUN/cryptd2.log" &&
+	ok "gw2's worker refused the tampered copy (drop_gw_bad_mac=1 in its counters)" ||
+	not_ok "cryptd2: $(tail -n 1 "$MT_RUN/cryptd2.log")"
+
 # ---- no workers: dropped and counted, never in clear ----------------------------
 pid=$(cat "$MT_RUN/cryptd1.pid")
 kill "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
