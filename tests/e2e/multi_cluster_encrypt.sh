@@ -5,8 +5,9 @@
 # and TCP; a tshark capture on the WAN router holds type 1 packets and none
 # of a known inner payload or the pods' addresses; kill -9 of a gatewayd in
 # the middle of a TCP transfer (the workers keep the keys from the maps);
-# the workers stopped: dropped and counted, never sent in clear, and back
-# when they are; a peer configured for auth is refused.
+# an attacker on the WAN replaying, tampering with and spoofing type 1
+# packets; the workers stopped: dropped and counted, never sent in clear,
+# and back when they are; a peer configured for auth is refused.
 # usage: multi_cluster_encrypt.sh PATH/TO/xgate PATH/TO/gatewayd PATH/TO/xgate-cryptd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
