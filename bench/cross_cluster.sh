@@ -11,7 +11,8 @@
 # Method, both layouts and results: docs/bench.md, section "cross_cluster".
 #
 #   usage: bench/cross_cluster.sh [--secs N] [--runs N] [--warmup N]
-#                [--no-pps] [--no-tcp] [--no-variant] [--verbose]
+#                [--no-pps] [--no-tcp] [--no-variant] [--encrypt] [--wireguard]
+#                [--verbose]
 #                XGATE_BINARY GATEWAYD_BINARY PPS_GEN_BINARY
 #          bench/cross_cluster.sh --setup-only|--teardown XGATE GATEWAYD PPS_GEN
 #   e.g.   bench/cross_cluster.sh build/userspace/xgate build/userspace/gatewayd \
@@ -23,9 +24,15 @@
 #           authenticated tunnel) -> WAN router -> gateway 2 -> bouncer h1
 #           (XDP_TX) -> h2 (XDP decap) -> 2b, once ping has warmed the
 #           direct path (printed from the xgate counters that grew);
+#   --encrypt: the xgate gateways in encrypt mode (tunnel type 1: AEAD by
+#           xgate-cryptd, next to GATEWAYD_BINARY, pinned to the data-path
+#           CPU and counted in its CPU time); default: auth (SipHash in XDP);
 #   xgate, gateways know the pods' hosts (a variant, --no-variant skips it):
 #           an endpoint entry for the destination pod on each gateway, so
 #           gateway 2 sends straight to h2: the kernel path's hop count;
+#   wireguard (--wireguard): the kernel path built a third time (prefix
+#           xcw), the gateways joined by wireguard-go instead of VXLAN over
+#           the WAN: an encrypting tunnel to compare --encrypt with;
 #   kernel: the same topology built again (prefix xck), xgate removed,
 #           bench/cross/ktopo.sh: bridge + VXLAN on the hosts, the gateways
 #           routing between their cluster VXLAN and a VXLAN over the WAN.
@@ -48,9 +55,11 @@ source "$HERE/lib/pps.sh"
 DO_PPS=1
 DO_TCP=1
 VARIANT=1
+AUTH=1 # --encrypt sets it to 0
+NO_WG=1 # --wireguard sets it to 0
 # shellcheck disable=SC2317 # (run by pps_args, as PPS_HELP)
 help() { sed -n '4,/^# Exit:/p' "$0" | cut -c3-; sed -n '/^# Exit:/,/^$/p' "$0" | sed 1d | cut -c3-; exit 0; }
-PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT)
+PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT [--encrypt]=AUTH [--wireguard]=NO_WG)
 PPS_HELP=help
 pps_args 3 "$@" # and the common options
 set -- "${PPS_ARGV[@]}"
@@ -70,7 +79,16 @@ done
 # Two topologies, both built by mtopo.sh; exact namespace names ${P}-...
 PX=xcx   # xgate
 PK=xck   # kernel
+PW=xcw   # kernel, WireGuard over the WAN
+ALL_TOPOS=($PX $PK $PW) # what cleanup looks for
+TOPOS=($PX $PK)
+[ "$NO_WG" = 1 ] || TOPOS+=($PW)
 P=$PX
+MT_MODE=$([ "$AUTH" = 1 ] && echo auth || echo encrypt)
+CRYPTD=$(dirname "$GATEWAYD")/xgate-cryptd
+[ "$AUTH" = 1 ] || [ -x "$CRYPTD" ] || fail "--encrypt: '$CRYPTD' not found (built next to gatewayd)"
+CRYPTD_PIDS=
+WG_PIDS=
 # shellcheck source=../deploy/lib/mtopo.sh
 source "$MTOPO"
 # shellcheck source=cross/ktopo.sh
@@ -94,7 +112,7 @@ topo_exists() { # topo_exists PREFIX: any namespace of that topology left?
 }
 leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
 	local p n
-	for p in $PX $PK; do
+	for p in "${ALL_TOPOS[@]}"; do
 		for n in $(mt_all_ns); do
 			[ -e "/run/netns/$p-$n" ] && echo "netns $p-$n"
 			[ -e "/sys/fs/bpf/xgate/$p-$n" ] && echo "pins /sys/fs/bpf/xgate/$p-$n"
@@ -110,15 +128,16 @@ cleanup() {
 	pps_gen_stop
 	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
 	for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-	for p in $PX $PK; do in_topo $p mtopo_down; done
+	for p in "${ALL_TOPOS[@]}"; do in_topo $p mtopo_down; done
+	rm -f /var/run/wireguard/${PW}[12].sock # wireguard-go's, killed with its namespace
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 	left=$(leftovers)
 	if [ -n "$left" ]; then
 		echo "cross_cluster: left behind after teardown:" >&2
 		echo "$left" | sed 's/^/  /' >&2
 	else
-		echo "teardown: no namespace (${PX}-*, ${PK}-*), pin (/sys/fs/bpf/xgate/${PX}-*, ${PK}-*)," \
-			"gatewayd, generator or iperf3 left"
+		echo "teardown: no namespace (${PX}-*, ${PK}-*, ${PW}-*), pin (/sys/fs/bpf/xgate/${PX}-*," \
+			"${PK}-*, ${PW}-*), gatewayd, xgate-cryptd, wireguard-go, generator or iperf3 left"
 	fi
 	return 0
 }
@@ -133,7 +152,7 @@ TMP=$(mktemp -d /tmp/cross_cluster.XXXXXX) || fail "mktemp"
 run_q() { "$@" >/dev/null || fail "setup failed: $*"; } # (the command's output only)
 
 # ---- leftovers of an earlier, killed run --------------------------------
-for p in $PX $PK; do
+for p in "${ALL_TOPOS[@]}"; do
 	if topo_exists $p || [ -e "/tmp/$p-run" ]; then
 		echo "cross_cluster: removing topology $p-* left by an earlier run" >&2
 		in_topo $p mtopo_down
@@ -148,16 +167,26 @@ log "building the xgate topology ($PX-*): mtopo_up, mesh_up"
 (in_topo $PX mtopo_up) >"$TMP/topo.$PX" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PX" >&2; fail "mtopo_up ($PX) failed"; }
 in_topo $PX mesh_up
 rc=$?
-GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
+GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid /tmp/$PX-run/cryptd*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
+CRYPTD_PIDS=$(cat /tmp/$PX-run/cryptd*.pid 2>/dev/null | tr '\n' ' ')
 [ $rc = 0 ] || { tail -n 5 /tmp/$PX-run/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
 log "building the kernel topology ($PK-*): mtopo_up, then xgate removed, bench/cross/ktopo.sh"
 (in_topo $PK mtopo_up) >"$TMP/topo.$PK" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PK" >&2; fail "mtopo_up ($PK) failed"; }
 in_topo $PK kt_build || fail "kernel path setup failed"
+if [ "$NO_WG" = 0 ]; then
+	command -v wireguard-go >/dev/null && command -v wg >/dev/null ||
+		fail "--wireguard: wireguard-go or wg is missing (deploy/deps.sh installs them)"
+	log "building the WireGuard topology ($PW-*): mtopo_up, then xgate removed, ktopo.sh with wireguard-go"
+	(in_topo $PW mtopo_up) >"$TMP/topo.$PW" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PW" >&2; fail "mtopo_up ($PW) failed"; }
+	KT_WAN=wireguard in_topo $PW kt_build || fail "WireGuard path setup failed"
+	WG_PIDS=$(for n in c1gw c2gw; do ip netns pids "$PW-$n"; done | while read -r pid; do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = wireguard-go ] && echo "$pid"; done | tr '\n' ' ')
+fi
 
 # Both: no bridge netfilter (per namespace here; it would tax both paths),
 # and a static underlay fdb, so that no bridge floods a one-way stream once
 # an entry ages out (the pps windows send one way only).
-for p in $PX $PK; do
+for p in "${TOPOS[@]}"; do
 	for n in $(mt_all_ns); do
 		[ -e "/run/netns/$p-$n" ] && pps_no_brnf "$p-$n"
 	done
@@ -170,7 +199,7 @@ done
 
 # Warm both paths both ways: ARP everywhere, and xgate's direct path
 # (h2 learns from the first reply that 10.1.2.12 is behind gateway 1).
-for p in $PX $PK; do
+for p in "${TOPOS[@]}"; do
 	for pair in "$SRC $DST" "$DST $SRC"; do
 		read -r a b <<<"$pair"
 		ip netns exec "$p-p$a" ping -c3 -i0.2 -W1 "${POD_IP[$b]}" >/dev/null 2>&1 ||
@@ -204,16 +233,20 @@ napi_threads() { ps -eo pid=,comm= | awk 'index($2, "napi/v1b-") == 1 {print $1}
 entry_on() { # entry_on PREFIX
 	local p=$1 before pid n=0
 	before=$(napi_threads)
-	[ "$p" = $PK ] && run_q "$XGATE" -N "$p-c1h2" attach "v$SRC" pass
+	[ "$p" != $PX ] && run_q "$XGATE" -N "$p-c1h2" attach "v$SRC" pass
 	run ip netns exec "$p-c1h2" sh -c "echo 1 > /sys/class/net/v$SRC/threaded"
 	if [ -z "${NAPI_PIDS[$p]:-}" ] || ! kill -0 ${NAPI_PIDS[$p]} 2>/dev/null; then
 		NAPI_PIDS[$p]=$(comm -13 <(echo "$before") <(napi_threads) | tr '\n' ' ')
+		# the processes that encrypt (xgate-cryptd, wireguard-go) are on
+		# the data path: on its CPU and in its time, all their threads
+		[ "$p" = $PX ] && NAPI_PIDS[$p]="${NAPI_PIDS[$p]} $CRYPTD_PIDS"
+		[ "$p" = $PW ] && NAPI_PIDS[$p]="${NAPI_PIDS[$p]} $WG_PIDS"
 	fi
-	for pid in ${NAPI_PIDS[$p]}; do taskset -pc "$DP_CPU" "$pid" >/dev/null && n=$((n + 1)); done
+	for pid in ${NAPI_PIDS[$p]}; do taskset -apc "$DP_CPU" "$pid" >/dev/null && n=$((n + 1)); done
 	[ "$n" -gt 0 ] || echo "cross_cluster: warning: no NAPI thread for $p-c1h2 v$SRC; data path not pinned" >&2
 }
 entry_off() { # entry_off PREFIX
-	[ "$1" = $PK ] || return 0
+	[ "$1" != $PX ] || return 0
 	run_q "$XGATE" -N "$1-c1h2" detach "v$SRC"
 	NAPI_PIDS[$1]=
 }
@@ -235,7 +268,7 @@ variant_off() {
 }
 
 # path NAME -> its topology prefix
-prefix_of() { case $1 in kernel) echo $PK ;; *) echo $PX ;; esac; }
+prefix_of() { case $1 in kernel) echo $PK ;; wireguard) echo $PW ;; *) echo $PX ;; esac; }
 path_on() { [ "$1" = xgate_ep ] && variant_on; return 0; }
 path_off() { [ "$1" = xgate_ep ] && variant_off; return 0; }
 
@@ -248,7 +281,7 @@ gen_args() {
 	echo -N "$p-p$SRC" -i eth0 --encap none --dmac "${GWMAC[$p]}" --smac "${POD_MAC[$SRC]}" \
 		--src "${POD_IP[$SRC]}" --dst "${POD_IP[$DST]}"
 }
-for p in $PX $PK; do
+for p in "${TOPOS[@]}"; do
 	GWMAC[$p]=$(ip -n "$p-p$SRC" neigh show "10.1.1.1" dev eth0 | awk '{for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1)}')
 	[ -n "${GWMAC[$p]}" ] || fail "pod $SRC has no neighbour entry for 10.1.1.1 ($p)"
 	log "$p: pod $SRC's gateway 10.1.1.1 is at ${GWMAC[$p]}"
@@ -256,10 +289,12 @@ done
 
 PATHS=(xgate kernel)
 [ "$VARIANT" = 1 ] && PATHS=(xgate kernel xgate_ep)
+[ "$NO_WG" = 1 ] || PATHS+=(wireguard)
 declare -A LABEL=(
-	[xgate]="xgate: agent, gw tunnel (SipHash), bouncer, decap"
+	[xgate]="xgate: agent, gw tunnel ($([ "$AUTH" = 1 ] && echo SipHash || echo AEAD)), bouncer, decap"
 	[xgate_ep]="xgate, gateways know the pods' hosts (no bouncer)"
 	[kernel]="kernel: bridge+VXLAN, gw routing, VXLAN over WAN"
+	[wireguard]="kernel path, wireguard-go over WAN (encrypted)"
 )
 
 # Sanity: a short burst must reach the pod on every path before timing.
