@@ -367,7 +367,11 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	uint64_t now = ctl_now_ms();
 	bool fast = false, starting = false;
 	struct pod_rt *r, *next;
+	/* a fast tick (a pod starting) does not stat every log 100 times a second */
+	bool logs = now >= a->logs_at_ms;
 
+	if (logs)
+		a->logs_at_ms = now + TICK_SLOW_MS;
 	for (r = a->pods; r; r = next) {
 		char why[NA_MSG_MAX];
 
@@ -401,7 +405,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		if (r->p.svc && !r->svc && !r->frozen && r->p.state != NA_POD_CREATING)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
 		pod_ping(r, now);
-		pod_logs_check(r);
+		if (logs)
+			pod_logs_check(r);
 	}
 	/* an ingress host's entries have no pod here to watch */
 	if (a->conf->role == NA_ROLE_POD)

@@ -80,6 +80,7 @@ struct na_agent {
 	struct sess_rt *sess;
 	lws_sorted_usec_list_t tick;
 	uint64_t last_cmd_ms; /* the core's last command */
+	uint64_t logs_at_ms;  /* the pods' logs are looked at next (TICK_SLOW_MS apart) */
 	bool stopping;
 };
 

@@ -190,7 +190,9 @@ static int check_container(json_t *cs, size_t ci, char *err, size_t errlen)
 	size_t i;
 
 	/* it names the container's log file in the pod's directory */
-	if (name && (!n || !*n || strlen(n) > 63 || strchr(n, '/') || n[0] == '.')) {
+	if (name && (!n || !*n || strlen(n) > 63 ||
+		     strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(n) ||
+		     n[0] == '-' || n[strlen(n) - 1] == '-')) {
 		snprintf(err, errlen, "pod.containers[%zu].name '%.64s': a name (a DNS-1123 label)",
 			 ci, n ? n : "?");
 		return -1;
