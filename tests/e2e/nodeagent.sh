@@ -97,6 +97,8 @@ Xgate = $XGATE
 StartTimeoutSeconds = 20
 SessionPingSeconds = 1
 SessionPingMisses = 2
+LogMaxBytes = 4096
+LogFiles = 2
 CONF
 
 # the same node linking over TLS (the last part of the scenario)

@@ -196,6 +196,66 @@ async def scenario(core):
     ok(cg("freezer", "freezer.state") == "FROZEN", "and is frozen again")
     ok(curl(30000) is None or curl(30000) != "hello-s1", "the closed endpoint no longer reaches the pod")
 
+    # a pod of two containers: each its own process tree in the pod's cgroup
+    # and namespace, each its own log; Running once both listen. The second
+    # is chatty: its log passes the test's LogMaxBytes (4096) and rotates.
+    chat = ("import socket, sys, threading\n"
+            "t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            "t.bind(('0.0.0.0', 8085)); t.listen()\n"
+            "def serve():\n"
+            "    while True:\n"
+            "        c, _ = t.accept(); c.sendall(b'HTTP/1.0 200 OK\\r\\n\\r\\nchat'); c.close()\n"
+            "threading.Thread(target=serve, daemon=True).start()\n"
+            "import time\n"
+            "while True:\n"
+            "    sys.stdout.write('x' * 199 + '\\n'); sys.stdout.flush(); time.sleep(0.002)\n")
+    multi = {"application": "default/multi", "usingNodeSessionService": False,
+             "containers": [{"name": "echo", "command": [E["ECHO"]], "args": ["--port", "8084"],
+                             "ports": [{"containerPort": 8084, "protocol": "TCP"}],
+                             "resources": {"limits": {"memory": "64Mi"}}},
+                            {"name": "chat", "command": ["/usr/bin/python3", "-u", "-c", chat],
+                             "ports": [{"containerPort": 8085, "protocol": "TCP"}],
+                             "resources": {"limits": {"memory": "32Mi"}}}]}
+    await link.send(type="PodCreate", podIdentifier="default/multi-1", pod=multi, standby=False)
+    m = await link.expect(lambda m: pod_is("Running")(m) and
+                          m["pod"]["podIdentifier"] == "default/multi-1",
+                          "a pod of two containers is Running once both listen", 30)
+    ok(m and [(p["containerPort"], p["protocol"]) for p in m["pod"]["ports"]] ==
+       [(8084, "TCP"), (8085, "TCP")], f"its ports are both containers' ({m and m['pod']['ports']})")
+    mslot = int(m["pod"]["podIP"].split(".")[-1]) - 2 if m else 1
+    mns = f"{E['NODE'][:-5]}-p{mslot}"
+    mdir = f"{E['TMP']}/run/pods/slot{mslot}"
+    mprocs = (open(f"/sys/fs/cgroup/freezer/{E['CG']}/slot{mslot}/cgroup.procs").read().split()
+              if os.path.exists(f"/sys/fs/cgroup/freezer/{E['CG']}/slot{mslot}") else [])
+    cmds = []
+    for p in mprocs:
+        try:
+            cmds.append(open(f"/proc/{p}/cmdline").read())
+        except OSError:
+            pass
+    ok(any("fornax-echo" in c for c in cmds) and any("python3" in c for c in cmds),
+       f"both containers run in the pod's one cgroup ({len(mprocs)} processes)")
+    ok(cg("memory", "memory.limit_in_bytes") == str(64 << 20) and
+       open(f"/sys/fs/cgroup/memory/{E['CG']}/slot{mslot}/memory.limit_in_bytes").read().strip()
+       == str(96 << 20), "the pod's memory limit is the sum of its containers' (96Mi)")
+    r1 = sh("ip", "netns", "exec", mns, "curl", "-s", "--max-time", "5", "http://127.0.0.1:8084/")
+    r2 = sh("ip", "netns", "exec", mns, "curl", "-s", "--max-time", "5", "http://127.0.0.1:8085/")
+    ok(r1.returncode == 0 and r2.stdout == "chat",
+       f"both containers answer in the pod's namespace ({r1.stdout!r}, {r2.stdout!r})")
+    ok(os.path.exists(f"{mdir}/echo.log") and os.path.exists(f"{mdir}/chat.log"),
+       "each container writes its own log (echo.log, chat.log)")
+    for _ in range(40):
+        if os.path.exists(f"{mdir}/chat.log.2"):
+            break
+        await asyncio.sleep(0.25)
+    await asyncio.sleep(1)
+    logs = sorted(f for f in os.listdir(mdir) if f.startswith("chat.log"))
+    ok(logs == ["chat.log", "chat.log.1", "chat.log.2"],
+       f"the chatty container's log rotated, LogFiles (2) copies kept ({logs})")
+    size1 = os.path.getsize(f"{mdir}/chat.log.1")
+    ok(size1 > 4096 and open(f"{mdir}/chat.log.1").read(200) == "x" * 199 + "\n",
+       f"a rotated copy holds what passed the cap ({size1} bytes)")
+
     # a second session, then kill -9 of the agent while it is open
     t0 = time.monotonic()
     await link.send(type="SessionOpen", sessionIdentifier="default/s2",
@@ -226,12 +286,40 @@ async def scenario(core):
     await link.send(**conf_msg(False))
     await link.send(type="NodeFullSync")
     st = await link.expect(lambda m: m.get("type") == "NodeState", "NodeState after the restart")
-    ok(st and [p["state"] for p in st["pods"]] == ["Running"] and
+    ok(st and sorted((p["podIdentifier"], p["state"]) for p in st["pods"]) ==
+       [("default/echo-1", "Running"), ("default/multi-1", "Running")] and
        [(s["sessionIdentifier"], s["state"]) for s in st["sessions"]] == [("default/s2", "Available")],
        "the agent adopted the running pod and its session")
     await link.expect(lambda m: m.get("type") == "NodeReady", "NodeReady after the restart")
     ok(curl(port) == "hello-s2", "the adopted session still serves")
     await link.expect(sess_is("default/s2", "Available"), "the adopted pod's session service reports again")
+
+    # the two containers were adopted; one of them killed: the pod is Failed,
+    # and the other goes with it
+    nadlog = open(f"{E['TMP']}/nad2.log").read()
+    ok("pod default/multi-1: adopted (2 container(s)" in nadlog,
+       "the restarted agent adopted both containers of the pod")
+    echo_pid = [p for p in mprocs if "fornax-echo" in open(f"/proc/{p}/cmdline").read()] \
+        if all(os.path.exists(f"/proc/{p}") for p in mprocs) else []
+    for p in mprocs:
+        if "python3" in open(f"/proc/{p}/cmdline").read():
+            os.kill(int(p), signal.SIGKILL)
+    m = await link.expect(lambda m: pod_is("Failed", "Exited")(m) and
+                          m["pod"]["podIdentifier"] == "default/multi-1",
+                          "one container killed: the pod is Failed (Exited)")
+    ok(m and "container chat" in m["pod"]["message"],
+       f"its message names the container ({m and m['pod']['message']})")
+    for _ in range(50):  # (a zombie until init reaps it: the agent was not its parent)
+        if not echo_pid or not os.path.exists(f"/proc/{echo_pid[0]}"):
+            break
+        await asyncio.sleep(0.1)
+    ok(echo_pid and not os.path.exists(f"/proc/{echo_pid[0]}"),
+       f"the pod's other container is killed with it ({echo_pid})")
+    for _ in range(50):
+        if mns not in sh("ip", "netns", "list").stdout:
+            break
+        await asyncio.sleep(0.1)
+    ok(mns not in sh("ip", "netns", "list").stdout, "the failed pod's namespace is gone")
 
     # an app without the session service, behind the wrapper: ready once
     # its port accepts, its session data in a file; closed with

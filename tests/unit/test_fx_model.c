@@ -202,6 +202,33 @@ static void test_validation(void)
 	bad_app(APP("{" C0 ",\"resources\":{\"limits\":{\"memory\":\"lots\"}}}]}"),
 		"spec.containers[0].resources.limits.memory", 422);
 	bad_app(APP("{" C0 "}]}"), "spec.scalingPolicy", 422);
+	/* several containers: names unique, ports unique across them, the index named */
+	bad_app(APP("{" C0 "},{\"name\":\"c\",\"command\":[\"/y\"]}]," SP "}"),
+		"spec.containers[1].name", 422);
+	bad_app(APP("{" C0 "},{\"name\":\"d\"}]," SP "}"), "spec.containers[1].command", 422);
+	bad_app(APP("{" C0 "},{\"name\":\"d\",\"command\":[\"/y\"],\"ports\":[{"
+		    "\"containerPort\":80}]}]," SP "}"),
+		"spec.containers[1].ports[0].containerPort", 422);
+	bad_app(APP("{\"containers\":[{\"name\":\"c\",\"command\":[\"/x\"]}]," SP "}"),
+		"spec.containers[0].ports", 422);
+	bad_app(APP("{" C0 ",\"resources\":{\"limits\":{\"cpu\":\"1\"}}},{\"name\":\"d\","
+		    "\"command\":[\"/y\"],\"resources\":{\"limits\":{\"cpu\":\"x\"}}}]," SP "}"),
+		"spec.containers[1].resources.limits.cpu", 422);
+	{
+		json_t *o2 = json_loads(
+		    APP("{" C0 ",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}},{\"name\":"
+			"\"d\",\"command\":[\"/y\"],\"resources\":{\"requests\":{\"cpu\":"
+			"\"150m\"}},\"ports\":[{\"containerPort\":80,\"protocol\":\"UDP\"}]}]," SP
+			"}"),
+		    0, NULL);
+		json_t *ps = fx_app_ports(json_object_get(o2, "spec"));
+
+		CHECK(o2 && !fx_app_validate(o2, "default", &sp, &e) && sp.cpu_req == 250 &&
+			  json_array_size(ps) == 2,
+		      "two containers: requests summed, the pod's ports both (%s)", e.msg);
+		json_decref(ps);
+		json_decref(o2);
+	}
 	bad_app(APP("{" C0 "}]," SP ",\"usingNodeSessionService\":\"yes\"}"),
 		"spec.usingNodeSessionService", 422);
 	bad_app(APP("{" C0 "}],\"scalingPolicy\":{\"maximumInstance\":0}}"),

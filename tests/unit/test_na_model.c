@@ -116,6 +116,71 @@ int main(void)
 	CHECK(!na_pod_check_spec(p.spec, err, sizeof(err)), "a whole spec passes (%s)", err);
 	json_decref(p.spec);
 
+	/* several containers: the pod's ports are all of theirs, errors name the index */
+	p.spec = json_loads("{\"containers\":[{\"name\":\"web\",\"command\":[\"a\"],\"ports\":[{"
+			    "\"containerPort\":80}]},{\"name\":\"side\",\"command\":[\"b\"]},"
+			    "{\"name\":\"dns\",\"command\":[\"c\"],\"ports\":[{\"containerPort\":"
+			    "80,\"protocol\":\"UDP\"}]}]}",
+			    0, NULL);
+	CHECK(!na_pod_check_spec(p.spec, err, sizeof(err)) &&
+		  !na_pod_ports_from_spec(&p, err, sizeof(err)) && p.n_ports == 2 &&
+		  p.ports[1].port == 80 && p.ports[1].proto == IPPROTO_UDP,
+	      "three containers, a sidecar without ports, 80/TCP and 80/UDP (%s)", err);
+	json_decref(p.spec);
+	static const struct {
+		const char *json, *want;
+	} bad2[] = {
+	    {"{\"containers\":[{\"name\":\"a\",\"command\":[\"a\"],\"ports\":[{"
+	     "\"containerPort\":80}]},{\"name\":\"b\",\"ports\":[{\"containerPort\":81}]}]}",
+	     "pod.containers[1].command:"},
+	    {"{\"containers\":[{\"name\":\"a\",\"command\":[\"a\"],\"ports\":[{"
+	     "\"containerPort\":80}]},{\"name\":\"a\",\"command\":[\"b\"]}]}",
+	     "pod.containers[1].name 'a'"},
+	    {"{\"containers\":[{\"command\":[\"a\"],\"ports\":[{\"containerPort\":80}]},"
+	     "{\"name\":\"c0\",\"command\":[\"b\"]}]}",
+	     "pod.containers[1].name 'c0'"},
+	    {"{\"containers\":[{\"name\":\"a\",\"command\":[\"a\"],\"ports\":[{"
+	     "\"containerPort\":80}]},{\"name\":\"b\",\"command\":[\"b\"],\"ports\":[{"
+	     "\"containerPort\":80,\"protocol\":\"TCP\"}]}]}",
+	     "pod.containers[1].ports[0].containerPort: 80/TCP"},
+	    {"{\"containers\":[{\"name\":\"../x\",\"command\":[\"a\"],\"ports\":[{"
+	     "\"containerPort\":80}]}]}",
+	     "pod.containers[0].name '../x'"},
+	    {"{\"containers\":[{\"name\":\"a\",\"command\":[\"a\"]},{\"name\":\"b\","
+	     "\"command\":[\"b\"]}]}",
+	     "pod.containers[0].ports:"},
+	    {"{\"containers\":[{\"command\":[\"a\"]},{\"command\":[\"a\"]},{\"command\":"
+	     "[\"a\"]},{\"command\":[\"a\"]},{\"command\":[\"a\"]}]}",
+	     "pod.containers: 1 to 4"},
+	};
+	for (size_t i = 0; i < sizeof(bad2) / sizeof(bad2[0]); i++) {
+		json_t *spec = json_loads(bad2[i].json, 0, NULL);
+
+		CHECK(spec && na_pod_check_spec(spec, err, sizeof(err)) == -1 &&
+			  strstr(err, bad2[i].want),
+		      "spec refused with %s (%s)", bad2[i].want, err);
+		json_decref(spec);
+	}
+	/* the containers' trees as the store keeps them */
+	memset(&p, 0, sizeof(p));
+	p.n_ctrs = 2;
+	p.ctrs[0] = (struct na_ctr){101, 5000};
+	p.ctrs[1] = (struct na_ctr){202, 18446744073709551615ull};
+	{
+		char *s = na_ctrs_str(&p);
+		struct na_pod q;
+
+		memset(&q, 0, sizeof(q));
+		CHECK(s && !strcmp(s, "101:5000 202:18446744073709551615") &&
+			  !na_ctrs_parse(&q, s) && q.n_ctrs == 2 && q.ctrs[1].pid == 202 &&
+			  q.ctrs[1].start == 18446744073709551615ull,
+		      "pids and start times round trip (%s)", s ? s : "NULL");
+		free(s);
+		CHECK_EXPR(!na_ctrs_parse(&q, "") && q.n_ctrs == 0);
+		CHECK_EXPR(na_ctrs_parse(&q, "1:2 x") == -1);
+		CHECK_EXPR(na_ctrs_parse(&q, "1:2 3:4 5:6 7:8 9:10") == -1);
+	}
+
 	/* addresses: .0 network, .1 gateway, the last broadcast */
 	uint32_t net = htonl(0x0a010100);
 	CHECK_EXPR(na_slot_ip(net, 24, 0) == htonl(0x0a010102));
@@ -126,8 +191,16 @@ int main(void)
 	/* the config */
 	CHECK(!parse("[Node]\nName = node-a\nIp = 10.0.0.1\n", &c, err, sizeof(err)) &&
 		  c.public_ip_be == c.ip_be && c.max_pods == 100 && c.cgroup == NA_CG_AUTO &&
-		  strstr(c.database, "node-a"),
+		  strstr(c.database, "node-a") && c.log_max_bytes == 10u << 20 && c.log_files == 2,
 	      "defaults (%s)", err);
+	CHECK(!parse("[Node]\nName = n\nIp = 10.0.0.1\n[Pods]\nLogMaxBytes = 4096\nLogFiles = 3\n",
+		     &c, err, sizeof(err)) &&
+		  c.log_max_bytes == 4096 && c.log_files == 3,
+	      "log rotation's settings (%s)", err);
+	CHECK(parse("[Node]\nName = n\nIp = 10.0.0.1\n[Pods]\nLogMaxBytes = 10\n", &c, err,
+		    sizeof(err)) == -1 &&
+		  strstr(err, "LogMaxBytes"),
+	      "a cap under 1024 bytes is refused (%s)", err);
 	CHECK(parse("[Node]\nName = Node_A\nIp = 10.0.0.1\n", &c, err, sizeof(err)) == -1 &&
 		  strstr(err, "t.conf:2:") && strstr(err, "'Node_A'"),
 	      "a bad name: line and value (%s)", err);

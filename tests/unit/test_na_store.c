@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <netinet/in.h>
 
+#include <sqlite3.h>
+
 #include "na_store.h"
 #include "unit.h"
 
@@ -25,6 +27,9 @@ static struct na_pod pod(const char *id, enum na_pod_state st)
 	p.ip_be = htonl(0x0a010105);
 	p.pid = 4242;
 	p.start = 987654321ull;
+	p.ctrs[0] = (struct na_ctr){4242, 987654321ull};
+	p.ctrs[1] = (struct na_ctr){4343, 987654999ull};
+	p.n_ctrs = 2;
 	p.standby = true;
 	p.svc = true;
 	p.spec = json_pack("{s:[{s:[s],s:[{s:i,s:s}]}]}", "containers", "command", "/bin/true",
@@ -132,6 +137,8 @@ int main(void)
 		  v.p.pid == 4242 && v.p.start == 987654321ull && v.p.standby && v.p.svc &&
 		  v.p.ip_be == htonl(0x0a010105),
 	      "the pod as written");
+	CHECK(v.p.n_ctrs == 2 && v.p.ctrs[1].pid == 4343 && v.p.ctrs[1].start == 987654999ull,
+	      "every container's pid and start time (%d)", v.p.n_ctrs);
 	CHECK(v.p.n_ports == 1 && v.p.ports[0].port == 8080,
 	      "its ports from its spec, kept by the writes without it");
 	CHECK(!strcmp(v.s.id, "default/s1") && v.s.state == NA_SESS_AVAILABLE && v.s.grace_s == 7 &&
@@ -195,5 +202,41 @@ int main(void)
 	unlink(buf);
 	snprintf(buf, sizeof(buf), "%s-shm", db);
 	unlink(buf);
+
+	/* a store of the one-container version: the column is added, its pid is the one */
+	{
+		sqlite3 *old;
+
+		CHECK(sqlite3_open(db, &old) == SQLITE_OK &&
+			  sqlite3_exec(
+			      old,
+			      "CREATE TABLE pods(id TEXT PRIMARY KEY, app TEXT NOT NULL,"
+			      " state TEXT NOT NULL, reason TEXT NOT NULL, message TEXT NOT NULL,"
+			      " slot INTEGER NOT NULL, ip INTEGER NOT NULL, pid INTEGER NOT NULL,"
+			      " start INTEGER NOT NULL, standby INTEGER NOT NULL, svc INTEGER NOT "
+			      "NULL,"
+			      " terminating INTEGER NOT NULL, spec TEXT NOT NULL);"
+			      "INSERT INTO pods "
+			      "VALUES('default/old','default/echo','Running','','',1,"
+			      "0,777,888,0,0,0,'{\"containers\":[{\"ports\":[{\"containerPort\":80}"
+			      "]}]}')",
+			      NULL, NULL, NULL) == SQLITE_OK,
+		      "an older store made");
+		sqlite3_close(old);
+		memset(&v, 0, sizeof(v));
+		CHECK(!na_store_open(&s, db, err, sizeof(err)) &&
+			  !na_store_load(&s, on_pod, on_sess, &v) && v.pods == 1 &&
+			  v.p.n_ctrs == 1 && v.p.ctrs[0].pid == 777 && v.p.ctrs[0].start == 888,
+		      "an older store opens, its pod's one container is its pid (%s)", err);
+		na_store_close(&s);
+		CHECK(!na_store_open(&s, db, err, sizeof(err)), "and opens again (%s)", err);
+		na_store_close(&s);
+		json_decref(v.p.spec);
+		unlink(db);
+		snprintf(buf, sizeof(buf), "%s-wal", db);
+		unlink(buf);
+		snprintf(buf, sizeof(buf), "%s-shm", db);
+		unlink(buf);
+	}
 	return unit_summary();
 }

@@ -529,15 +529,12 @@ static void pod_create(struct fx_core *c, struct fx_app *a, struct fx_node *n)
 		return;
 	}
 	fx_send(c, n,
-		json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O,s:O,s:b,s:O},s:b}", "type", "PodCreate",
+		json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O,s:O,s:b,s:o},s:b}", "type", "PodCreate",
 			  "podIdentifier", p->id, "pod", "podIdentifier", p->id, "application",
 			  a->id, "state", "Creating", "containers",
 			  json_object_get(spec, "containers"), "configData",
 			  json_object_get(spec, "configData") ?: empty, "usingNodeSessionService",
-			  a->spec.session_service, "ports",
-			  json_object_get(json_array_get(json_object_get(spec, "containers"), 0),
-					  "ports"),
-			  "standby", 1));
+			  a->spec.session_service, "ports", fx_app_ports(spec), "standby", 1));
 	json_decref(empty);
 	fx_changed(c, FX_K_POD, "ADDED", p);
 }

@@ -51,9 +51,7 @@ struct fx_node *fx_ing_pick(struct fx_core *c)
 void fx_ing_open(struct fx_core *c, struct fx_sess *s, struct fx_node *ih)
 {
 	struct fx_pod *p = s->pod;
-	json_t *ports = json_object_get(
-	    json_array_get(json_object_get(json_object_get(p->app->obj, "spec"), "containers"), 0),
-	    "ports");
+	json_t *ports = fx_app_ports(json_object_get(p->app->obj, "spec"));
 
 	snprintf(s->ing, sizeof(s->ing), "%s", ih->name);
 	s->ing_st = FX_ING_OPENING;
@@ -64,6 +62,7 @@ void fx_ing_open(struct fx_core *c, struct fx_sess *s, struct fx_node *ih)
 			  "sessionIdentifier", s->id, "podIdentifier", p->id, "vni",
 			  (json_int_t)c->cf.vni, "podIP", p->ip, "host", node_ip(p->node), "ports",
 			  ports));
+	json_decref(ports);
 }
 
 static void ing_gone(struct fx_core *c, struct fx_sess *s)

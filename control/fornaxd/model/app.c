@@ -246,15 +246,23 @@ int fx_policy_parse(json_t *sp, struct fx_policy *p, struct fx_err *e)
 	return 0;
 }
 
-static int resources(json_t *c, struct fx_app_spec *out, struct fx_err *e)
+/* as the node runs them (nodeagentd's NA_CTRS_MAX, NA_PORTS_MAX) */
+#define FX_APP_CTRS_MAX	 4
+#define FX_APP_PORTS_MAX 8
+
+static int resources(json_t *c, const char *C, struct fx_app_spec *out, struct fx_err *e)
 {
 	static const char *const groups[] = {"requests", "limits"};
 	json_t *r = get(c, "resources");
 
 	if (!r || json_is_null(r))
 		return 0;
-	if (!json_is_object(r))
-		return fx_errf(e, 422, "spec.containers[0].resources", "resources: an object");
+	if (!json_is_object(r)) {
+		char f[96];
+
+		snprintf(f, sizeof(f), "%s.resources", C);
+		return fx_errf(e, 422, f, "%s: an object", f);
+	}
 	for (int g = 0; g < 2; g++) {
 		json_t *q = get(r, groups[g]), *v;
 		const char *k;
@@ -266,8 +274,7 @@ static int resources(json_t *c, struct fx_app_spec *out, struct fx_err *e)
 			char f[160];
 			int64_t n;
 
-			snprintf(f, sizeof(f), "spec.containers[0].resources.%s.%.40s", groups[g],
-				 k);
+			snprintf(f, sizeof(f), "%s.resources.%s.%.40s", C, groups[g], k);
 			if (strcmp(k, "cpu") && strcmp(k, "memory"))
 				return fx_errf(e, 422, f, "%s: only cpu and memory", f);
 			n = !json_is_string(v)	? -1
@@ -278,10 +285,11 @@ static int resources(json_t *c, struct fx_app_spec *out, struct fx_err *e)
 				    e, 422, f,
 				    "%s '%.60s': not a quantity (e.g. 100m, 0.5, 64Mi, 1G)", f,
 				    json_is_string(v) ? json_string_value(v) : "?");
+			/* the pod's requests: the sum of its containers' */
 			if (g == 0 && !strcmp(k, "cpu"))
-				out->cpu_req = n;
+				out->cpu_req += n;
 			else if (g == 0)
-				out->mem_req = n;
+				out->mem_req += n;
 		}
 	}
 	return 0;
@@ -306,29 +314,40 @@ static int string_array(json_t *a, const char *f, bool nonempty, struct fx_err *
 	return 0;
 }
 
-static int container(json_t *c, struct fx_app_spec *out, struct fx_err *e)
+/* containers[i], and what it adds to the pod's ports (ps, np) */
+static int container(json_t *cs, size_t ci, struct fx_app_spec *out, uint32_t *ps, size_t *np,
+		     struct fx_err *e)
 {
-	const char *C = "spec.containers[0]", *name = json_string_value(get(c, "name"));
-	json_t *ports = get(c, "ports"), *env = get(c, "env"), *v;
+	json_t *c = json_array_get(cs, ci), *ports = get(c, "ports"), *env = get(c, "env"), *v;
+	const char *name = json_string_value(get(c, "name"));
+	char C[48], f[160];
 	size_t i;
 
+	snprintf(C, sizeof(C), "spec.containers[%zu]", ci);
 	if (!json_is_object(c))
 		return fx_errf(e, 422, C, "%s: an object", C);
+	snprintf(f, sizeof(f), "%s.name", C);
 	if (!name || ctl_k8s_dns_label(name))
-		return fx_errf(e, 422, "spec.containers[0].name",
-			       "spec.containers[0].name: required, a DNS-1123 label");
-	if (string_array(get(c, "command"), "spec.containers[0].command", true, e))
+		return fx_errf(e, 422, f, "%s '%.64s': required, a DNS-1123 label", f,
+			       name ? name : "");
+	for (i = 0; i < ci; i++)
+		if (!strcmp(name, json_string_value(get(json_array_get(cs, i), "name"))))
+			return fx_errf(e, 422, f,
+				       "%s '%s': already the name of spec.containers[%zu]", f, name,
+				       i);
+	snprintf(f, sizeof(f), "%s.command", C);
+	if (string_array(get(c, "command"), f, true, e))
 		return -1;
-	if (get(c, "args") && string_array(get(c, "args"), "spec.containers[0].args", false, e))
+	snprintf(f, sizeof(f), "%s.args", C);
+	if (get(c, "args") && string_array(get(c, "args"), f, false, e))
 		return -1;
 	if (env && !json_is_null(env)) {
+		snprintf(f, sizeof(f), "%s.env", C);
 		if (!json_is_array(env))
-			return fx_errf(e, 422, "spec.containers[0].env", "env: an array");
+			return fx_errf(e, 422, f, "%s: an array", f);
 		json_array_foreach(env, i, v)
 		{
-			char f[160];
-
-			snprintf(f, sizeof(f), "spec.containers[0].env[%zu]", i);
+			snprintf(f, sizeof(f), "%s.env[%zu]", C, i);
 			if (!json_is_string(get(v, "name")) ||
 			    !json_string_length(get(v, "name")) ||
 			    (get(v, "value") && !json_is_string(get(v, "value"))))
@@ -336,25 +355,54 @@ static int container(json_t *c, struct fx_app_spec *out, struct fx_err *e)
 					       f);
 		}
 	}
-	if (!json_is_array(ports) || !json_array_size(ports))
-		return fx_errf(e, 422, "spec.containers[0].ports",
-			       "spec.containers[0].ports: at least one port");
+	/* a container may have none (a sidecar): the pod needs one at least */
+	snprintf(f, sizeof(f), "%s.ports", C);
+	if (ports && !json_is_null(ports) && !json_is_array(ports))
+		return fx_errf(e, 422, f, "%s: an array", f);
 	json_array_foreach(ports, i, v)
 	{
-		char f[160];
 		json_t *p = get(v, "containerPort");
 		const char *proto = json_string_value(get(v, "protocol"));
+		uint32_t key;
 
-		snprintf(f, sizeof(f), "spec.containers[0].ports[%zu].containerPort", i);
+		snprintf(f, sizeof(f), "%s.ports[%zu].containerPort", C, i);
 		if (!json_is_integer(p) || json_integer_value(p) < 1 ||
 		    json_integer_value(p) > 65535)
 			return fx_errf(e, 422, f, "%s: an integer 1..65535", f);
-		snprintf(f, sizeof(f), "spec.containers[0].ports[%zu].protocol", i);
+		snprintf(f, sizeof(f), "%s.ports[%zu].protocol", C, i);
 		if (get(v, "protocol") &&
 		    (!proto || (strcmp(proto, "TCP") && strcmp(proto, "UDP"))))
 			return fx_errf(e, 422, f, "%s '%.20s': TCP or UDP", f, proto ? proto : "?");
+		/* the containers share the pod's network namespace */
+		key = (uint32_t)json_integer_value(p) |
+		      (proto && !strcmp(proto, "UDP") ? 1u << 16 : 0);
+		snprintf(f, sizeof(f), "%s.ports[%zu].containerPort", C, i);
+		for (size_t j = 0; j < *np; j++)
+			if (ps[j] == key)
+				return fx_errf(e, 422, f, "%s %d/%s: already a port of the pod", f,
+					       (int)json_integer_value(p),
+					       key >> 16 ? "UDP" : "TCP");
+		if (*np == FX_APP_PORTS_MAX)
+			return fx_errf(e, 422, f, "%s: at most %d ports in a pod", f,
+				       FX_APP_PORTS_MAX);
+		ps[(*np)++] = key;
 	}
-	return resources(c, out, e);
+	return resources(c, C, out, e);
+}
+
+json_t *fx_app_ports(json_t *spec)
+{
+	json_t *all = json_array(), *c;
+	size_t i;
+
+	json_array_foreach(get(spec, "containers"), i, c)
+	{
+		json_t *ps = get(c, "ports");
+
+		if (json_is_array(ps))
+			json_array_extend(all, ps);
+	}
+	return all;
 }
 
 int fx_app_validate(json_t *obj, const char *ns_path, struct fx_app_spec *out, struct fx_err *e)
@@ -369,11 +417,20 @@ int fx_app_validate(json_t *obj, const char *ns_path, struct fx_app_spec *out, s
 	if (!json_is_object(spec))
 		return fx_errf(e, 422, "spec", "spec: required (an object)");
 	cs = get(spec, "containers");
-	if (!json_is_array(cs) || json_array_size(cs) != 1)
-		return fx_errf(e, 422, "spec.containers",
-			       "spec.containers: exactly one container in this version");
-	if (container(json_array_get(cs, 0), out, e))
-		return -1;
+	if (!json_is_array(cs) || !json_array_size(cs) || json_array_size(cs) > FX_APP_CTRS_MAX)
+		return fx_errf(e, 422, "spec.containers", "spec.containers: 1 to %d containers",
+			       FX_APP_CTRS_MAX);
+	{
+		uint32_t ps[FX_APP_PORTS_MAX];
+		size_t np = 0;
+
+		for (size_t i = 0; i < json_array_size(cs); i++)
+			if (container(cs, i, out, ps, &np, e))
+				return -1;
+		if (!np)
+			return fx_errf(e, 422, "spec.containers[0].ports",
+				       "spec.containers[0].ports: at least one port in the pod");
+	}
 	v = get(get(get(obj, "metadata"), "annotations"), FX_FORM_ANNOTATION);
 	if (json_is_string(v)) /* checked with the metadata */
 		out->form = atoi(json_string_value(v));

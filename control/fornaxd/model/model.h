@@ -64,6 +64,9 @@ struct fx_app_spec {
 /* Validate an Application as sent (POST, PUT): metadata (name, namespace
  * ns_path if given: the path's), labels, spec. 0, or -1 with e filled. */
 int fx_app_validate(json_t *obj, const char *ns_path, struct fx_app_spec *out, struct fx_err *e);
+/* The pod's ports: those of all the containers of a valid spec, in order
+ * (a new array). */
+json_t *fx_app_ports(json_t *spec);
 /* A PUT may change spec.scalingPolicy and metadata.labels only: -1 (422 on
  * the field) if spec differs elsewhere from old's. */
 int fx_app_update_check(json_t *old_spec, json_t *new_spec, struct fx_err *e);

@@ -150,16 +150,7 @@ void pod_end(struct pod_rt *r, enum na_pod_state st, const char *reason, const c
 		return;
 	r->gone = true;
 	sess_pod_gone(a, r, st == NA_POD_TERMINATED ? "PodTerminated" : "PodFailed");
-	if (r->p.pid > 0) {
-		char why[32];
-
-		na_cg_kill(&a->cg, r->cgname, r->p.pid);
-		/* reaped (ours) or gone (adopted): then its cgroup can go */
-		for (int i = 0; i < 2000 && na_proc_reap(r->p.pid, why, sizeof(why)) == 0 &&
-				na_proc_alive(r->p.pid, r->p.start);
-		     i++)
-			usleep(1000);
-	}
+	pod_ctrs_kill(r);
 	na_cg_remove(&a->cg, r->cgname);
 	na_svc_free(r->svc);
 	r->svc = NULL;
@@ -172,13 +163,13 @@ void pod_end(struct pod_rt *r, enum na_pod_state st, const char *reason, const c
 static void pod_stop(struct pod_rt *r, unsigned grace_ms, const char *reason)
 {
 	sess_pod_gone(r->a, r, reason);
-	if (r->p.pid <= 0 || !na_proc_alive(r->p.pid, r->p.start)) {
+	if (!pod_ctrs_any_alive(r)) {
 		pod_end(r, NA_POD_TERMINATED, reason, NULL);
 		return;
 	}
 	pod_report(r->a, r, NA_POD_TERMINATING, reason, NULL);
 	pod_thaw(r);
-	kill(-r->p.pid, SIGTERM);
+	pod_ctrs_signal(r, SIGTERM);
 	r->kill_at_ms = ctl_now_ms() + grace_ms;
 	agent_tick_soon(r->a);
 }
@@ -224,7 +215,7 @@ int pod_thaw(struct pod_rt *r)
 {
 	if (!r->frozen)
 		return 0;
-	if (na_cg_freeze(&r->a->cg, r->cgname, r->p.pid, false)) {
+	if (pod_ctrs_freeze(r, false)) {
 		ctl_log("pod %s: cannot thaw: %s", r->p.id, strerror(errno));
 		return -1;
 	}
@@ -239,7 +230,7 @@ void pod_to_standby(struct pod_rt *r)
 {
 	if (r->gone || r->p.terminating || sess_pod_busy(r->a, r->p.id))
 		return;
-	if (!r->frozen && na_cg_freeze(&r->a->cg, r->cgname, r->p.pid, true)) {
+	if (!r->frozen && pod_ctrs_freeze(r, true)) {
 		pod_terminate(r, KILL_GRACE_MS, "FreezeFailed");
 		return;
 	}
@@ -296,85 +287,6 @@ static void pod_ping(struct pod_rt *r, uint64_t now)
 	pod_end(r, NA_POD_FAILED, "NoHeartbeat", msg);
 }
 
-static void env_add(json_t *env, const char *k, const char *v)
-{
-	json_array_append_new(env, json_sprintf("%s=%s", k, v));
-}
-
-static int pod_spawn(struct pod_rt *r, char *err, size_t errlen)
-{
-	struct na_agent *a = r->a;
-	json_t *c = json_array_get(json_object_get(r->p.spec, "containers"), 0);
-	json_t *cmd = json_object_get(c, "command"), *args = json_object_get(c, "args"), *v;
-	json_t *lim = json_object_get(json_object_get(c, "resources"), "limits");
-	json_t *envs = json_array(), *cd;
-	char cgp[4][PATH_MAX], path[PATH_MAX + 32], log[PATH_MAX + 32], ip[INET_ADDRSTRLEN];
-	size_t i, n = 0, ne = 0;
-	int64_t cpu = 0, mem = 0;
-	char **argv, **envp;
-	int rc = -1;
-
-	/* the daemon's PATH and the like, the node's variables, then the spec's */
-	for (char **e = environ; *e; e++)
-		if (!strncmp(*e, "PATH=", 5) || !strncmp(*e, "LANG=", 5))
-			json_array_append_new(envs, json_string(*e));
-	inet_ntop(AF_INET, &r->p.ip_be, ip, sizeof(ip));
-	env_add(envs, "FORNAX_POD_IDENTIFIER", r->p.id);
-	env_add(envs, "FORNAX_POD_IP", ip);
-	env_add(envs, "FORNAX_NODE", a->conf->name);
-	if (r->p.svc) {
-		snprintf(path, sizeof(path), "%s/session.sock", r->dir);
-		env_add(envs, "FORNAX_SESSION_SOCKET", path);
-	}
-	cd = json_object_get(r->p.spec, "configData");
-	if (json_is_object(cd)) {
-		char *s = json_dumps(cd, JSON_COMPACT);
-
-		env_add(envs, "FORNAX_CONFIG_DATA", s ? s : "{}");
-		free(s);
-	}
-	json_array_foreach(json_object_get(c, "env"), i, v)
-	{
-		const char *k = json_string_value(json_object_get(v, "name"));
-		const char *val = json_string_value(json_object_get(v, "value"));
-
-		if (k && *k && !strchr(k, '='))
-			env_add(envs, k, val ? val : "");
-	}
-	argv = calloc(json_array_size(cmd) + json_array_size(args) + 1, sizeof(char *));
-	envp = calloc(json_array_size(envs) + 1, sizeof(char *));
-	if (!argv || !envp)
-		goto out;
-	json_array_foreach(cmd, i, v) argv[n++] = (char *)json_string_value(v);
-	json_array_foreach(args, i, v) argv[n++] = (char *)json_string_value(v);
-	json_array_foreach(envs, i, v) envp[ne++] = (char *)json_string_value(v);
-	na_cpu_milli(json_string_value(json_object_get(lim, "cpu")), &cpu);
-	na_mem_bytes(json_string_value(json_object_get(lim, "memory")), &mem);
-	if (na_cg_create(&a->cg, r->cgname, cpu, mem, err, errlen))
-		goto out;
-	snprintf(path, sizeof(path), "/run/netns/%s", r->netns);
-	snprintf(log, sizeof(log), "%s/log", r->dir);
-	{
-		struct na_spawn s = {argv, envp, path,
-				     log,  cgp,	 na_cg_procs_files(&a->cg, r->cgname, cgp, 4)};
-
-		rc = na_proc_spawn(&s, &r->p.pid, &r->p.start, err, errlen);
-	}
-	if (!rc) {
-		r->started_ms = ctl_now_ms();
-		na_store_pod_put(a->store, &r->p, false, NULL);
-		/* the spec is the store's now: ~5 KB of JSON tree per pod that
-		 * nothing reads again (later writes keep the stored one) */
-		json_decref(r->p.spec);
-		r->p.spec = NULL;
-	}
-out:
-	free(argv);
-	free(envp);
-	json_decref(envs);
-	return rc;
-}
-
 static void on_tick(lws_sorted_usec_list_t *sul);
 
 static void net_up_run(lws_sorted_usec_list_t *sul)
@@ -426,7 +338,7 @@ static bool pod_starting(struct pod_rt *r, uint64_t now)
 		pod_svc_connect(r);
 	if (up && (!r->p.svc || r->svc)) {
 		if (r->p.standby) {
-			if (na_cg_freeze(&r->a->cg, r->cgname, r->p.pid, true)) {
+			if (pod_ctrs_freeze(r, true)) {
 				pod_terminate(r, 0, "FreezeFailed");
 				return false;
 			}
@@ -455,10 +367,13 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	uint64_t now = ctl_now_ms();
 	bool fast = false, starting = false;
 	struct pod_rt *r, *next;
+	/* a fast tick (a pod starting) does not stat every log 100 times a second */
+	bool logs = now >= a->logs_at_ms;
 
+	if (logs)
+		a->logs_at_ms = now + TICK_SLOW_MS;
 	for (r = a->pods; r; r = next) {
-		char why[48];
-		int reaped;
+		char why[NA_MSG_MAX];
 
 		next = r->next;
 		if (r->forget_at_ms && now >= r->forget_at_ms) {
@@ -467,12 +382,9 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		}
 		if (r->gone || !r->p.pid)
 			continue;
-		reaped = na_proc_reap(r->p.pid, why, sizeof(why));
-		if (reaped > 0 || !na_proc_alive(r->p.pid, r->p.start)) {
+		if (pod_ctrs_ended(r, why, sizeof(why))) {
 			char reason[NA_REASON_MAX];
 
-			if (reaped <= 0)
-				snprintf(why, sizeof(why), "the pod's process ended");
 			/* asked to stop: the reason it was asked for stays */
 			snprintf(reason, sizeof(reason), "%s",
 				 r->p.terminating ? r->p.reason : "Exited");
@@ -486,12 +398,15 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 			fast |= pod_evacuating(r, now);
 		if (r->kill_at_ms) {
 			if (now >= r->kill_at_ms)
-				na_cg_kill(&a->cg, r->cgname, r->p.pid);
+				for (int i = 0; i < r->p.n_ctrs; i++)
+					na_cg_kill(&a->cg, r->cgname, r->p.ctrs[i].pid);
 			fast = true;
 		}
 		if (r->p.svc && !r->svc && !r->frozen && r->p.state != NA_POD_CREATING)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
 		pod_ping(r, now);
+		if (logs)
+			pod_logs_check(r);
 	}
 	/* an ingress host's entries have no pod here to watch */
 	if (a->conf->role == NA_ROLE_POD)

@@ -31,7 +31,8 @@ struct pod_rt {
 	struct na_agent *a;
 	struct na_pod p;
 	char netns[32], veth[16], cgname[24];
-	char dir[256]; /* its log and its session socket */
+	char dir[256];			 /* its logs and its session socket */
+	char ctr_names[NA_CTRS_MAX][64]; /* its containers' (their logs') */
 	/* its network is being made or taken down, on the next turn of the
 	 * loop (net_sul) */
 	bool net_busy;
@@ -79,6 +80,7 @@ struct na_agent {
 	struct sess_rt *sess;
 	lws_sorted_usec_list_t tick;
 	uint64_t last_cmd_ms; /* the core's last command */
+	uint64_t logs_at_ms;  /* the pods' logs are looked at next (TICK_SLOW_MS apart) */
 	bool stopping;
 };
 
@@ -97,6 +99,22 @@ void pod_svc_connect(struct pod_rt *r);
 void agent_tick_soon(struct na_agent *a);
 void agent_send(struct na_agent *a, json_t *m);
 
+/* na_ctrs.c: the containers' process trees */
+/* the cgroup, then every container: 0, or -1 with err (pod_end kills
+ * those started) */
+int pod_spawn(struct pod_rt *r, char *err, size_t errlen);
+/* r->ctr_names from r->p.spec */
+void pod_ctr_names(struct pod_rt *r);
+/* a container exited (reaped or gone): 1 with "container NAME: exit 3" */
+int pod_ctrs_ended(struct pod_rt *r, char *why, size_t len);
+bool pod_ctrs_alive(struct pod_rt *r);
+bool pod_ctrs_any_alive(struct pod_rt *r);
+/* SIGKILL to every tree (and the cgroup), waited for */
+void pod_ctrs_kill(struct pod_rt *r);
+void pod_ctrs_signal(struct pod_rt *r, int sig);
+int pod_ctrs_freeze(struct pod_rt *r, bool frozen);
+/* the tick: logs past [Pods] LogMaxBytes rotated */
+void pod_logs_check(struct pod_rt *r);
 /* na_podnet.c: a pod's namespace, veth, endpoint entry and `agent`
  * program (0, or -1 with err and nothing left made); and their removal */
 int podnet_up(struct na_agent *a, struct pod_rt *r, char *err, size_t errlen);

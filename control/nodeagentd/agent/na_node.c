@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,23 +148,32 @@ struct na_agent *na_agent_start(const struct na_config *conf, struct na_store *s
 			snprintf(reason, sizeof(reason), "%s", r->p.reason);
 			snprintf(msg, sizeof(msg), "%s", r->p.message);
 			r->p.pid = 0;
+			r->p.n_ctrs = 0;
 			pod_end(r, r->p.state, reason, msg);
 			continue;
 		}
-		if (r->p.pid > 0 && na_proc_alive(r->p.pid, r->p.start)) {
+		/* every container still runs: one that ended while we were down
+		 * failed the pod, as its exit would have */
+		if (r->p.pid > 0 && pod_ctrs_alive(r)) {
+			pod_ctr_names(r);
 			json_decref(r->p.spec); /* it runs: the store keeps its spec */
 			r->p.spec = NULL;
 			r->net_up = true;
 			r->frozen = na_cg_frozen(&a->cg, r->cgname, r->p.pid);
 			r->started_ms = ctl_now_ms();
-			ctl_log("pod %s: adopted (pid %d, %s%s)", r->p.id, (int)r->p.pid,
-				na_pod_state_name(r->p.state), r->frozen ? ", frozen" : "");
+			ctl_log("pod %s: adopted (%d container(s), pid %d, %s%s)", r->p.id,
+				r->p.n_ctrs, (int)r->p.pid, na_pod_state_name(r->p.state),
+				r->frozen ? ", frozen" : "");
 			pod_svc_connect(r);
 			continue;
 		}
 		ctl_log("pod %s: its process ended while nodeagentd was down", r->p.id);
 		r->net_up = true;
+		/* the containers still running go with it */
+		pod_ctrs_signal(r, SIGKILL);
+		na_cg_kill(&a->cg, r->cgname, 0);
 		r->p.pid = 0; /* its pid may be another process's by now */
+		r->p.n_ctrs = 0;
 		pod_end(r, r->p.terminating ? NA_POD_TERMINATED : NA_POD_FAILED, "ExitedWhileDown",
 			"the pod's process ended while the agent was down");
 	}

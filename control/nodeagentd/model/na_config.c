@@ -195,10 +195,14 @@ static int pods_key(struct ini *in, struct na_config *c, const char *k, const ch
 		return ini_seconds(in, k, v, 0, 3600, &c->ping_s);
 	if (!strcasecmp(k, "SessionPingMisses"))
 		return uint_in(in, k, v, 1, 100, &c->ping_misses);
+	if (!strcasecmp(k, "LogMaxBytes"))
+		return uint_in(in, k, v, 1024, 1u << 30, &c->log_max_bytes);
+	if (!strcasecmp(k, "LogFiles"))
+		return uint_in(in, k, v, 0, 20, &c->log_files);
 	return ini_err(in,
 		       "unknown key '%s' in [Pods] (RunDir, NetnsPrefix, VethPrefix, Cgroup, "
 		       "CgroupParent, NetScript, Xgate, StartTimeoutSeconds, Mtu, "
-		       "SessionPingSeconds, SessionPingMisses)",
+		       "SessionPingSeconds, SessionPingMisses, LogMaxBytes, LogFiles)",
 		       k);
 }
 
@@ -220,6 +224,8 @@ static void defaults(struct na_config *c)
 	c->mtu = 1500;
 	c->ping_s = 10;
 	c->ping_misses = 3;
+	c->log_max_bytes = 10u << 20;
+	c->log_files = 2;
 }
 
 int na_conf_parse(const char *file, const char *text, void *conf, char *err, size_t errlen)

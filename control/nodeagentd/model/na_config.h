@@ -46,6 +46,9 @@ struct na_config {
 	/* the session service's ping: every ping_s (0: none); a pod that
 	 * answers none of ping_misses in a row has failed */
 	unsigned ping_s, ping_misses;
+	/* a container's log past log_max_bytes is rotated on the tick,
+	 * log_files rotated copies kept (NAME.log.1 the newest) */
+	unsigned log_max_bytes, log_files;
 };
 
 /* Read and check the whole file: 0, or -1 with "FILE:LINE: what" in err. */

@@ -79,45 +79,77 @@ bool na_sess_may(enum na_sess_state from, enum na_sess_state to)
 
 int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen)
 {
-	json_t *c = json_array_get(json_object_get(p->spec, "containers"), 0);
-	json_t *ports = json_object_get(c, "ports"), *v;
-	size_t i;
+	json_t *cs = json_object_get(p->spec, "containers"), *c;
+	size_t ci;
 
 	p->n_ports = 0;
-	if (!json_is_object(c)) {
-		snprintf(err, errlen, "pod.containers: one container is required");
+	if (!json_is_array(cs) || !json_array_size(cs) || json_array_size(cs) > NA_CTRS_MAX) {
+		snprintf(err, errlen, "pod.containers: 1 to %d containers are required",
+			 NA_CTRS_MAX);
 		return -1;
 	}
-	if (!json_is_array(ports) || json_array_size(ports) < 1 ||
-	    json_array_size(ports) > NA_PORTS_MAX) {
+	json_array_foreach(cs, ci, c)
+	{
+		json_t *ports = json_object_get(c, "ports"), *v;
+		size_t i;
+
+		if (!json_is_object(c)) {
+			snprintf(err, errlen, "pod.containers[%zu]: an object", ci);
+			return -1;
+		}
+		if (ports && !json_is_array(ports)) {
+			snprintf(err, errlen, "pod.containers[%zu].ports: a list", ci);
+			return -1;
+		}
+		json_array_foreach(ports, i, v)
+		{
+			json_int_t n = json_integer_value(json_object_get(v, "containerPort"));
+			const char *pr = json_string_value(json_object_get(v, "protocol"));
+			uint8_t proto = pr && !strcmp(pr, "UDP") ? IPPROTO_UDP : IPPROTO_TCP;
+
+			if (n < 1 || n > 65535) {
+				snprintf(err, errlen,
+					 "pod.containers[%zu].ports[%zu].containerPort: 1..65535",
+					 ci, i);
+				return -1;
+			}
+			if (pr && strcmp(pr, "TCP") && strcmp(pr, "UDP")) {
+				snprintf(err, errlen,
+					 "pod.containers[%zu].ports[%zu].protocol: '%.20s' is not "
+					 "TCP or UDP",
+					 ci, i, pr);
+				return -1;
+			}
+			/* one netns: two containers cannot both listen on it */
+			for (int j = 0; j < p->n_ports; j++)
+				if (p->ports[j].port == n && p->ports[j].proto == proto) {
+					snprintf(
+					    err, errlen,
+					    "pod.containers[%zu].ports[%zu].containerPort: %d/%s "
+					    "is already a port of the pod",
+					    ci, i, (int)n, pr ? pr : "TCP");
+					return -1;
+				}
+			if (p->n_ports == NA_PORTS_MAX) {
+				snprintf(err, errlen,
+					 "pod.containers[%zu].ports: at most %d ports in a pod", ci,
+					 NA_PORTS_MAX);
+				return -1;
+			}
+			p->ports[p->n_ports].port = (uint16_t)n;
+			p->ports[p->n_ports].proto = proto;
+			p->n_ports++;
+		}
+	}
+	if (!p->n_ports) {
 		snprintf(err, errlen, "pod.containers[0].ports: 1 to %d ports are required",
 			 NA_PORTS_MAX);
 		return -1;
 	}
-	json_array_foreach(ports, i, v)
-	{
-		json_int_t n = json_integer_value(json_object_get(v, "containerPort"));
-		const char *pr = json_string_value(json_object_get(v, "protocol"));
-
-		if (n < 1 || n > 65535) {
-			snprintf(err, errlen,
-				 "pod.containers[0].ports[%zu].containerPort: 1..65535", i);
-			return -1;
-		}
-		if (pr && strcmp(pr, "TCP") && strcmp(pr, "UDP")) {
-			snprintf(err, errlen,
-				 "pod.containers[0].ports[%zu].protocol: '%.20s' is not TCP or UDP",
-				 i, pr);
-			return -1;
-		}
-		p->ports[i].port = (uint16_t)n;
-		p->ports[i].proto = pr && !strcmp(pr, "UDP") ? IPPROTO_UDP : IPPROTO_TCP;
-		p->n_ports++;
-	}
 	return 0;
 }
 
-static int strings(json_t *a, bool required, const char *field, char *err, size_t errlen)
+static int strings(json_t *a, bool required, size_t ci, const char *field, char *err, size_t errlen)
 {
 	json_t *v;
 	size_t i;
@@ -125,32 +157,59 @@ static int strings(json_t *a, bool required, const char *field, char *err, size_
 	if (!a && !required)
 		return 0;
 	if (!json_is_array(a) || (required && !json_array_size(a))) {
-		snprintf(err, errlen, "pod.containers[0].%s: %s", field,
+		snprintf(err, errlen, "pod.containers[%zu].%s: %s", ci, field,
 			 required ? "a non-empty list of strings is required"
 				  : "a list of strings");
 		return -1;
 	}
 	json_array_foreach(a, i, v) if (!json_is_string(v))
 	{
-		snprintf(err, errlen, "pod.containers[0].%s[%zu]: a string", field, i);
+		snprintf(err, errlen, "pod.containers[%zu].%s[%zu]: a string", ci, field, i);
 		return -1;
 	}
 	return 0;
 }
 
-int na_pod_check_spec(json_t *pod, char *err, size_t errlen)
+void na_ctr_name(json_t *c, int i, char *out, size_t len)
 {
-	json_t *c = json_array_get(json_object_get(pod, "containers"), 0);
+	const char *n = json_string_value(json_object_get(c, "name"));
+
+	if (n && *n)
+		snprintf(out, len, "%s", n);
+	else
+		snprintf(out, len, "c%d", i);
+}
+
+static int check_container(json_t *cs, size_t ci, char *err, size_t errlen)
+{
+	json_t *c = json_array_get(cs, ci), *name = json_object_get(c, "name");
 	json_t *lim = json_object_get(json_object_get(c, "resources"), "limits"), *v;
-	struct na_pod p;
+	const char *n = json_string_value(name);
+	char mine[64], other[64];
 	int64_t q;
 	size_t i;
 
-	memset(&p, 0, sizeof(p));
-	p.spec = pod;
-	if (na_pod_ports_from_spec(&p, err, errlen) ||
-	    strings(json_object_get(c, "command"), true, "command", err, errlen) ||
-	    strings(json_object_get(c, "args"), false, "args", err, errlen))
+	/* it names the container's log file in the pod's directory */
+	if (name && (!n || !*n || strlen(n) > 63 ||
+		     strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(n) ||
+		     n[0] == '-' || n[strlen(n) - 1] == '-')) {
+		snprintf(err, errlen, "pod.containers[%zu].name '%.64s': a name (a DNS-1123 label)",
+			 ci, n ? n : "?");
+		return -1;
+	}
+	na_ctr_name(c, (int)ci, mine, sizeof(mine));
+	for (i = 0; i < ci; i++) {
+		na_ctr_name(json_array_get(cs, i), (int)i, other, sizeof(other));
+		if (!strcmp(mine, other)) {
+			snprintf(
+			    err, errlen,
+			    "pod.containers[%zu].name '%s': already the name of containers[%zu]",
+			    ci, mine, i);
+			return -1;
+		}
+	}
+	if (strings(json_object_get(c, "command"), true, ci, "command", err, errlen) ||
+	    strings(json_object_get(c, "args"), false, ci, "args", err, errlen))
 		return -1;
 	json_array_foreach(json_object_get(c, "env"), i, v)
 	{
@@ -158,21 +217,74 @@ int na_pod_check_spec(json_t *pod, char *err, size_t errlen)
 		json_t *val = json_object_get(v, "value");
 
 		if (!k || !*k || strchr(k, '=') || (val && !json_is_string(val))) {
-			snprintf(
-			    err, errlen,
-			    "pod.containers[0].env[%zu]: a name (without '=') and a string value",
-			    i);
+			snprintf(err, errlen,
+				 "pod.containers[%zu].env[%zu]: a name (without '=') and a string "
+				 "value",
+				 ci, i);
 			return -1;
 		}
 	}
 	if ((v = json_object_get(lim, "cpu")) && na_cpu_milli(json_string_value(v), &q)) {
-		snprintf(err, errlen, "pod.containers[0].resources.limits.cpu: not a CPU quantity");
+		snprintf(err, errlen,
+			 "pod.containers[%zu].resources.limits.cpu: not a CPU quantity", ci);
 		return -1;
 	}
 	if ((v = json_object_get(lim, "memory")) && na_mem_bytes(json_string_value(v), &q)) {
 		snprintf(err, errlen,
-			 "pod.containers[0].resources.limits.memory: not a memory quantity");
+			 "pod.containers[%zu].resources.limits.memory: not a memory quantity", ci);
 		return -1;
+	}
+	return 0;
+}
+
+int na_pod_check_spec(json_t *pod, char *err, size_t errlen)
+{
+	json_t *cs = json_object_get(pod, "containers");
+	struct na_pod p;
+
+	memset(&p, 0, sizeof(p));
+	p.spec = pod;
+	if (na_pod_ports_from_spec(&p, err, errlen))
+		return -1;
+	for (size_t ci = 0; ci < json_array_size(cs); ci++)
+		if (check_container(cs, ci, err, errlen))
+			return -1;
+	return 0;
+}
+
+char *na_ctrs_str(const struct na_pod *p)
+{
+	char *s = malloc(NA_CTRS_MAX * 44 + 1);
+	size_t off = 0;
+
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (int i = 0; i < p->n_ctrs; i++)
+		off +=
+		    (size_t)snprintf(s + off, NA_CTRS_MAX * 44 + 1 - off, "%s%d:%llu", i ? " " : "",
+				     (int)p->ctrs[i].pid, (unsigned long long)p->ctrs[i].start);
+	return s;
+}
+
+int na_ctrs_parse(struct na_pod *p, const char *s)
+{
+	p->n_ctrs = 0;
+	while (s && *s) {
+		char *end;
+		long pid = strtol(s, &end, 10);
+		unsigned long long st;
+
+		if (end == s || *end != ':' || pid < 0 || p->n_ctrs == NA_CTRS_MAX)
+			return -1;
+		s = end + 1;
+		st = strtoull(s, &end, 10);
+		if (end == s || (*end && *end != ' '))
+			return -1;
+		p->ctrs[p->n_ctrs].pid = (pid_t)pid;
+		p->ctrs[p->n_ctrs].start = st;
+		p->n_ctrs++;
+		s = *end ? end + 1 : end;
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@
 #define NA_REASON_MAX 64
 #define NA_MSG_MAX    256
 #define NA_PORTS_MAX  8 /* container ports per pod */
+#define NA_CTRS_MAX   4 /* containers per pod */
 
 enum na_pod_state {
 	NA_POD_CREATING,
@@ -58,15 +59,24 @@ struct na_port {
 	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
 };
 
+/* One container's process tree: watched by pid and /proc start time. */
+struct na_ctr {
+	pid_t pid;
+	uint64_t start;
+};
+
 struct na_pod {
 	char id[NA_ID_MAX + 1];
 	char app[NA_ID_MAX + 1];
 	enum na_pod_state state;
 	char reason[NA_REASON_MAX], message[NA_MSG_MAX];
-	int slot;	  /* names its netns, veth and address; -1 before placement */
-	uint32_t ip_be;	  /* pod address (0 before placement) */
-	pid_t pid;	  /* the tree's leader (0 before start) */
-	uint64_t start;	  /* its /proc starttime: tells a reused pid apart */
+	int slot;	/* names its netns, veth and address; -1 before placement */
+	uint32_t ip_be; /* pod address (0 before placement) */
+	pid_t pid;	/* containers[0]'s leader (0 before start): the pod's netns */
+	uint64_t start; /* its /proc starttime: tells a reused pid apart */
+	/* every container's tree, [0] the same as pid/start */
+	struct na_ctr ctrs[NA_CTRS_MAX];
+	int n_ctrs;
 	bool standby;	  /* frozen once started, until a session opens */
 	bool svc;	  /* usingNodeSessionService */
 	bool terminating; /* asked to stop: its exit is Terminated, not Failed */
@@ -107,13 +117,21 @@ struct na_ing_req {
 	int n_ports;
 };
 
-/* Fill p->ports from the spec's containers[0].ports: 0, or -1 with the
- * field path in err. */
+/* Fill p->ports from the ports of all the spec's containers (the pod's
+ * ports, containerPort+protocol unique among them, one at least): 0, or -1
+ * with the field path in err. */
 int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen);
-/* A PodCreate's pod spec as the node runs it: containers[0] with a
- * command (strings), args and env (strings, names without '='), limits
- * that are quantities, ports. 0, or -1 with "FIELD.PATH: what" in err. */
+/* A PodCreate's pod spec as the node runs it: 1..NA_CTRS_MAX containers,
+ * each with a command (strings), args and env (strings, names without
+ * '='), limits that are quantities, ports; names unique (a file name).
+ * 0, or -1 with "pod.containers[I].FIELD: what" in err. */
 int na_pod_check_spec(json_t *pod, char *err, size_t errlen);
+/* The name of container i (its log file's): its name, else "c<i>". */
+void na_ctr_name(json_t *c, int i, char *out, size_t len);
+/* ctrs as the store keeps them, "PID:START PID:START ..." (malloc'd) and
+ * back: 0, or -1 when s is not one. */
+char *na_ctrs_str(const struct na_pod *p);
+int na_ctrs_parse(struct na_pod *p, const char *s);
 /* The Pod and Session objects of the link. */
 json_t *na_pod_json(const struct na_pod *p);
 json_t *na_sess_json(const struct na_sess *s);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* nodeagentd's SQLite store; see na_store.h. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,21 +20,25 @@ static const char schema[] =
     " state TEXT NOT NULL, reason TEXT NOT NULL, clients INTEGER NOT NULL,"
     " grace INTEGER NOT NULL, kill INTEGER NOT NULL, data TEXT NOT NULL, eps TEXT NOT NULL);";
 
+/* a store of a version with one container per pod gains every container's
+ * pid and start time (adoption after a restart watches them all) */
+static const char migrate_ctrs[] = "ALTER TABLE pods ADD COLUMN ctrs TEXT NOT NULL DEFAULT ''";
+
 static const char q_rev_get[] = "SELECT v FROM meta WHERE k='revision'";
 static const char q_rev_put[] = "INSERT OR REPLACE INTO meta(k,v) VALUES ('revision',?1)";
 static const char q_meta_get[] = "SELECT v FROM meta WHERE k=?1";
 static const char q_meta_put[] = "INSERT OR REPLACE INTO meta(k,v) VALUES (?1,?2)";
 static const char q_pod_put[] =
     "INSERT OR REPLACE INTO pods(id,app,state,reason,message,slot,ip,pid,start,standby,svc,"
-    "terminating,spec) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
+    "terminating,spec,ctrs) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)";
 /* a pod written without its spec (the agent drops it once the pod runs)
  * keeps the one written with it */
 static const char q_pod_upd[] =
     "UPDATE pods SET app=?2,state=?3,reason=?4,message=?5,slot=?6,ip=?7,pid=?8,start=?9,"
-    "standby=?10,svc=?11,terminating=?12 WHERE id=?1";
+    "standby=?10,svc=?11,terminating=?12,ctrs=?14 WHERE id=?1";
 static const char q_pod_del[] = "DELETE FROM pods WHERE id=?1";
 static const char q_pod_all[] =
-    "SELECT id,app,state,reason,message,slot,ip,pid,start,standby,svc,terminating,spec "
+    "SELECT id,app,state,reason,message,slot,ip,pid,start,standby,svc,terminating,spec,ctrs "
     "FROM pods ORDER BY slot";
 static const char q_sess_put[] =
     "INSERT OR REPLACE INTO sessions(id,pod,state,reason,clients,grace,kill,data,eps) "
@@ -83,6 +88,19 @@ static int on_wal(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
+static int add_ctrs(struct na_store *s, char **e)
+{
+	sqlite3_stmt *st;
+	bool has = false;
+
+	if (sqlite3_prepare_v2(s->sql.db, "PRAGMA table_info(pods)", -1, &st, NULL) != SQLITE_OK)
+		return fail(s, "pods' columns");
+	while (sqlite3_step(st) == SQLITE_ROW)
+		has |= !strcmp((const char *)sqlite3_column_text(st, 1), "ctrs");
+	sqlite3_finalize(st);
+	return has ? 0 : sqlite3_exec(s->sql.db, migrate_ctrs, NULL, NULL, e) != SQLITE_OK;
+}
+
 int na_store_open(struct na_store *s, const char *path, char *err, size_t errlen)
 {
 	char *e = NULL;
@@ -98,7 +116,8 @@ int na_store_open(struct na_store *s, const char *path, char *err, size_t errlen
 	}
 	sqlite3_busy_timeout(s->sql.db, 5000);
 	sqlite3_wal_hook(s->sql.db, on_wal, s);
-	if (sqlite3_exec(s->sql.db, schema, NULL, NULL, &e) != SQLITE_OK || load_rev(s)) {
+	if (sqlite3_exec(s->sql.db, schema, NULL, NULL, &e) != SQLITE_OK || add_ctrs(s, &e) ||
+	    load_rev(s)) {
 		snprintf(err, errlen, "%s: %s", path, e ? e : s->err);
 		sqlite3_free(e);
 		na_store_close(s);
@@ -192,7 +211,7 @@ static int end_write(struct na_store *s, int rc, bool bump, int64_t *rev)
 int na_store_pod_put(struct na_store *s, const struct na_pod *p, bool bump, int64_t *rev)
 {
 	sqlite3_stmt *st;
-	char *spec;
+	char *spec, *ctrs;
 	int rc;
 
 	s->err[0] = 0;
@@ -220,6 +239,9 @@ int na_store_pod_put(struct na_store *s, const struct na_pod *p, bool bump, int6
 	if (spec)
 		sqlite3_bind_text(st, 13, spec, -1, SQLITE_TRANSIENT);
 	free(spec);
+	ctrs = na_ctrs_str(p);
+	sqlite3_bind_text(st, 14, ctrs ? ctrs : "", -1, SQLITE_TRANSIENT);
+	free(ctrs);
 	rc = step_done(s, st, "pod");
 	if (!rc && !p->spec && sqlite3_changes(s->sql.db) != 1) {
 		snprintf(s->err, sizeof(s->err),
@@ -331,6 +353,11 @@ static int load_pods(struct na_store *s, na_pod_fn pf, void *arg)
 		p.svc = sqlite3_column_int(st, 10);
 		p.terminating = sqlite3_column_int(st, 11);
 		p.spec = json_loads(col(st, 12), JSON_DECODE_ANY, NULL);
+		/* a store of the one-container version: pid is the only one */
+		if (na_ctrs_parse(&p, col(st, 13)) || (!p.n_ctrs && p.pid > 0)) {
+			p.ctrs[0] = (struct na_ctr){p.pid, p.start};
+			p.n_ctrs = 1;
+		}
 		na_pod_ports_from_spec(&p, err, sizeof(err)); /* checked when it was created */
 		rc = pf(arg, &p);
 	}
