@@ -257,6 +257,15 @@ now=$(progs_of)
 ids="$ids $now"
 rm -f "/sys/fs/bpf/xgate/$NS/prog_agent_0123456789abcdef"
 x detach n1 >/dev/null
+# the first load runs in a child process: its failure is the attach's, with
+# its message and code (here a map of the instance that the agent object
+# cannot reuse, as an older build's would be)
+rm -f "/sys/fs/bpf/xgate/$NS/$pin" "/sys/fs/bpf/xgate/$NS/xg_agcache"
+bpftool map create "/sys/fs/bpf/xgate/$NS/xg_agcache" type array key 4 value 4 entries 1 name xg_agcache
+expect_rc 1 "attach with a map the object cannot reuse (loaded in a child)" x attach n1 agent
+expect_err "do not match this xgate build" "the child's message reaches the caller"
+[ ! -e "/sys/fs/bpf/xgate/$NS/$pin" ] && ok "nothing pinned after a failed load" || not_ok "$pin after a failed load"
+rm -f "/sys/fs/bpf/xgate/$NS/xg_agcache"
 x attach n0 transit >/dev/null
 x attach n1 agent --mode generic >/dev/null
 ids="$ids $(progs_of)"
