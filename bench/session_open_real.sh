@@ -42,17 +42,20 @@
 #                tests'): every open is a new TLS connection, so the server's
 #                key is part of what an open costs
 #   --keep       keep the temporary directory (configs, logs, databases)
+#   --footprint  stop after the idle figures, and print what nodeagentd's RSS
+#                is made of (Rss per mapping, from /proc/PID/smaps)
 #
 # Exit: 0 when it ran (no assertion on any figure), 1 on a failure.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=40 B=140 K=40 KEEP= FX_KEY=
+W=40 B=140 K=40 KEEP= FX_KEY= FOOTPRINT=
 while [ $# -gt 5 ]; do
 	case $1 in
 	--warm) W=$2; shift 2 ;;
 	--batch) B=$2; shift 2 ;;
 	--cold) K=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
+	--footprint) FOOTPRINT=1; shift ;;
 	--ec) FX_KEY=ec; shift ;;
 	*) echo "session_open_real: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -156,6 +159,14 @@ t1=$(cpu_ticks "$NADPID")
 NAD_CPU=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", 100 * d / hz / 10}')
 FXD_RSS=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$FX_FXD_PID/status")
 say "nodeagentd with $PODS pods: RSS $NAD_RSS MB ($NAD_ANON private), CPU $NAD_CPU % of a core over 10 s idle"
+if [ -n "$FOOTPRINT" ]; then
+	say "nodeagentd Pss $NAD_PSS MB; its RSS by mapping (KB):"
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { name = NF >= 6 ? $6 : "[anon]"; sub(".*/", "", name) }
+	     /^Rss:/ { rss[name] += $2 }
+	     END { for (n in rss) if (rss[n] >= 64) printf "  %6d  %s\n", rss[n], n }' \
+		"/proc/$NADPID/smaps" | sort -rn
+	exit 0
+fi
 
 # ---- warm, 16 at a time ----
 app warm "$B" "$B"

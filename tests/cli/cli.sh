@@ -239,6 +239,33 @@ uniq=$(echo $ids | wc -w)
 	not_ok "programs after the cycles: $uniq distinct, $(alive) alive, of: $ids"
 ls /sys/fs/bpf/xgate/$NS | grep -q '^prog_agent_' && ok "the agent program is pinned in the instance" ||
 	not_ok "no pinned agent program: $(ls /sys/fs/bpf/xgate/$NS)"
+# the pin is named after the object's SHA-256 as the build made it (the
+# object built into xgate is $OBJDIR/agent.bpf.o): what keeps another
+# build's program from being taken for this one's
+pin=prog_agent_$(sha256sum "$OBJDIR/agent.bpf.o" | cut -c1-16)
+[ -e "/sys/fs/bpf/xgate/$NS/$pin" ] && ok "the agent pin carries the object's hash ($pin)" ||
+	not_ok "no $pin: $(ls /sys/fs/bpf/xgate/$NS)"
+# another build's program (the same pin under another hash) is not reused:
+# the next attach loads this build's and pins it under its own name
+mv "/sys/fs/bpf/xgate/$NS/$pin" "/sys/fs/bpf/xgate/$NS/prog_agent_0123456789abcdef"
+x attach n1 agent >/dev/null
+other=$(bpftool -j prog show pinned "/sys/fs/bpf/xgate/$NS/prog_agent_0123456789abcdef" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+now=$(progs_of)
+[ -e "/sys/fs/bpf/xgate/$NS/$pin" ] && [ -n "$now" ] && [ "$now" != "$other" ] &&
+	ok "a program pinned under another build's hash is not reused (loaded $now, not $other)" ||
+	not_ok "attach after another build's pin: attached '$now', other build's '$other', pins: $(ls /sys/fs/bpf/xgate/$NS)"
+ids="$ids $now"
+rm -f "/sys/fs/bpf/xgate/$NS/prog_agent_0123456789abcdef"
+x detach n1 >/dev/null
+# the first load runs in a child process: its failure is the attach's, with
+# its message and code (here a map of the instance that the agent object
+# cannot reuse, as an older build's would be)
+rm -f "/sys/fs/bpf/xgate/$NS/$pin" "/sys/fs/bpf/xgate/$NS/xg_agcache"
+bpftool map create "/sys/fs/bpf/xgate/$NS/xg_agcache" type array key 4 value 4 entries 1 name xg_agcache
+expect_rc 1 "attach with a map the object cannot reuse (loaded in a child)" x attach n1 agent
+expect_err "do not match this xgate build" "the child's message reaches the caller"
+[ ! -e "/sys/fs/bpf/xgate/$NS/$pin" ] && ok "nothing pinned after a failed load" || not_ok "$pin after a failed load"
+rm -f "/sys/fs/bpf/xgate/$NS/xg_agcache"
 x attach n0 transit >/dev/null
 x attach n1 agent --mode generic >/dev/null
 ids="$ids $(progs_of)"

@@ -133,6 +133,9 @@ int xg_dev_index(const char *dev, __u32 *ifindex);
 __u32 xg_ipv4_ifindex(__u32 ip_be);
 int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mode mode, bool force);
 int xg_detach(struct xg_maps *m, const char *dev);
+/* Where xg_attach pins the role's program in the instance for reuse:
+ * ROOT/prog_ROLE_HASH, HASH the start of the built-in object's SHA-256. */
+void xg_prog_pin_path(const struct xg_maps *m, enum xg_role role, char *out, size_t len);
 /* prog id and mode of the XDP program on ifindex (0 if none). */
 int xg_xdp_query(__u32 ifindex, __u32 *prog_id, enum xg_mode *mode);
 /* The name of a loaded program (0, or -errno). */
