@@ -46,6 +46,15 @@ for hn in "h1 10.200.0.2" "h1 10.200.0.3" "h2 10.200.0.1" "h3 10.200.0.1"; do
 	set -- $hn
 	check "$1: managed entry (protocol 88) for its next hop $2" wait_for 5 managed "$1" "$2"
 done
+# the operator's view: xgate's entries only, with the peer's MAC
+h1ls=$(xg h1 neigh ls -o json)
+echo "$h1ls" | jq -e 'map(.ip) | sort == ["10.200.0.2", "10.200.0.3"]' >/dev/null &&
+	echo "$h1ls" | jq -e 'all(.managed and .dev == "eth0" and (.mac | length) == 17)' >/dev/null &&
+	ok "h1: neigh ls lists its two managed next hops with MACs" || not_ok "h1: neigh ls: $h1ls"
+expect_rc 3 "neigh keep of a local address" xg h1 neigh keep 10.200.0.1
+expect_err "10.200.0.1: local or no route" "  says why"
+expect_rc 2 "neigh keep of a bad address" xg h1 neigh keep 10.200.0.300
+expect_err "10.200.0.300" "  quotes it"
 check "ping across hosts before (p1a -> p1b)" nsx p1a ping -c2 -i0.2 -W1 10.1.1.12
 
 nsx p2a ping -c2 -i0.2 -W1 10.1.1.12 >/dev/null # h2 learns the direct path to h3
@@ -78,6 +87,13 @@ for hn in "h1 10.200.0.3" "h3 10.200.0.1"; do
 	nsx "$1" ip neigh show "$2" dev eth0 | grep -q 'lladdr .*managed' &&
 		ok "$1: $2 still managed with a MAC" || not_ok "$1: $2: $(nsx "$1" ip neigh show "$2" dev eth0)"
 done
+
+# release removes xgate's entry, keep makes it again
+check "neigh release 10.200.0.3 on h1" xg h1 neigh release 10.200.0.3
+check_not "  gone from h1's table" managed h1 10.200.0.3
+expect_rc 3 "neigh release of an entry that is not xgate's" xg h1 neigh release 10.200.0.3
+check "neigh keep 10.200.0.3 on h1" xg h1 neigh keep 10.200.0.3
+check "  managed again" wait_for 5 managed h1 10.200.0.3
 
 topo_down
 trap - EXIT
