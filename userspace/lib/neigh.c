@@ -207,7 +207,7 @@ int xg_neigh_get(struct xg_neigh *n, __u32 ip_be, struct xg_neigh_entry *e)
 int xg_neigh_keep(struct xg_neigh *n, __u32 ip_be)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct xg_neigh_entry e;
+	struct xg_neigh_entry e = {};
 	struct nlmsghdr *nlh;
 	__u32 oif, nh_be;
 	int err = next_hop(n, ip_be, &oif, &nh_be);
