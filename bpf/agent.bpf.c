@@ -56,6 +56,21 @@ XG_INLINE int xg_encap(struct xg_pkt *p, __u32 dst_be, __u8 opt_flags, __u32 rea
 	/* Route (and check the MTU) before touching the frame: a too-big DF
 	 * datagram becomes an ICMP error to the pod instead of a silent drop. */
 	rc = xg_nexthop(p, dst_be, tot_len, &nh, &mtu);
+	/* A direct path the data plane learned leads to a host userspace was
+	 * never told of, so nothing keeps the kernel's entry for it and the GC
+	 * may have taken it (docs/architecture.md, "Underlay neighbours").
+	 * Such a frame takes the path the direct one shortcuts instead: the
+	 * subnet's bouncer or the divider, whose entries xgate keeps. */
+	if (unlikely(rc == XG_R_DROP_NO_NEIGH && (opt_flags & XG_OPT_HOST_DIRECT))) {
+		struct xg_route rt = {};
+
+		if (!xg_route_miss(p, &rt, 1) && rt.dst_be != p->host->ip_be) {
+			dst_be = rt.dst_be;
+			opt_flags = 0;
+			reason = rt.reason;
+			rc = xg_nexthop(p, dst_be, tot_len, &nh, &mtu);
+		}
+	}
 	if (unlikely(rc))
 		return xg_nexthop_refused(p, rc, iip, (void *)(long)ctx->data_end, mtu);
 

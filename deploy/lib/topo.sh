@@ -93,7 +93,11 @@ topo_up() {
 		10.1.2.*) [ "$host" != h2 ] && { xg h2 endpoint add $VNI "${POD_IP[$p]}" mac "${POD_MAC[$p]}" host "${HOST_IP[$host]}" || return 1; } ;;
 		esac
 	done
-	# Neighbours were primed by xgate; give ARP a moment to answer.
+	# xgate keeps the next hops it was given (bouncers, dividers, endpoint
+	# hosts) as kernel-managed entries. Direct paths lead to hosts it was
+	# not given (h2 <-> h3): without these pings they would go by the bouncer
+	# (docs/architecture.md, "Underlay neighbours"), and single_cluster.sh
+	# counts the direct ones.
 	for h in "${HOSTS[@]}"; do
 		for other in "${HOSTS[@]}"; do
 			[ "$h" = "$other" ] || nsx "$h" ping -c1 -W1 "${HOST_IP[$other]}" >/dev/null 2>&1 || true

@@ -25,6 +25,14 @@ rm -f "$MT_RUN.topo.err"
 if mesh_up; then ok "mesh up: every gateway has both peers with data-plane keys"; else
 	not_ok "mesh: $(tail -n 3 "$MT_RUN"/gw*.log)"; summary; exit 1
 fi
+# gatewayd keeps the next hop toward each peer's public address (the WAN
+# router) as a kernel-managed entry: the tunnel's frames leave by XDP alone
+bad=""
+for c in "${CLUSTERS[@]}"; do
+	nsm "c${c}gw" ip -d neigh show "198.18.$c.1" | grep -q 'managed.*proto 88' || bad="$bad gw$c"
+done
+[ -z "$bad" ] && ok "every gateway keeps a managed entry for its WAN next hop" ||
+	not_ok "no managed entry for the WAN router on:$bad"
 
 # ---- VPC 100 across clusters ------------------------------------------------
 V100=(1a 1b 2a 2b 3a 3b)

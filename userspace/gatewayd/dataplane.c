@@ -170,6 +170,8 @@ void gwd_dp_close(struct gwd *g)
 		if (g->dp.div_gen[i] >= 0)
 			close(g->dp.div_gen[i]);
 	}
+	xg_neigh_close(g->dp.neigh);
+	g->dp.neigh = NULL;
 	g->dp.on = false;
 }
 
@@ -436,6 +438,21 @@ void gwd_dp_peer_addr(struct gwd *g, int idx)
 
 	if (!g->dp.on || bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return;
+	/* The tunnel's frames leave by XDP alone: nothing else would keep the
+	 * kernel's entry for the peer's next hop (docs/architecture.md). */
+	if (p->public_ip_be) {
+		if (!g->dp.neigh)
+			g->dp.neigh = xg_neigh_open();
+		if (g->dp.neigh) {
+			int rc = xg_neigh_keep(g->dp.neigh, p->public_ip_be);
+			char ip[16];
+
+			if (rc < 0 && rc != -ENETUNREACH)
+				gwd_log(g, "peer %s: cannot keep the neighbour toward %s: %s",
+					p->conf->name, xg_ip_str(p->public_ip_be, ip),
+					strerror(-rc));
+		}
+	}
 	flags = (__u8)((v.flags & ~XG_GW_PEER_AEAD) | (p->cipher ? XG_GW_PEER_AEAD : 0));
 	if (flags != v.flags) {
 		/* The type changed (the mode in a config did): the keys of the

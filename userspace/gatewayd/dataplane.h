@@ -28,6 +28,7 @@ struct gw_dp {
 	int div_subnet[GW_MAX_DIVIDERS], div_vpc[GW_MAX_DIVIDERS], div_gen[GW_MAX_DIVIDERS];
 	int n_div;
 	bool told_foreign[GW_MAX_DIVIDERS]; /* logged the entries not ours it leaves alone */
+	struct xg_neigh *neigh; /* keeps the peers' next hops resolved (libxgate neigh.c) */
 };
 
 /* Open the maps, write the public side (xg_gw) and the peer entries. */

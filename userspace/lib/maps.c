@@ -257,6 +257,8 @@ void xg_maps_close(struct xg_maps *m)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
+	xg_neigh_close(m->neigh);
+	m->neigh = NULL;
 }
 
 int xg_instance_remove(const char *instance)

@@ -253,6 +253,9 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 		return xg_fail(XG_EFAIL, "session %s: forward map: %s", pub,
 			       err == E2BIG ? "full" : strerror(err));
 	}
+	/* form 2: the other host is a next hop of this one's XDP alone */
+	if (v->host_be)
+		xg_maps_neigh_keep(m, v->host_be);
 	return XG_OK;
 }
 

@@ -49,9 +49,11 @@ const char *xg_mac_str(const __u8 *mac, char buf[18]);
 void xg_gw_mac_default(__u32 gw_ip_be, __u8 mac[6]);
 
 /* ---- maps.c ---- */
+struct xg_neigh;
 struct xg_maps {
 	int host, ifaces, vpc, subnet, endpoint, cache, stats, txports;
 	int gen; /* -1 if the instance predates xg_gen (its programs cache nothing) */
+	struct xg_neigh *neigh; /* opened by the first xg_maps_neigh_keep */
 	char root[PATH_MAX];
 	char instance[64];
 };
@@ -143,7 +145,36 @@ int xg_prog_name(__u32 prog_id, char *name, size_t len);
 /* The devices of this network namespace running the `pass` stub: it has
  * no maps, so no instance records it. Returns how many (at most max). */
 int xg_pass_stubs(__u32 *ifindexes, int max);
-/* Ask the kernel to resolve the underlay neighbour for ip (via its route). */
-int xg_neigh_prime(__u32 ip_be);
+
+/* ---- neigh.c: the underlay next hops the data plane forwards to ----
+ * Kernel-managed neighbour entries (NTF_EXT_MANAGED): resolved and kept by
+ * the kernel, never collected (docs/architecture.md, "Underlay
+ * neighbours"). Functions return 0 or -errno; -ENETUNREACH when the address
+ * is local or has no route (nothing to resolve). */
+#define XG_NEIGH_PROTO 88 /* NDA_PROTOCOL of the entries xgate made */
+struct xg_neigh_entry {
+	__u32 ip_be; /* the neighbour: the address itself, or its route's gateway */
+	__u32 ifindex;
+	__u16 state; /* NUD_* */
+	__u8 proto;
+	bool managed;
+	bool has_mac;
+	__u8 mac[6];
+};
+struct xg_neigh *xg_neigh_open(void); /* NULL with errno set */
+void xg_neigh_close(struct xg_neigh *n);
+/* 0: the next hop toward ip has a managed entry (or a permanent one);
+ * 1: this kernel has no managed entries, resolution was asked once. */
+int xg_neigh_keep(struct xg_neigh *n, __u32 ip_be);
+/* Remove the entry xg_neigh_keep made for ip's next hop (-ENOENT if the
+ * entry there is not xgate's). */
+int xg_neigh_release(struct xg_neigh *n, __u32 ip_be);
+/* The entry for ip's next hop (-ENOENT if none). */
+int xg_neigh_get(struct xg_neigh *n, __u32 ip_be, struct xg_neigh_entry *e);
+/* xgate's entries in this namespace: how many (at most max), or -errno. */
+int xg_neigh_list(struct xg_neigh *n, struct xg_neigh_entry *out, int max);
+/* xg_neigh_keep through the maps' handle; failures only show later, as
+ * drop_no_neigh, since the map write they follow stands. */
+void xg_maps_neigh_keep(struct xg_maps *m, __u32 ip_be);
 
 #endif

@@ -73,8 +73,8 @@ int usage_error(const char *object, const char *fmt, ...) __attribute__((format(
 
 /* The verb tables of each object (cmd_*.c). */
 extern const struct cmd host_verbs[], vpc_verbs[], subnet_verbs[], endpoint_verbs[], cache_verbs[],
-    gw_verbs[], mission_verbs[], cluster_verbs[], ingress_verbs[], app_verbs[], session_verbs[],
-    node_verbs[];
+    neigh_verbs[], gw_verbs[], mission_verbs[], cluster_verbs[], ingress_verbs[], app_verbs[],
+    session_verbs[], node_verbs[];
 
 /* ---- ops.c: the operations every front end (commands, apply -f) uses ---- */
 struct vpc_spec {

@@ -540,12 +540,8 @@ int cmd_apply(struct cli *c, struct args *a)
 		struct xg_sess_maps sm;
 
 		rc = xg_sess_open(&m, &sm);
-		for (int k = 0; !rc && k < p.nsess; k++) {
+		for (int k = 0; !rc && k < p.nsess; k++)
 			rc = xg_sess_add(&m, &sm, &p.sess[k].k, &p.sess[k].v);
-			/* the other host is an underlay next hop XDP will need the MAC of */
-			if (!rc && p.sess[k].v.host_be)
-				xg_neigh_prime(p.sess[k].v.host_be);
-		}
 		if (sm.fwd >= 0)
 			xg_sess_close(&sm);
 	}

@@ -83,9 +83,6 @@ static int ingress_add(struct cli *c, struct args *a)
 	if (rc)
 		return rc;
 	rc = xg_sess_add(&m, &s, &k, &v);
-	/* the other host is an underlay next hop XDP will need the MAC of */
-	if (!rc && v.host_be)
-		xg_neigh_prime(v.host_be);
 	xg_sess_close(&s);
 	xg_maps_close(&m);
 	return rc;

@@ -69,6 +69,7 @@ const struct object xg_objects[] = {
     {.name = "subnet", .verbs = subnet_verbs},
     {.name = "endpoint", .alias = "ep", .verbs = endpoint_verbs},
     {.name = "cache", .verbs = cache_verbs},
+    {.name = "neigh", .verbs = neigh_verbs},
     {.name = "apply",
      .fn = cmd_apply,
      .usage = "-f FILE",

@@ -54,7 +54,7 @@ int op_host_set(struct xg_maps *m, const __u32 *ip, const __u32 *gw, const __u32
 	if (gw) {
 		h.gateway_be = *gw;
 		if (*gw)
-			xg_neigh_prime(*gw);
+			xg_maps_neigh_keep(m, *gw);
 	}
 	if (ttl)
 		h.ttl = (__u8)*ttl;
@@ -70,7 +70,7 @@ int op_vpc_put(struct xg_maps *m, const struct vpc_spec *s, bool replace)
 		return put_err(what);
 	xg_gen_bump(m);
 	for (__u32 i = 0; i < s->v.n_dividers; i++)
-		xg_neigh_prime(s->v.dividers_be[i]);
+		xg_maps_neigh_keep(m, s->v.dividers_be[i]);
 	return XG_OK;
 }
 
@@ -125,7 +125,7 @@ int op_subnet_put(struct xg_maps *m, struct subnet_spec *s, bool replace)
 		return put_err(what);
 	xg_gen_bump(m);
 	for (__u32 i = 0; i < s->v.n_bouncers; i++)
-		xg_neigh_prime(s->v.bouncers_be[i]);
+		xg_maps_neigh_keep(m, s->v.bouncers_be[i]);
 	return XG_OK;
 }
 
@@ -189,7 +189,7 @@ int op_endpoint_put(struct xg_maps *m, struct ep_spec *s, bool replace)
 	/* This host's own idea of where the endpoint lives is now exact. */
 	xg_cache_forget(m, s->vni, s->ip_be);
 	if (s->v.host_be != h.ip_be)
-		xg_neigh_prime(s->v.host_be);
+		xg_maps_neigh_keep(m, s->v.host_be);
 	return XG_OK;
 }
 
