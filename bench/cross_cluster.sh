@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
 # cross_cluster: pod to pod ACROSS TWO CLUSTERS, through xgate's gateways,
-# side by side with the kernel's own path (VXLAN + bridge + IP routing) on
-# the same namespaces, pods, veths and MTUs, in the same run:
+# side by side with the kernel's own path (VXLAN + bridge + IP routing) and
+# with that path over a WireGuard tunnel between the gateways, on the same
+# namespaces, pods, veths and MTUs, in the same run:
 #   pps: 64-byte UDP frames sent from pod 1b's eth0 (10.1.1.12, cluster 1,
 #        host h2), counted where they arrive, pod 2b's eth0 (10.1.2.12,
 #        cluster 2, host h2); best window, and CPU time per packet;
@@ -11,7 +12,7 @@
 # Method, both layouts and results: docs/bench.md, section "cross_cluster".
 #
 #   usage: bench/cross_cluster.sh [--secs N] [--runs N] [--warmup N]
-#                [--no-pps] [--no-tcp] [--no-variant] [--verbose]
+#                [--no-pps] [--no-tcp] [--no-variant] [--no-wg] [--verbose]
 #                XGATE_BINARY GATEWAYD_BINARY PPS_GEN_BINARY
 #          bench/cross_cluster.sh --setup-only|--teardown XGATE GATEWAYD PPS_GEN
 #   e.g.   bench/cross_cluster.sh build/userspace/xgate build/userspace/gatewayd \
@@ -28,10 +29,16 @@
 #           gateway 2 sends straight to h2: the kernel path's hop count;
 #   kernel: the same topology built again (prefix xck), xgate removed,
 #           bench/cross/ktopo.sh: bridge + VXLAN on the hosts, the gateways
-#           routing between their cluster VXLAN and a VXLAN over the WAN.
+#           routing between their cluster VXLAN and a VXLAN over the WAN;
+#   wg:     the kernel path again (prefix xcw), WireGuard between the
+#           gateways instead of the WAN VXLAN (bench/cross/wgtopo.sh): the
+#           kernel's module where it exists, else wireguard-go (printed);
+#           --no-wg skips it.
 #   CPUs: pps_gen pinned to CPU 0; the entry veth's NAPI (v1b, host side of
 #   1b's veth) runs threaded on CPU 1, so the whole data path runs on CPU 1.
-#   iperf3 is not pinned (the TCP figures use both CPUs).
+#   wireguard-go runs on CPU 1 too in the pps windows (its CPU time is the
+#   data path's), on both CPUs for TCP; iperf3 is not pinned (the TCP
+#   figures use both CPUs).
 #   Each run times every path once (pps windows, then TCP), interleaved.
 #
 # Exit: 0 when it ran (no assertion on the numbers), 1 on setup failure,
@@ -48,9 +55,10 @@ source "$HERE/lib/pps.sh"
 DO_PPS=1
 DO_TCP=1
 VARIANT=1
+DO_WG=1
 # shellcheck disable=SC2317 # (run by pps_args, as PPS_HELP)
 help() { sed -n '4,/^# Exit:/p' "$0" | cut -c3-; sed -n '/^# Exit:/,/^$/p' "$0" | sed 1d | cut -c3-; exit 0; }
-PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT)
+PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT [--no-wg]=DO_WG)
 PPS_HELP=help
 pps_args 3 "$@" # and the common options
 set -- "${PPS_ARGV[@]}"
@@ -67,14 +75,17 @@ for t in ip bridge tc taskset timeout jq iperf3 ethtool nsenter; do
 	command -v $t >/dev/null || fail "'$t' is missing (deploy/deps.sh installs it)"
 done
 
-# Two topologies, both built by mtopo.sh; exact namespace names ${P}-...
+# The topologies, all built by mtopo.sh; exact namespace names ${P}-...
 PX=xcx   # xgate
 PK=xck   # kernel
+PW=xcw   # kernel inside the clusters, WireGuard between the gateways
 P=$PX
 # shellcheck source=../deploy/lib/mtopo.sh
 source "$MTOPO"
 # shellcheck source=cross/ktopo.sh
 source "$HERE/cross/ktopo.sh"
+# shellcheck source=cross/wgtopo.sh
+source "$HERE/cross/wgtopo.sh"
 # in_topo PREFIX CMD...: run an mtopo.sh function (or any command) on the
 # topology PREFIX (bash locals are seen by the functions it calls)
 in_topo() { local P=$1 MT_RUN=/tmp/$1-run; shift; "$@"; }
@@ -87,6 +98,38 @@ XG_NS=(c1h2 c1h1 c1gw c2gw c2h1 c2h2)
 
 BG_PIDS=()
 GWD_PIDS=
+
+# ---- the topologies and the paths, as tables ---------------------------------
+# A topology: its prefix in TOPOS, how it is built on mtopo_up's namespaces
+# (TOPO_BUILD, run with P set) and removed (TOPO_DOWN), whether v1b needs a
+# pass stub for the pps windows (STUB_ENTRY: no xgate agent there). A path:
+# a name in PATHS, its topology (PATH_TOPO), its row's label (LABEL), hooks
+# run around all its windows (PATH_ON/PATH_OFF) and around its pps windows
+# only (PPS_ON/PPS_OFF). Adding a path on an existing topology is a line in
+# each table.
+TOPOS=("$PX" "$PK")
+[ "$DO_WG" = 1 ] && TOPOS+=("$PW")
+declare -A TOPO_BUILD=([$PX]=mesh_up [$PK]=kt_build [$PW]=wt_build)
+declare -A TOPO_DOWN=([$PX]=mtopo_down [$PK]=mtopo_down [$PW]=wt_down)
+declare -A TOPO_NAME=([$PX]=xgate [$PK]=kernel [$PW]=WireGuard)
+declare -A STUB_ENTRY=([$PK]=1 [$PW]=1)
+PATHS=(xgate kernel)
+[ "$DO_WG" = 1 ] && PATHS+=(wg)
+[ "$VARIANT" = 1 ] && PATHS+=(xgate_ep)
+declare -A PATH_TOPO=([xgate]=$PX [xgate_ep]=$PX [kernel]=$PK [wg]=$PW)
+declare -A LABEL=(
+	[xgate]="xgate: agent, gw tunnel (SipHash), bouncer, decap"
+	[xgate_ep]="xgate, gateways know the pods' hosts (no bouncer)"
+	[kernel]="kernel: bridge+VXLAN, gw routing, VXLAN over WAN"
+	[wg]="kernel: bridge+VXLAN, gw routing, WireGuard on WAN"
+)
+declare -A PATH_ON=([xgate_ep]=variant_on) PATH_OFF=([xgate_ep]=variant_off)
+# wireguard-go: on the data-path CPU in the pps windows (the whole path on
+# one core, as on the others), on every CPU for TCP
+declare -A PPS_ON=([wg]="wt_affinity $DP_CPU") PPS_OFF=([wg]="wt_affinity 0-$((NCPU - 1))")
+# the ratio columns of the report: each path against these
+REFS=(kernel)
+[ "$DO_WG" = 1 ] && REFS+=(wg)
 topo_exists() { # topo_exists PREFIX: any namespace of that topology left?
 	local n
 	for n in $(mt_all_ns); do [ -e "/run/netns/$1-$n" ] && return 0; done
@@ -94,7 +137,7 @@ topo_exists() { # topo_exists PREFIX: any namespace of that topology left?
 }
 leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
 	local p n
-	for p in $PX $PK; do
+	for p in $PX $PK $PW; do
 		for n in $(mt_all_ns); do
 			[ -e "/run/netns/$p-$n" ] && echo "netns $p-$n"
 			[ -e "/sys/fs/bpf/xgate/$p-$n" ] && echo "pins /sys/fs/bpf/xgate/$p-$n"
@@ -102,6 +145,7 @@ leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
 		[ -e "/tmp/$p-run" ] && echo "directory /tmp/$p-run"
 	done
 	for n in $GEN_PID "${BG_PIDS[@]}" $GWD_PIDS; do kill -0 "$n" 2>/dev/null && echo "process $n ($(cat /proc/$n/comm 2>/dev/null))"; done
+	in_topo $PW wt_leftovers # wireguard-go processes, sockets, TUN devices
 	return 0
 }
 cleanup() {
@@ -110,15 +154,15 @@ cleanup() {
 	pps_gen_stop
 	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
 	for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-	for p in $PX $PK; do in_topo $p mtopo_down; done
+	for p in $PX $PK $PW; do in_topo "$p" "${TOPO_DOWN[$p]}"; done
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 	left=$(leftovers)
 	if [ -n "$left" ]; then
 		echo "cross_cluster: left behind after teardown:" >&2
 		echo "$left" | sed 's/^/  /' >&2
 	else
-		echo "teardown: no namespace (${PX}-*, ${PK}-*), pin (/sys/fs/bpf/xgate/${PX}-*, ${PK}-*)," \
-			"gatewayd, generator or iperf3 left"
+		echo "teardown: no namespace (${PX}-*, ${PK}-*, ${PW}-*), pin (/sys/fs/bpf/xgate/${PX}-*, ${PK}-*," \
+			"${PW}-*), gatewayd, wireguard-go (process, socket, device), generator or iperf3 left"
 	fi
 	return 0
 }
@@ -133,31 +177,38 @@ TMP=$(mktemp -d /tmp/cross_cluster.XXXXXX) || fail "mktemp"
 run_q() { "$@" >/dev/null || fail "setup failed: $*"; } # (the command's output only)
 
 # ---- leftovers of an earlier, killed run --------------------------------
-for p in $PX $PK; do
-	if topo_exists $p || [ -e "/tmp/$p-run" ]; then
+for p in $PX $PK $PW; do
+	if topo_exists "$p" || [ -e "/tmp/$p-run" ]; then
 		echo "cross_cluster: removing topology $p-* left by an earlier run" >&2
-		in_topo $p mtopo_down
+		in_topo "$p" "${TOPO_DOWN[$p]}"
 	fi
 done
 
-# ---- the two topologies --------------------------------------------------
+# ---- the topologies --------------------------------------------------------
 # (a function whose output is redirected runs in a subshell: a signal's trap
-# would otherwise run with that redirection, and its messages be lost)
+# would otherwise run with that redirection, and its messages be lost; the
+# builders run in this shell: they keep PIDs)
 t0=$(date +%s)
-log "building the xgate topology ($PX-*): mtopo_up, mesh_up"
-(in_topo $PX mtopo_up) >"$TMP/topo.$PX" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PX" >&2; fail "mtopo_up ($PX) failed"; }
-in_topo $PX mesh_up
-rc=$?
-GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
-[ $rc = 0 ] || { tail -n 5 /tmp/$PX-run/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
-log "building the kernel topology ($PK-*): mtopo_up, then xgate removed, bench/cross/ktopo.sh"
-(in_topo $PK mtopo_up) >"$TMP/topo.$PK" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$PK" >&2; fail "mtopo_up ($PK) failed"; }
-in_topo $PK kt_build || fail "kernel path setup failed"
+for p in "${TOPOS[@]}"; do
+	log "building the ${TOPO_NAME[$p]} topology ($p-*): mtopo_up, ${TOPO_BUILD[$p]}"
+	(in_topo "$p" mtopo_up) >"$TMP/topo.$p" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$p" >&2; fail "mtopo_up ($p) failed"; }
+	in_topo "$p" "${TOPO_BUILD[$p]}"
+	rc=$?
+	if [ "$p" = $PX ]; then
+		GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
+		[ $rc = 0 ] || { tail -n 5 /tmp/$PX-run/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
+	fi
+	[ $rc = 0 ] || fail "${TOPO_NAME[$p]} path setup failed (${TOPO_BUILD[$p]})"
+done
+if [ "$DO_WG" = 1 ]; then
+	CPU_PIDS[$PW]="${WT_PIDS[*]}"
+	echo "cross_cluster: WireGuard path: $WT_VERSION, device MTU $(wt_mtu) (pods $POD_MTU, WAN $WAN_MTU)"
+fi
 
-# Both: no bridge netfilter (per namespace here; it would tax both paths),
+# All: no bridge netfilter (per namespace here; it would tax every path),
 # and a static underlay fdb, so that no bridge floods a one-way stream once
 # an entry ages out (the pps windows send one way only).
-for p in $PX $PK; do
+for p in "${TOPOS[@]}"; do
 	for n in $(mt_all_ns); do
 		[ -e "/run/netns/$p-$n" ] && pps_no_brnf "$p-$n"
 	done
@@ -168,9 +219,10 @@ for p in $PX $PK; do
 	done
 done
 
-# Warm both paths both ways: ARP everywhere, and xgate's direct path
-# (h2 learns from the first reply that 10.1.2.12 is behind gateway 1).
-for p in $PX $PK; do
+# Warm every path both ways: ARP everywhere, xgate's direct path (h2
+# learns from the first reply that 10.1.2.12 is behind gateway 1), the
+# WireGuard handshake.
+for p in "${TOPOS[@]}"; do
 	for pair in "$SRC $DST" "$DST $SRC"; do
 		read -r a b <<<"$pair"
 		ip netns exec "$p-p$a" ping -c3 -i0.2 -W1 "${POD_IP[$b]}" >/dev/null 2>&1 ||
@@ -188,9 +240,11 @@ offloads() {
 }
 for pod in $SRC $DST; do
 	fx=$(offloads "$PX-p$pod")
-	fk=$(offloads "$PK-p$pod")
-	[ "$fx" = "$fk" ] || echo "cross_cluster: warning: pod $pod's eth0 offloads differ between" \
-		"the topologies: $(diff <(echo "$fx") <(echo "$fk") | grep '^[<>]' | tr -s '\t\n' '  ')" >&2
+	for p in "${TOPOS[@]}"; do
+		fk=$(offloads "$p-p$pod")
+		[ "$fx" = "$fk" ] || echo "cross_cluster: warning: pod $pod's eth0 offloads differ between" \
+			"$PX and $p: $(diff <(echo "$fx") <(echo "$fk") | grep '^[<>]' | tr -s '\t\n' '  ')" >&2
+	done
 done
 
 # ---- the generator's entry, the sink ----------------------------------------
@@ -204,7 +258,7 @@ napi_threads() { ps -eo pid=,comm= | awk 'index($2, "napi/v1b-") == 1 {print $1}
 entry_on() { # entry_on PREFIX
 	local p=$1 before pid n=0
 	before=$(napi_threads)
-	[ "$p" = $PK ] && run_q "$XGATE" -N "$p-c1h2" attach "v$SRC" pass
+	[ -n "${STUB_ENTRY[$p]:-}" ] && run_q "$XGATE" -N "$p-c1h2" attach "v$SRC" pass
 	run ip netns exec "$p-c1h2" sh -c "echo 1 > /sys/class/net/v$SRC/threaded"
 	if [ -z "${NAPI_PIDS[$p]:-}" ] || ! kill -0 ${NAPI_PIDS[$p]} 2>/dev/null; then
 		NAPI_PIDS[$p]=$(comm -13 <(echo "$before") <(napi_threads) | tr '\n' ' ')
@@ -213,7 +267,7 @@ entry_on() { # entry_on PREFIX
 	[ "$n" -gt 0 ] || echo "cross_cluster: warning: no NAPI thread for $p-c1h2 v$SRC; data path not pinned" >&2
 }
 entry_off() { # entry_off PREFIX
-	[ "$1" = $PK ] || return 0
+	[ -n "${STUB_ENTRY[$1]:-}" ] || return 0
 	run_q "$XGATE" -N "$1-c1h2" detach "v$SRC"
 	NAPI_PIDS[$1]=
 }
@@ -225,19 +279,23 @@ sink_off() { run ip netns exec "$1-p$DST" tc qdisc del dev eth0 clsact; }
 
 # The variant: each gateway holds an endpoint entry for the far pod's host
 # (the gateway then sends to that host, not to the subnet's bouncer).
+# shellcheck disable=SC2317 # (run through PATH_ON)
 variant_on() {
 	run "$XGATE" -N "$PX-c2gw" endpoint add 100 "${POD_IP[$DST]}" mac "${POD_MAC[$DST]}" host "$(host_ip 2 h2)"
 	run "$XGATE" -N "$PX-c1gw" endpoint add 100 "${POD_IP[$SRC]}" mac "${POD_MAC[$SRC]}" host "$(host_ip 1 h2)"
 }
+# shellcheck disable=SC2317 # (run through PATH_OFF)
 variant_off() {
 	run "$XGATE" -N "$PX-c2gw" endpoint del 100 "${POD_IP[$DST]}"
 	run "$XGATE" -N "$PX-c1gw" endpoint del 100 "${POD_IP[$SRC]}"
 }
 
-# path NAME -> its topology prefix
-prefix_of() { case $1 in kernel) echo $PK ;; *) echo $PX ;; esac; }
-path_on() { [ "$1" = xgate_ep ] && variant_on; return 0; }
-path_off() { [ "$1" = xgate_ep ] && variant_off; return 0; }
+# path NAME -> its topology prefix; its hooks (the tables above)
+prefix_of() { echo "${PATH_TOPO[$1]}"; }
+path_on() { ${PATH_ON[$1]:-}; return 0; }
+path_off() { ${PATH_OFF[$1]:-}; return 0; }
+pps_on() { ${PPS_ON[$1]:-}; return 0; }
+pps_off() { ${PPS_OFF[$1]:-}; return 0; }
 
 # gen_args PREFIX: a 60-byte frame (64 with the FCS) from 1b to 2b's UDP
 # discard port, addressed as 1b's own stack addresses it: to the MAC its
@@ -248,19 +306,11 @@ gen_args() {
 	echo -N "$p-p$SRC" -i eth0 --encap none --dmac "${GWMAC[$p]}" --smac "${POD_MAC[$SRC]}" \
 		--src "${POD_IP[$SRC]}" --dst "${POD_IP[$DST]}"
 }
-for p in $PX $PK; do
+for p in "${TOPOS[@]}"; do
 	GWMAC[$p]=$(ip -n "$p-p$SRC" neigh show "10.1.1.1" dev eth0 | awk '{for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1)}')
 	[ -n "${GWMAC[$p]}" ] || fail "pod $SRC has no neighbour entry for 10.1.1.1 ($p)"
 	log "$p: pod $SRC's gateway 10.1.1.1 is at ${GWMAC[$p]}"
 done
-
-PATHS=(xgate kernel)
-[ "$VARIANT" = 1 ] && PATHS=(xgate kernel xgate_ep)
-declare -A LABEL=(
-	[xgate]="xgate: agent, gw tunnel (SipHash), bouncer, decap"
-	[xgate_ep]="xgate, gateways know the pods' hosts (no bouncer)"
-	[kernel]="kernel: bridge+VXLAN, gw routing, VXLAN over WAN"
-)
 
 # Sanity: a short burst must reach the pod on every path before timing.
 check_path() {
@@ -273,13 +323,13 @@ check_path() {
 if [ "$DO_PPS" = 1 ]; then
 	for name in "${PATHS[@]}"; do
 		p=$(prefix_of "$name")
-		path_on "$name"; entry_on "$p"; sink_on "$p"
+		path_on "$name"; pps_on "$name"; entry_on "$p"; sink_on "$p"
 		check_path "$name"
-		sink_off "$p"; entry_off "$p"; path_off "$name"
+		sink_off "$p"; entry_off "$p"; pps_off "$name"; path_off "$name"
 	done
 fi
 [ "$MODE" = setup ] &&
-	pps_setup_done "topologies $PX-* (xgate) and $PK-* (kernel) are up; remove them with: $0 --teardown $*"
+	pps_setup_done "topologies $(for p in "${TOPOS[@]}"; do printf '%s-* (%s) ' $p "${TOPO_NAME[$p]}"; done)are up; remove them with: $0 --teardown $*"
 
 # ---- drops on the path (the CPU accounting: bench/lib/pps.sh) -------------------
 # path_drops PREFIX -> rx_dropped + tx_dropped summed over every device of
@@ -302,14 +352,14 @@ path_drops() {
 pps_run() { # pps_run NAME: one window (bench/lib/pps.sh); which hops xgate's took
 	local name=$1 p
 	p=$(prefix_of "$name")
-	path_on "$name"; entry_on "$p"; sink_on "$p"
+	path_on "$name"; pps_on "$name"; entry_on "$p"; sink_on "$p"
 	[ "$p" = $PX ] && pps_xstats_snap a "$PX-" "${XG_NS[@]}"
 	pps_window "$p" "$p-c1h2" "v$SRC" "$p-p$DST" "$p"
 	if [ "$p" = $PX ]; then
 		pps_xstats_snap b "$PX-" "${XG_NS[@]}"
 		pps_xstats_delta " " "${XG_NS[@]}" | sed "s/^/$name /" >>"$TMP/xstats"
 	fi
-	sink_off "$p"; entry_off "$p"; path_off "$name"
+	sink_off "$p"; entry_off "$p"; pps_off "$name"; path_off "$name"
 	pps_account "$name" "$r  pps  $name"
 }
 
@@ -361,18 +411,26 @@ done
 
 # ---- report -----------------------------------------------------------------------
 W=52
-printf '\n%-*s | %9s | %10s | %10s | %6s | %s\n' $W "path (pod 1b, cluster 1 -> pod 2b, cluster 2)" \
-	"Mpps" "ns/pkt CPU" "TCP Mbit/s" "retr" "xgate/kernel"
-pps_rule $W "-+-----------+------------+------------+--------+-------------------------------"
+R=32 # a ratio column: "pps 1.23x, CPU 0.45x, TCP 1.02x"
+printf '\n%-*s | %9s | %10s | %10s | %6s' $W "path (pod 1b, cluster 1 -> pod 2b, cluster 2)" \
+	"Mpps" "ns/pkt CPU" "TCP Mbit/s" "retr"
+for ref in "${REFS[@]}"; do printf ' | %-*s' $R "this/$ref"; done
+echo
+pps_rule $W "-+-----------+------------+------------+--------$(for ref in "${REFS[@]}"; do printf -- '-+-%s' "$(printf '%*s' $R '' | tr ' ' -)"; done)"
 for name in "${PATHS[@]}"; do
-	if [ "$name" = kernel ]; then
-		rat="1 (reference)"
-	else
-		rat="pps $(pps_ratio "${BEST[$name]:-0}" "${BEST[kernel]:-0}"), CPU $(pps_ratio "${NSPKT[$name]:-0}" "${NSPKT[kernel]:-0}"), TCP $(pps_ratio "${TCP_BEST[$name]:-0}" "${TCP_BEST[kernel]:-0}")"
-	fi
-	printf '%-*s | %9s | %10s | %10s | %6s | %s\n' $W "${LABEL[$name]}" "${BEST[$name]:--}" \
-		"${NSPKT[$name]:--}" "${TCP_BEST[$name]:--}" "${TCP_RETR[$name]:--}" "$rat"
+	printf '%-*s | %9s | %10s | %10s | %6s' $W "${LABEL[$name]}" "${BEST[$name]:--}" \
+		"${NSPKT[$name]:--}" "${TCP_BEST[$name]:--}" "${TCP_RETR[$name]:--}"
+	for ref in "${REFS[@]}"; do
+		if [ "$name" = "$ref" ]; then
+			rat="1 (reference)"
+		else
+			rat="pps $(pps_ratio "${BEST[$name]:-0}" "${BEST[$ref]:-0}"), CPU $(pps_ratio "${NSPKT[$name]:-0}" "${NSPKT[$ref]:-0}"), TCP $(pps_ratio "${TCP_BEST[$name]:-0}" "${TCP_BEST[$ref]:-0}")"
+		fi
+		printf ' | %-*s' $R "$rat"
+	done
+	echo
 done
+[ "$DO_WG" = 1 ] && echo "wg: $WT_VERSION between the gateways, device MTU $(wt_mtu)"
 echo
 if [ "$DO_PPS" = 1 ]; then
 	echo "Mpps: 64-byte UDP frames (60 B + FCS) delivered to pod $DST (rx_packets of its eth0), best of $RUNS windows"

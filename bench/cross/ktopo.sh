@@ -42,9 +42,10 @@ kt_unxgate() { # every xgate instance of this topology: programs, stubs, pins
 	done
 }
 
-# kt_cluster C OTHER: host h2 and the gateway of cluster C, routing to OTHER
-kt_cluster() {
-	local c=$1 o=$2 h2 gw pod mac
+# kt_inside C: host h2 and the cluster side of the gateway of cluster C (the
+# part bench/cross/wgtopo.sh shares)
+kt_inside() {
+	local c=$1 h2 gw pod mac
 	h2=$(host_ip "$c" h2)
 	gw=$(host_ip "$c" gw)
 	pod=${c}b
@@ -69,6 +70,13 @@ kt_cluster() {
 	kt_ok nsm "c${c}gw" ip link set vxlan100 up || return 1
 	kt_ok nsm "c${c}gw" bridge fdb replace "$mac" dev vxlan100 dst "$h2" self permanent || return 1
 	kt_ok nsm "c${c}gw" ip neigh replace "${POD_IP[$pod]}" lladdr "$mac" dev vxlan100 nud permanent || return 1
+	kt_ok nsm "c${c}gw" sysctl -qw net.ipv4.ip_forward=1 || return 1
+}
+
+# kt_cluster C OTHER: host h2 and the gateway of cluster C, routing to OTHER
+kt_cluster() {
+	local c=$1 o=$2
+	kt_inside "$c" || return 1
 	# gateway: WAN side, a point-to-point VXLAN to the other gateway
 	kt_ok nsm "c${c}gw" ip link add vxwan address "$(kt_wanmac "$c")" type vxlan id $KT_WAN_VNI \
 		local "$(pub_ip "$c")" remote "$(pub_ip "$o")" dev wan0 dstport $KT_PORT nolearning || return 1
@@ -76,7 +84,6 @@ kt_cluster() {
 	kt_ok nsm "c${c}gw" ip link set vxwan up || return 1
 	kt_ok nsm "c${c}gw" ip neigh replace "10.99.0.$o" lladdr "$(kt_wanmac "$o")" dev vxwan nud permanent || return 1
 	kt_ok nsm "c${c}gw" ip route add "10.1.$o.0/24" via "10.99.0.$o" dev vxwan || return 1
-	kt_ok nsm "c${c}gw" sysctl -qw net.ipv4.ip_forward=1 || return 1
 }
 
 kt_build() { # on the mtopo topology of prefix $P
