@@ -9,7 +9,7 @@
 #        host h2), counted where they arrive, pod 2b's eth0 (10.1.2.12,
 #        cluster 2, host h2); best window, and CPU time per packet;
 #   TCP: iperf3 from pod 1b to pod 2b: Mbit/s and retransmits.
-# Method, both layouts and results: docs/bench.md, section "cross_cluster".
+# Method, the layouts and results: docs/bench.md, section "cross_cluster".
 #
 #   usage: bench/cross_cluster.sh [--secs N] [--runs N] [--warmup N]
 #                [--no-pps] [--no-tcp] [--no-variant] [--no-wg] [--verbose]
@@ -43,7 +43,8 @@
 #
 # Exit: 0 when it ran (no assertion on the numbers), 1 on setup failure,
 # 2 on usage, 130 when interrupted. Every namespace, xgate instance (pins)
-# and process it made is removed on exit, Ctrl-C included, and checked.
+# and process it made (wireguard-go with its socket and TUN device
+# included) is removed on exit, Ctrl-C included, and checked.
 
 set -u -o pipefail
 
@@ -334,10 +335,13 @@ fi
 # ---- drops on the path (the CPU accounting: bench/lib/pps.sh) -------------------
 # path_drops PREFIX -> rx_dropped + tx_dropped summed over every device of
 # the namespaces after the entry (v1b's rx_dropped is the generator's
-# excess: the entry ring was full)
+# excess: the entry ring was full), and the UDP sockets' buffer overflows
+# in them (RcvbufErrors + SndbufErrors: wireguard-go's tunnel socket)
 path_drops() {
 	local p=$1 n d v sum=0
 	for n in c1h2 c1u c1gw wan c2gw c2u c2h1 c2h2 "p$DST"; do
+		v=$(ip netns exec "$p-$n" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ {print $6 + $7}' /proc/net/snmp)
+		sum=$((sum + ${v:-0}))
 		for d in $(ip -n "$p-$n" -o link show | awk -F': ' '{sub(/@.*/, "", $2); print $2}'); do
 			[ "$d" = lo ] && continue
 			[ "$n/$d" = "c1h2/v$SRC" ] && continue
