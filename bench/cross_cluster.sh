@@ -442,11 +442,11 @@ if [ "$DO_PPS" = 1 ]; then
 	echo "(steal, idle, other work excluded). Ratios: for pps and TCP higher is better for xgate, for CPU lower."
 	for name in "${PATHS[@]}"; do
 		printf '  %-9s windows (Mpps): %-40s offered %s Mpps; drops on the path %s\n' "$name" \
-			"${WIN_LIST[$name]}" "${OFFERED[$name]}" "${PDROPS[$name]}"
+			"${WIN_LIST[$name]}" "${OFFERED[$name]:--}" "${PDROPS[$name]}"
 	done
 	pps_contended_note
 	echo "CPU $DP_CPU in the best windows:"
-	for name in "${PATHS[@]}"; do printf '  %-9s %s\n' "$name" "${BUSY[$name]}"; done
+	for name in "${PATHS[@]}"; do printf '  %-9s %s\n' "$name" "${BUSY[$name]:--}"; done
 fi
 if [ "$DO_TCP" = 1 ]; then
 	echo "TCP: iperf3 $SRC -> $DST, ${SECS}s after a 1s omitted start, best of $RUNS (receiver's Mbit/s;"
