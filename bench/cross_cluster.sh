@@ -220,6 +220,30 @@ for p in "${TOPOS[@]}"; do
 	done
 done
 
+# Permanent neighbours on the underlays and the WAN links, on every
+# topology. XDP's next-hop lookup (bpf_fib_lookup) needs a valid entry and
+# never refreshes one; and once the system holds more than gc_thresh1 (128)
+# ARP entries over all its namespaces (three topologies do), the garbage
+# collector drops an entry the stack has not used for gc_stale_time (60 s):
+# from then on xgate's path drops every packet (drop_no_neigh, seen on
+# c2gw and c1h2 two minutes into a run). The kernel paths resolve through
+# the stack; they get the same entries.
+static_neigh() { # static_neigh PREFIX
+	local p=$1 c h o
+	for c in 1 2; do
+		for h in h1 h2 gw; do
+			for o in h1 h2 gw; do
+				[ "$h" = "$o" ] && continue
+				run ip -n "$p-c$c$h" neigh replace "$(host_ip "$c" "$o")" \
+					lladdr "$(mac_of "$p-c$c$o" eth0)" dev eth0 nud permanent
+			done
+		done
+		run ip -n "$p-c${c}gw" neigh replace "198.18.$c.1" lladdr "$(mac_of "$p-wan" "r$c")" dev wan0 nud permanent
+		run ip -n "$p-wan" neigh replace "$(pub_ip "$c")" lladdr "$(mac_of "$p-c${c}gw" wan0)" dev "r$c" nud permanent
+	done
+}
+for p in "${TOPOS[@]}"; do static_neigh "$p"; done
+
 # Warm every path both ways: ARP everywhere, xgate's direct path (h2
 # learns from the first reply that 10.1.2.12 is behind gateway 1), the
 # WireGuard handshake.
