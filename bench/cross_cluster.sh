@@ -99,6 +99,7 @@ XG_NS=(c1h2 c1h1 c1gw c2gw c2h1 c2h2)
 
 BG_PIDS=()
 GWD_PIDS=
+LOCK=/run/lock/xgate-cross_cluster.pid # lock_take
 
 # ---- the topologies and the paths, as tables ---------------------------------
 # A topology: its prefix in TOPOS, how it is built on mtopo_up's namespaces
@@ -157,6 +158,7 @@ cleanup() {
 	for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
 	for p in $PX $PK $PW; do in_topo "$p" "${TOPO_DOWN[$p]}"; done
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
+	[ "$(cat "$LOCK" 2>/dev/null)" = $$ ] && rm -f "$LOCK"
 	left=$(leftovers)
 	if [ -n "$left" ]; then
 		echo "cross_cluster: left behind after teardown:" >&2
@@ -171,6 +173,24 @@ if [ "$MODE" = teardown ]; then
 	cleanup
 	exit 0
 fi
+# One run at a time on the machine: the prefixes are fixed, and a run
+# removes whatever it finds of them as left by an earlier run. Taken before
+# the traps: a run that waits, or gives up, tears nothing down.
+lock_take() {
+	local pid i
+	for i in $(seq 900); do
+		(set -o noclobber; echo $$ >"$LOCK") 2>/dev/null && return 0
+		pid=$(cat "$LOCK" 2>/dev/null)
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q cross_cluster "/proc/$pid/cmdline" 2>/dev/null; then
+			[ "$i" = 1 ] && echo "cross_cluster: waiting for the run of PID $pid to finish ($LOCK)" >&2
+			sleep 1
+		else
+			rm -f "$LOCK" # its run is gone
+		fi
+	done
+	fail "the run of PID $pid still holds $LOCK after 15 minutes"
+}
+lock_take
 trap cleanup EXIT
 trap 'echo "cross_cluster: interrupted" >&2; exit 130' INT TERM HUP
 TMP=$(mktemp -d /tmp/cross_cluster.XXXXXX) || fail "mktemp"
