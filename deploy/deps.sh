@@ -11,7 +11,7 @@ PKGS=(
   libclang-rt-14-dev
   iproute2 iputils-ping ethtool iperf3 tshark python3 python3-scapy
   python3-websockets python3-cryptography
-  procps psmisc netcat-openbsd wireguard-tools nftables conntrack
+  procps psmisc netcat-openbsd wireguard-tools wireguard-go nftables conntrack
   curl jq openssl libssl-dev
   kubernetes-client
 )
