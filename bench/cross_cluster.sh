@@ -34,6 +34,8 @@
 #           gateways instead of the WAN VXLAN (bench/cross/wgtopo.sh): the
 #           kernel's module where it exists, else wireguard-go (printed);
 #           --no-wg skips it.
+#   Prefixes: xcx, xck, xcw; CROSS_PREFIX=yy in the environment makes them
+#   yyx, yyk, yyw (one run at a time per prefix: a second one waits).
 #   CPUs: pps_gen pinned to CPU 0; the entry veth's NAPI (v1b, host side of
 #   1b's veth) runs threaded on CPU 1, so the whole data path runs on CPU 1.
 #   wireguard-go runs on CPU 1 too in the pps windows (its CPU time is the
@@ -77,9 +79,13 @@ for t in ip bridge tc taskset timeout jq iperf3 ethtool nsenter; do
 done
 
 # The topologies, all built by mtopo.sh; exact namespace names ${P}-...
-PX=xcx   # xgate
-PK=xck   # kernel
-PW=xcw   # kernel inside the clusters, WireGuard between the gateways
+# CROSS_PREFIX (environment, default xc) starts every prefix: runs with
+# different ones do not touch each other's namespaces
+XC=${CROSS_PREFIX:-xc}
+[[ $XC =~ ^[a-z][a-z0-9]{0,5}$ ]] || fail "CROSS_PREFIX '$XC': 1 to 6 lower-case letters and digits, a letter first"
+PX=${XC}x   # xgate
+PK=${XC}k   # kernel
+PW=${XC}w   # kernel inside the clusters, WireGuard between the gateways
 P=$PX
 # shellcheck source=../deploy/lib/mtopo.sh
 source "$MTOPO"
@@ -99,7 +105,7 @@ XG_NS=(c1h2 c1h1 c1gw c2gw c2h1 c2h2)
 
 BG_PIDS=()
 GWD_PIDS=
-LOCK=/run/lock/xgate-cross_cluster.pid # lock_take
+LOCK= # lock_take
 
 # ---- the topologies and the paths, as tables ---------------------------------
 # A topology: its prefix in TOPOS, how it is built on mtopo_up's namespaces
@@ -147,7 +153,7 @@ leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
 		[ -e "/tmp/$p-run" ] && echo "directory /tmp/$p-run"
 	done
 	for n in $GEN_PID "${BG_PIDS[@]}" $GWD_PIDS; do kill -0 "$n" 2>/dev/null && echo "process $n ($(cat /proc/$n/comm 2>/dev/null))"; done
-	in_topo $PW wt_leftovers # wireguard-go processes, sockets, TUN devices
+	in_topo "$PW" wt_leftovers # wireguard-go processes, sockets, TUN devices
 	return 0
 }
 cleanup() {
@@ -158,7 +164,7 @@ cleanup() {
 	for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
 	for p in $PX $PK $PW; do in_topo "$p" "${TOPO_DOWN[$p]}"; done
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
-	[ "$(cat "$LOCK" 2>/dev/null)" = $$ ] && rm -f "$LOCK"
+	[ -n "$LOCK" ] && [ "$(cat "$LOCK" 2>/dev/null)" = $$ ] && rm -f "$LOCK"
 	left=$(leftovers)
 	if [ -n "$left" ]; then
 		echo "cross_cluster: left behind after teardown:" >&2
@@ -178,6 +184,7 @@ fi
 # the traps: a run that waits, or gives up, tears nothing down.
 lock_take() {
 	local pid i
+	LOCK=/run/lock/xgate-cross_cluster-$XC.pid
 	for i in $(seq 900); do
 		(set -o noclobber; echo $$ >"$LOCK") 2>/dev/null && return 0
 		pid=$(cat "$LOCK" 2>/dev/null)
@@ -215,9 +222,9 @@ for p in "${TOPOS[@]}"; do
 	(in_topo "$p" mtopo_up) >"$TMP/topo.$p" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$p" >&2; fail "mtopo_up ($p) failed"; }
 	in_topo "$p" "${TOPO_BUILD[$p]}"
 	rc=$?
-	if [ "$p" = $PX ]; then
-		GWD_PIDS=$(cat /tmp/$PX-run/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
-		[ $rc = 0 ] || { tail -n 5 /tmp/$PX-run/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
+	if [ "$p" = "$PX" ]; then
+		GWD_PIDS=$(cat "/tmp/$PX-run"/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
+		[ $rc = 0 ] || { tail -n 5 "/tmp/$PX-run"/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
 	fi
 	[ $rc = 0 ] || fail "${TOPO_NAME[$p]} path setup failed (${TOPO_BUILD[$p]})"
 done
@@ -374,7 +381,7 @@ if [ "$DO_PPS" = 1 ]; then
 	done
 fi
 [ "$MODE" = setup ] &&
-	pps_setup_done "topologies $(for p in "${TOPOS[@]}"; do printf '%s-* (%s) ' $p "${TOPO_NAME[$p]}"; done)are up; remove them with: $0 --teardown $*"
+	pps_setup_done "topologies $(for p in "${TOPOS[@]}"; do printf '%s-* (%s) ' "$p" "${TOPO_NAME[$p]}"; done)are up; remove them with: $0 --teardown $*"
 
 # ---- drops on the path (the CPU accounting: bench/lib/pps.sh) -------------------
 # path_drops PREFIX -> rx_dropped + tx_dropped summed over every device of
