@@ -471,7 +471,7 @@ printf '\n%-*s | %9s | %10s | %10s | %6s' $W "path (pod 1b, cluster 1 -> pod 2b,
 	"Mpps" "ns/pkt CPU" "TCP Mbit/s" "retr"
 for ref in "${REFS[@]}"; do printf ' | %-*s' $R "this/$ref"; done
 echo
-pps_rule $W "-+-----------+------------+------------+--------$(for ref in "${REFS[@]}"; do printf -- '-+-%s' "$(printf '%*s' $R '' | tr ' ' -)"; done)"
+pps_rule $W "-+-----------+------------+------------+-------$(for ref in "${REFS[@]}"; do printf -- '-+-%s' "$(printf '%*s' $R '' | tr ' ' -)"; done)"
 for name in "${PATHS[@]}"; do
 	printf '%-*s | %9s | %10s | %10s | %6s' $W "${LABEL[$name]}" "${BEST[$name]:--}" \
 		"${NSPKT[$name]:--}" "${TCP_BEST[$name]:--}" "${TCP_RETR[$name]:--}"
