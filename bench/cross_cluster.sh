@@ -108,19 +108,23 @@ GWD_PIDS=
 LOCK= # lock_take
 
 # ---- the topologies and the paths, as tables ---------------------------------
-# A topology: its prefix in TOPOS, how it is built on mtopo_up's namespaces
-# (TOPO_BUILD, run with P set) and removed (TOPO_DOWN), whether v1b needs a
-# pass stub for the pps windows (STUB_ENTRY: no xgate agent there). A path:
+# A topology: its prefix in ALL_TOPOS (what cleanup removes, built or
+# not) and, when this run builds it, in TOPOS; how it is built on mtopo_up's
+# namespaces (TOPO_BUILD, run with P set) and removed (TOPO_DOWN); whether it
+# runs xgate (XG_TOPO: its counters are read around the pps windows, its
+# gatewayds checked at the end) or v1b needs a pass stub for the pps windows
+# (STUB_ENTRY: no xgate agent there). A path:
 # a name in PATHS, its topology (PATH_TOPO), its row's label (LABEL), hooks
 # run around all its windows (PATH_ON/PATH_OFF) and around its pps windows
 # only (PPS_ON/PPS_OFF). Adding a path on an existing topology is a line in
 # each table.
+ALL_TOPOS=("$PX" "$PK" "$PW")
 TOPOS=("$PX" "$PK")
 [ "$DO_WG" = 1 ] && TOPOS+=("$PW")
 declare -A TOPO_BUILD=([$PX]=mesh_up [$PK]=kt_build [$PW]=wt_build)
 declare -A TOPO_DOWN=([$PX]=mtopo_down [$PK]=mtopo_down [$PW]=wt_down)
 declare -A TOPO_NAME=([$PX]=xgate [$PK]=kernel [$PW]=WireGuard)
-declare -A STUB_ENTRY=([$PK]=1 [$PW]=1)
+declare -A XG_TOPO=([$PX]=1) STUB_ENTRY=([$PK]=1 [$PW]=1)
 PATHS=(xgate kernel)
 [ "$DO_WG" = 1 ] && PATHS+=(wg)
 [ "$VARIANT" = 1 ] && PATHS+=(xgate_ep)
@@ -145,7 +149,7 @@ topo_exists() { # topo_exists PREFIX: any namespace of that topology left?
 }
 leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
 	local p n
-	for p in $PX $PK $PW; do
+	for p in "${ALL_TOPOS[@]}"; do
 		for n in $(mt_all_ns); do
 			[ -e "/run/netns/$p-$n" ] && echo "netns $p-$n"
 			[ -e "/sys/fs/bpf/xgate/$p-$n" ] && echo "pins /sys/fs/bpf/xgate/$p-$n"
@@ -162,7 +166,7 @@ cleanup() {
 	pps_gen_stop
 	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
 	for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-	for p in $PX $PK $PW; do in_topo "$p" "${TOPO_DOWN[$p]}"; done
+	for p in "${ALL_TOPOS[@]}"; do in_topo "$p" "${TOPO_DOWN[$p]}"; done
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 	[ -n "$LOCK" ] && [ "$(cat "$LOCK" 2>/dev/null)" = $$ ] && rm -f "$LOCK"
 	left=$(leftovers)
@@ -205,7 +209,7 @@ TMP=$(mktemp -d /tmp/cross_cluster.XXXXXX) || fail "mktemp"
 run_q() { "$@" >/dev/null || fail "setup failed: $*"; } # (the command's output only)
 
 # ---- leftovers of an earlier, killed run --------------------------------
-for p in $PX $PK $PW; do
+for p in "${ALL_TOPOS[@]}"; do
 	if topo_exists "$p" || [ -e "/tmp/$p-run" ]; then
 		echo "cross_cluster: removing topology $p-* left by an earlier run" >&2
 		in_topo "$p" "${TOPO_DOWN[$p]}"
@@ -222,9 +226,9 @@ for p in "${TOPOS[@]}"; do
 	(in_topo "$p" mtopo_up) >"$TMP/topo.$p" 2>&1 || { grep -v '^xgate: note' "$TMP/topo.$p" >&2; fail "mtopo_up ($p) failed"; }
 	in_topo "$p" "${TOPO_BUILD[$p]}"
 	rc=$?
-	if [ "$p" = "$PX" ]; then
-		GWD_PIDS=$(cat "/tmp/$PX-run"/gw*.pid 2>/dev/null | tr '\n' ' ') # to check they are gone at the end
-		[ $rc = 0 ] || { tail -n 5 "/tmp/$PX-run"/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
+	if [ -n "${XG_TOPO[$p]:-}" ]; then
+		GWD_PIDS="$GWD_PIDS $(cat "/tmp/$p-run"/gw*.pid 2>/dev/null | tr '\n' ' ')" # to check they are gone at the end
+		[ $rc = 0 ] || { tail -n 5 "/tmp/$p-run"/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
 	fi
 	[ $rc = 0 ] || fail "${TOPO_NAME[$p]} path setup failed (${TOPO_BUILD[$p]})"
 done
@@ -408,10 +412,10 @@ pps_run() { # pps_run NAME: one window (bench/lib/pps.sh); which hops xgate's to
 	local name=$1 p
 	p=$(prefix_of "$name")
 	path_on "$name"; pps_on "$name"; entry_on "$p"; sink_on "$p"
-	[ "$p" = $PX ] && pps_xstats_snap a "$PX-" "${XG_NS[@]}"
+	[ -n "${XG_TOPO[$p]:-}" ] && pps_xstats_snap a "$p-" "${XG_NS[@]}"
 	pps_window "$p" "$p-c1h2" "v$SRC" "$p-p$DST" "$p"
-	if [ "$p" = $PX ]; then
-		pps_xstats_snap b "$PX-" "${XG_NS[@]}"
+	if [ -n "${XG_TOPO[$p]:-}" ]; then
+		pps_xstats_snap b "$p-" "${XG_NS[@]}"
 		pps_xstats_delta " " "${XG_NS[@]}" | sed "s/^/$name /" >>"$TMP/xstats"
 	fi
 	sink_off "$p"; entry_off "$p"; pps_off "$name"; path_off "$name"
