@@ -92,7 +92,9 @@ wt_build() { # on the mtopo topology of prefix $P
 	kt_inside 2 || return 1
 	if wt_module; then
 		WT_IMPL=module
-		WT_VERSION="kernel module $(cat /sys/module/wireguard/version 2>/dev/null || uname -r)"
+		# its encryption runs in kworkers on every CPU, which the CPU
+		# accounting (bench/lib/pps.sh) does not see: say so where it prints
+		WT_VERSION="kernel module $(cat /sys/module/wireguard/version 2>/dev/null || uname -r) (crypto in kworkers on every CPU: not in ns/pkt CPU)"
 	else
 		command -v wireguard-go >/dev/null ||
 			{ echo "wgtopo: no WireGuard in this kernel and 'wireguard-go' is missing (deploy/deps.sh installs it)" >&2; return 1; }
