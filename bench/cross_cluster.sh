@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# cross_cluster: pod to pod ACROSS TWO CLUSTERS, through xgate's gateways,
-# side by side with the kernel's own path (VXLAN + bridge + IP routing) and
-# with that path over a WireGuard tunnel between the gateways, on the same
-# namespaces, pods, veths and MTUs, in the same run:
+# cross_cluster: pod to pod ACROSS TWO CLUSTERS, through xgate's gateways
+# (auth mode and encrypt mode), side by side with the kernel's own path
+# (VXLAN + bridge + IP routing) and with that path over a WireGuard tunnel
+# between the gateways, on the same namespaces, pods, veths and MTUs, in the
+# same run:
 #   pps: 64-byte UDP frames sent from pod 1b's eth0 (10.1.1.12, cluster 1,
 #        host h2), counted where they arrive, pod 2b's eth0 (10.1.2.12,
 #        cluster 2, host h2); best window, and CPU time per packet;
@@ -12,7 +13,8 @@
 # Method, the layouts and results: docs/bench.md, section "cross_cluster".
 #
 #   usage: bench/cross_cluster.sh [--secs N] [--runs N] [--warmup N]
-#                [--no-pps] [--no-tcp] [--no-variant] [--no-wg] [--verbose]
+#                [--no-pps] [--no-tcp] [--no-variant] [--no-wg] [--no-encrypt]
+#                [--verbose]
 #                XGATE_BINARY GATEWAYD_BINARY PPS_GEN_BINARY
 #          bench/cross_cluster.sh --setup-only|--teardown XGATE GATEWAYD PPS_GEN
 #   e.g.   bench/cross_cluster.sh build/userspace/xgate build/userspace/gatewayd \
@@ -20,10 +22,16 @@
 #   (cmake target: bench_cross_cluster)
 #
 #   xgate : deploy/lib/mtopo.sh as the demo builds it (3 clusters, gatewayd
-#           mesh), prefix xcx: 1b -> agent (XDP on v1b) -> gateway 1 (XDP,
-#           authenticated tunnel) -> WAN router -> gateway 2 -> bouncer h1
-#           (XDP_TX) -> h2 (XDP decap) -> 2b, once ping has warmed the
-#           direct path (printed from the xgate counters that grew);
+#           mesh, every peer Mode = auth), prefix xcx: 1b -> agent (XDP on
+#           v1b) -> gateway 1 (XDP, authenticated tunnel: SipHash) -> WAN
+#           router -> gateway 2 -> bouncer h1 (XDP_TX) -> h2 (XDP decap) ->
+#           2b, once ping has warmed the direct path (printed from the xgate
+#           counters that grew);
+#   xgate encrypt: the same built again (prefix xce), Mode = encrypt
+#           (tunnel type 1): each gateway's program hands the tunnel frames
+#           to xgate-cryptd (next to GATEWAYD_BINARY; AF_XDP workers, AEAD),
+#           pinned to the data-path CPU in the pps windows and counted in its
+#           CPU time; --no-encrypt skips it;
 #   xgate, gateways know the pods' hosts (a variant, --no-variant skips it):
 #           an endpoint entry for the destination pod on each gateway, so
 #           gateway 2 sends straight to h2: the kernel path's hop count;
@@ -34,19 +42,21 @@
 #           gateways instead of the WAN VXLAN (bench/cross/wgtopo.sh): the
 #           kernel's module where it exists, else wireguard-go (printed);
 #           --no-wg skips it.
-#   Prefixes: xcx, xck, xcw; CROSS_PREFIX=yy in the environment makes them
-#   yyx, yyk, yyw (one run at a time per prefix: a second one waits).
+#   Prefixes: xcx, xce, xck, xcw; CROSS_PREFIX=yy in the environment makes
+#   them yyx, yye, yyk, yyw (one run at a time per prefix: a second one waits).
 #   CPUs: pps_gen pinned to CPU 0; the entry veth's NAPI (v1b, host side of
 #   1b's veth) runs threaded on CPU 1, so the whole data path runs on CPU 1.
-#   wireguard-go runs on CPU 1 too in the pps windows (its CPU time is the
-#   data path's), on both CPUs for TCP; iperf3 is not pinned (the TCP
-#   figures use both CPUs).
+#   wireguard-go and xgate-cryptd run on CPU 1 too in the pps windows (their
+#   CPU time is the data path's), on both CPUs for TCP; iperf3 is not pinned
+#   (the TCP figures use both CPUs). xgate-cryptd's CPU per frame it sealed
+#   or opened (64 B in the pps windows, ~1400 B in TCP) is printed next to
+#   tun_aead's (next to PPS_GEN_BINARY) seal and open of the same cipher.
 #   Each run times every path once (pps windows, then TCP), interleaved.
 #
 # Exit: 0 when it ran (no assertion on the numbers), 1 on setup failure,
 # 2 on usage, 130 when interrupted. Every namespace, xgate instance (pins)
-# and process it made (wireguard-go with its socket and TUN device
-# included) is removed on exit, Ctrl-C included, and checked.
+# and process it made (gatewayd, xgate-cryptd, wireguard-go with its socket
+# and TUN device included) is removed on exit, Ctrl-C included, and checked.
 
 set -u -o pipefail
 
@@ -59,9 +69,10 @@ DO_PPS=1
 DO_TCP=1
 VARIANT=1
 DO_WG=1
+DO_ENC=1
 # shellcheck disable=SC2317 # (run by pps_args, as PPS_HELP)
 help() { sed -n '4,/^# Exit:/p' "$0" | cut -c3-; sed -n '/^# Exit:/,/^$/p' "$0" | sed 1d | cut -c3-; exit 0; }
-PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT [--no-wg]=DO_WG)
+PPS_FLAGS=([--no-pps]=DO_PPS [--no-tcp]=DO_TCP [--no-variant]=VARIANT [--no-wg]=DO_WG [--no-encrypt]=DO_ENC)
 PPS_HELP=help
 pps_args 3 "$@" # and the common options
 set -- "${PPS_ARGV[@]}"
@@ -69,10 +80,13 @@ set -- "${PPS_ARGV[@]}"
 XGATE=$(readlink -f "$1")
 GATEWAYD=$(readlink -f "$2")
 GEN=$(readlink -f "$3")
+CRYPTD=$(dirname "$GATEWAYD")/xgate-cryptd # encrypt mode's workers (mtopo.sh)
+TUN_AEAD=$(dirname "$GEN")/tun_aead         # the cipher alone, for the workers' figure
 MTOPO=$HERE/../deploy/lib/mtopo.sh
 
 [ "$(id -u)" = 0 ] || fail "needs root (namespaces, XDP, BPF_PROG_RUN)"
 for b in "$XGATE" "$GATEWAYD" "$GEN"; do [ -x "$b" ] || fail "binary '$b' not found"; done
+[ "$DO_ENC" = 0 ] || [ -x "$CRYPTD" ] || fail "encrypt path: '$CRYPTD' not found (built next to gatewayd; --no-encrypt skips the path)"
 [ -r "$MTOPO" ] || fail "cannot read $MTOPO"
 for t in ip bridge tc taskset timeout jq iperf3 ethtool nsenter; do
 	command -v $t >/dev/null || fail "'$t' is missing (deploy/deps.sh installs it)"
@@ -83,7 +97,8 @@ done
 # different ones do not touch each other's namespaces
 XC=${CROSS_PREFIX:-xc}
 [[ $XC =~ ^[a-z][a-z0-9]{0,5}$ ]] || fail "CROSS_PREFIX '$XC': 1 to 6 lower-case letters and digits, a letter first"
-PX=${XC}x   # xgate
+PX=${XC}x   # xgate, auth mode
+PE=${XC}e   # xgate, encrypt mode
 PK=${XC}k   # kernel
 PW=${XC}w   # kernel inside the clusters, WireGuard between the gateways
 P=$PX
@@ -94,8 +109,10 @@ source "$HERE/cross/ktopo.sh"
 # shellcheck source=cross/wgtopo.sh
 source "$HERE/cross/wgtopo.sh"
 # in_topo PREFIX CMD...: run an mtopo.sh function (or any command) on the
-# topology PREFIX (bash locals are seen by the functions it calls)
-in_topo() { local P=$1 MT_RUN=/tmp/$1-run; shift; "$@"; }
+# topology PREFIX (bash locals are seen by the functions it calls). MT_MODE:
+# the gateways' tunnel mode, also what mtopo_up builds (the crypt veth);
+# mtopo.sh's default is encrypt, so every other topology says auth.
+in_topo() { local P=$1 MT_RUN=/tmp/$1-run MT_MODE=${TOPO_MODE[$1]:-auth}; shift; "$@"; }
 
 SRC=1b
 DST=2b
@@ -118,30 +135,45 @@ LOCK= # lock_take
 # run around all its windows (PATH_ON/PATH_OFF) and around its pps windows
 # only (PPS_ON/PPS_OFF). Adding a path on an existing topology is a line in
 # each table.
-ALL_TOPOS=("$PX" "$PK" "$PW")
-TOPOS=("$PX" "$PK")
+ALL_TOPOS=("$PX" "$PE" "$PK" "$PW")
+TOPOS=("$PX")
+[ "$DO_ENC" = 1 ] && TOPOS+=("$PE")
+TOPOS+=("$PK")
 [ "$DO_WG" = 1 ] && TOPOS+=("$PW")
-declare -A TOPO_BUILD=([$PX]=mesh_up [$PK]=kt_build [$PW]=wt_build)
-declare -A TOPO_DOWN=([$PX]=mtopo_down [$PK]=mtopo_down [$PW]=wt_down)
-declare -A TOPO_NAME=([$PX]=xgate [$PK]=kernel [$PW]=WireGuard)
-declare -A XG_TOPO=([$PX]=1) STUB_ENTRY=([$PK]=1 [$PW]=1)
-PATHS=(xgate kernel)
+declare -A TOPO_BUILD=([$PX]=mesh_up [$PE]=mesh_up [$PK]=kt_build [$PW]=wt_build)
+declare -A TOPO_DOWN=([$PX]=mtopo_down [$PE]=mtopo_down [$PK]=mtopo_down [$PW]=wt_down)
+declare -A TOPO_NAME=([$PX]="xgate (auth)" [$PE]="xgate (encrypt)" [$PK]=kernel [$PW]=WireGuard)
+declare -A TOPO_MODE=([$PE]=encrypt) # the gateways' Mode (in_topo); auth elsewhere
+declare -A XG_TOPO=([$PX]=1 [$PE]=1) STUB_ENTRY=([$PK]=1 [$PW]=1)
+PATHS=(xgate)
+[ "$DO_ENC" = 1 ] && PATHS+=(xgate_enc)
+PATHS+=(kernel)
 [ "$DO_WG" = 1 ] && PATHS+=(wg)
 [ "$VARIANT" = 1 ] && PATHS+=(xgate_ep)
-declare -A PATH_TOPO=([xgate]=$PX [xgate_ep]=$PX [kernel]=$PK [wg]=$PW)
+declare -A PATH_TOPO=([xgate]=$PX [xgate_enc]=$PE [xgate_ep]=$PX [kernel]=$PK [wg]=$PW)
 declare -A LABEL=(
-	[xgate]="xgate: agent, gw tunnel (SipHash), bouncer, decap"
-	[xgate_ep]="xgate, gateways know the pods' hosts (no bouncer)"
+	[xgate]="xgate auth: agent, gw tunnel (SipHash), bouncer, decap"
+	[xgate_enc]="xgate encrypt: the same, AEAD in xgate-cryptd"
+	[xgate_ep]="xgate auth, gateways know the pods' hosts (no bouncer)"
 	[kernel]="kernel: bridge+VXLAN, gw routing, VXLAN over WAN"
 	[wg]="kernel: bridge+VXLAN, gw routing, WireGuard on WAN"
 )
 declare -A PATH_ON=([xgate_ep]=variant_on) PATH_OFF=([xgate_ep]=variant_off)
-# wireguard-go: on the data-path CPU in the pps windows (the whole path on
-# one core, as on the others), on every CPU for TCP
-declare -A PPS_ON=([wg]="wt_affinity $DP_CPU") PPS_OFF=([wg]="wt_affinity 0-$((NCPU - 1))")
+# the processes that encrypt (wireguard-go, xgate-cryptd): on the data-path
+# CPU in the pps windows (the whole path on one core, as on the others), on
+# every CPU for TCP
+declare -A PPS_ON=([wg]="wt_affinity $DP_CPU" [xgate_enc]="cryptd_affinity $DP_CPU")
+declare -A PPS_OFF=([wg]="wt_affinity 0-$((NCPU - 1))" [xgate_enc]="cryptd_affinity 0-$((NCPU - 1))")
 # the ratio columns of the report: each path against these
 REFS=(kernel)
 [ "$DO_WG" = 1 ] && REFS+=(wg)
+CRYPTD_PIDS=() # mesh_up's on the encrypt topology
+# shellcheck disable=SC2317 # (run through PPS_ON/PPS_OFF)
+cryptd_affinity() { # cryptd_affinity CPULIST: every thread of every xgate-cryptd
+	local pid
+	for pid in "${CRYPTD_PIDS[@]}"; do taskset -a -pc "$1" "$pid" >/dev/null 2>&1; done
+	return 0
+}
 topo_exists() { # topo_exists PREFIX: any namespace of that topology left?
 	local n
 	for n in $(mt_all_ns); do [ -e "/run/netns/$1-$n" ] && return 0; done
@@ -156,7 +188,7 @@ leftovers() { # what a run must not leave: namespaces, pins, gatewayd pid files
 		done
 		[ -e "/tmp/$p-run" ] && echo "directory /tmp/$p-run"
 	done
-	for n in $GEN_PID "${BG_PIDS[@]}" $GWD_PIDS; do kill -0 "$n" 2>/dev/null && echo "process $n ($(cat /proc/$n/comm 2>/dev/null))"; done
+	for n in $GEN_PID "${BG_PIDS[@]}" $GWD_PIDS "${CRYPTD_PIDS[@]}"; do kill -0 "$n" 2>/dev/null && echo "process $n ($(cat /proc/$n/comm 2>/dev/null))"; done
 	in_topo "$PW" wt_leftovers # wireguard-go processes, sockets, TUN devices
 	return 0
 }
@@ -174,8 +206,9 @@ cleanup() {
 		echo "cross_cluster: left behind after teardown:" >&2
 		echo "$left" | sed 's/^/  /' >&2
 	else
-		echo "teardown: no namespace (${PX}-*, ${PK}-*, ${PW}-*), pin (/sys/fs/bpf/xgate/${PX}-*, ${PK}-*," \
-			"${PW}-*), gatewayd, wireguard-go (process, socket, device), generator or iperf3 left"
+		echo "teardown: no namespace (${PX}-*, ${PE}-*, ${PK}-*, ${PW}-*), pin (/sys/fs/bpf/xgate/${PX}-*," \
+			"${PE}-*, ${PK}-*, ${PW}-*), gatewayd, xgate-cryptd, wireguard-go (process, socket, device)," \
+			"generator or iperf3 left"
 	fi
 	return 0
 }
@@ -228,10 +261,17 @@ for p in "${TOPOS[@]}"; do
 	rc=$?
 	if [ -n "${XG_TOPO[$p]:-}" ]; then
 		GWD_PIDS="$GWD_PIDS $(cat "/tmp/$p-run"/gw*.pid 2>/dev/null | tr '\n' ' ')" # to check they are gone at the end
+		[ "${TOPO_MODE[$p]:-}" = encrypt ] && mapfile -t CRYPTD_PIDS < <(cat "/tmp/$p-run"/cryptd*.pid 2>/dev/null)
 		[ $rc = 0 ] || { tail -n 5 "/tmp/$p-run"/gw*.log >&2; fail "the gatewayd mesh did not come up"; }
 	fi
 	[ $rc = 0 ] || fail "${TOPO_NAME[$p]} path setup failed (${TOPO_BUILD[$p]})"
 done
+if [ "$DO_ENC" = 1 ]; then
+	CPU_PIDS[$PE]="${CRYPTD_PIDS[*]}"
+	# the gateways' agreed cipher, as gatewayd reports it
+	echo "cross_cluster: encrypt path: xgate-cryptd PIDs ${CRYPTD_PIDS[*]}; peer gw2 of gateway 1:" \
+		"$("$XGATE" gw peers --socket "$(in_topo "$PE" gw_sock 1)" -o json 2>/dev/null | jq -c '.[] | select(.name == "gw2") | del(.name)' 2>/dev/null)"
+fi
 if [ "$DO_WG" = 1 ]; then
 	CPU_PIDS[$PW]="${WT_PIDS[*]}"
 	echo "cross_cluster: WireGuard path: $WT_VERSION, device MTU $(wt_mtu) (pods $POD_MTU, WAN $WAN_MTU)"
@@ -407,13 +447,55 @@ path_drops() {
 	echo "$sum"
 }
 
+# ---- the crypto workers' cost (encrypt path) -----------------------------------
+# worker_snap TAG: the CPU ticks of gateway 1's and 2's xgate-cryptd and
+# every xgate counter of the two gateways ("c<c>/<dev>/<reason> n"), into
+# $TMP/wk.TAG
+worker_snap() {
+	local c t
+	for c in 1 2; do
+		t=$(awk '{print $14 + $15}' "/proc/${CRYPTD_PIDS[$((c - 1))]}/stat" 2>/dev/null)
+		echo "cpu$c ${t:-0}"
+		"$XGATE" -N "$PE-c${c}gw" stats -o json 2>/dev/null |
+			jq -r --arg c "$c" '.[] | .dev as $d | .counters | to_entries[] | "c\($c)/\($d)/\(.key) \(.value.packets)"'
+	done >"$TMP/wk.$1"
+}
+# worker_add KIND: what the workers did from snapshot a to b, added to
+# WK[KIND:...]: cpu1/cpu2 (ticks), out1/out2 (frames each sent on: sealed
+# ones counted where they arrive, the other gateway's wan0 gw_to_worker;
+# opened ones on its own crypt veth's peer xgc1, every reason), data (the
+# frames sealed by gateway 1: in TCP, the data segments)
+declare -A WK=()
+worker_add() {
+	local k v
+	while read -r k v; do WK[$1:$k]=$((${WK[$1:$k]:-0} + v)); done < <(awk '
+		NR == FNR { a[$1] = $2; next } { d[$1] = $2 - a[$1] }
+		END { o1 = d["c2/wan0/gw_to_worker"] + 0; o2 = d["c1/wan0/gw_to_worker"] + 0
+		      for (k in d) { if (k ~ /^c1\/xgc1\//) o1 += d[k]; if (k ~ /^c2\/xgc1\//) o2 += d[k] }
+		      print "cpu1", d["cpu1"] + 0; print "cpu2", d["cpu2"] + 0
+		      print "out1", o1; print "out2", o2; print "data", d["c2/wan0/gw_to_worker"] + 0 }' \
+		"$TMP/wk.a" "$TMP/wk.b")
+}
+# worker_ns KIND WORKER(1|2|both) -> CPU ns per frame (both: per frame of
+# data, sealed + opened, the other direction's frames charged to it)
+worker_ns() {
+	local cpu out
+	case $2 in
+	both) cpu=$((${WK[$1:cpu1]:-0} + ${WK[$1:cpu2]:-0})) out=${WK[$1:data]:-0} ;;
+	*) cpu=${WK[$1:cpu$2]:-0} out=${WK[$1:out$2]:-0} ;;
+	esac
+	awk -v c="$cpu" -v o="$out" -v hz="$CLK_TCK" 'BEGIN { if (o > 0) printf "%.0f", c * 1e9 / hz / o; else print "n/a" }'
+}
+
 # ---- one pps window ------------------------------------------------------------
 pps_run() { # pps_run NAME: one window (bench/lib/pps.sh); which hops xgate's took
 	local name=$1 p
 	p=$(prefix_of "$name")
 	path_on "$name"; pps_on "$name"; entry_on "$p"; sink_on "$p"
 	[ -n "${XG_TOPO[$p]:-}" ] && pps_xstats_snap a "$p-" "${XG_NS[@]}"
+	[ "$p" = "$PE" ] && worker_snap a
 	pps_window "$p" "$p-c1h2" "v$SRC" "$p-p$DST" "$p"
+	[ "$p" = "$PE" ] && worker_snap b && worker_add pps
 	if [ -n "${XG_TOPO[$p]:-}" ]; then
 		pps_xstats_snap b "$p-" "${XG_NS[@]}"
 		pps_xstats_delta " " "${XG_NS[@]}" | sed "s/^/$name /" >>"$TMP/xstats"
@@ -435,8 +517,10 @@ tcp_run() { # tcp_run NAME
 		ip netns exec "$p-p$DST" ss -Hltn "sport = :5201" | grep -q . && break
 		sleep 0.05
 	done
+	[ "$p" = "$PE" ] && worker_snap a
 	ip netns exec "$p-p$SRC" timeout $((SECS + 20)) iperf3 -c "${POD_IP[$DST]}" -t "$SECS" -O 1 -J \
 		>"$TMP/iperf.json" 2>"$TMP/iperf.err"
+	[ "$p" = "$PE" ] && worker_snap b && worker_add tcp
 	wait "$srv" 2>/dev/null
 	BG_PIDS=()
 	path_off "$name"
@@ -469,7 +553,7 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 
 # ---- report -----------------------------------------------------------------------
-W=52
+W=56
 R=32 # a ratio column: "pps 1.23x, CPU 0.45x, TCP 1.02x"
 printf '\n%-*s | %9s | %10s | %10s | %6s' $W "path (pod 1b, cluster 1 -> pod 2b, cluster 2)" \
 	"Mpps" "ns/pkt CPU" "TCP Mbit/s" "retr"
@@ -490,6 +574,11 @@ for name in "${PATHS[@]}"; do
 	echo
 done
 [ "$DO_WG" = 1 ] && echo "wg: $WT_VERSION between the gateways, device MTU $(wt_mtu)"
+if [ "$DO_ENC" = 1 ] && [ "$DO_WG" = 1 ]; then
+	echo "xgate encrypt / wireguard-go, this run: pps $(pps_ratio "${BEST[xgate_enc]:-0}" "${BEST[wg]:-0}"), TCP" \
+		"$(pps_ratio "${TCP_BEST[xgate_enc]:-0}" "${TCP_BEST[wg]:-0}"), CPU per packet" \
+		"$(pps_ratio "${NSPKT[xgate_enc]:-0}" "${NSPKT[wg]:-0}") (target: pps and TCP >= 1.5x)"
+fi
 echo
 if [ "$DO_PPS" = 1 ]; then
 	echo "Mpps: 64-byte UDP frames (60 B + FCS) delivered to pod $DST (rx_packets of its eth0), best of $RUNS windows"
@@ -507,6 +596,26 @@ if [ "$DO_TCP" = 1 ]; then
 	echo "TCP: iperf3 $SRC -> $DST, ${SECS}s after a 1s omitted start, best of $RUNS (receiver's Mbit/s;"
 	echo "retransmits of that run). Every run, Mbit/s/retransmits:"
 	for name in "${PATHS[@]}"; do printf '  %-9s %s\n' "$name" "${TCP_LIST[$name]:-}"; done
+fi
+# the crypto workers against the cipher alone, on the same machine in the
+# same run (tun_aead: libsodium's AEAD call, one core, the data-path CPU)
+if [ "$DO_ENC" = 1 ]; then
+	cipher=$("$XGATE" gw peers --socket "/tmp/$PE-run/gw1.sock" -o json 2>/dev/null |
+		jq -r '.[] | select(.name == "gw2") | .cipher' 2>/dev/null)
+	echo "xgate-cryptd (encrypt path; cipher ${cipher:-?}): CPU per frame over all windows of a kind"
+	[ "$DO_PPS" = 1 ] && echo "  pps windows (64 B): gateway 1 $(worker_ns pps 1) ns per frame (seals), gateway 2" \
+		"$(worker_ns pps 2) ns per frame (opens); frames ${WK[pps:out1]:-0} / ${WK[pps:out2]:-0}"
+	[ "$DO_TCP" = 1 ] && echo "  TCP (data ~1400 B): $(worker_ns tcp both) ns per data frame, sealed on gateway 1 +" \
+		"opened on gateway 2, the ACKs' work charged to it (${WK[tcp:data]:-0} data frames)"
+	if [ -x "$TUN_AEAD" ]; then
+		taskset -c "$DP_CPU" "$TUN_AEAD" 100000 >"$TMP/aead" 2>&1
+		echo "  tun_aead, same run, CPU $DP_CPU (ns per frame: libsodium's AEAD call; xgtun: the tunnel's seal/open):"
+		awk -v c="${cipher:-}" 'NR == 1 || c == "" || $1 == c' "$TMP/aead" | sed 's/^/    /'
+		if [ "$DO_TCP" = 1 ] && [ -n "$cipher" ]; then
+			awk -v c="$cipher" -v w="$(worker_ns tcp both)" '$1 == c && $2 == 1400 && w != "n/a" {
+				printf "  workers / libsodium at 1400 B (seal + open %d ns): %.2fx (target: <= 1.6x)\n", $3 + $5, w / ($3 + $5) }' "$TMP/aead"
+		fi
+	fi
 fi
 # the hops xgate's pps windows took: counters that grew on each host
 if [ -s "$TMP/xstats" ]; then

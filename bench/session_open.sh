@@ -68,6 +68,7 @@ start() {
 [API]
 Listen = 127.0.0.1:$PORT
 Token = $TOK
+MaxSessionsPerClient = 0
 [Store]
 Database = $T/$1.db
 [Nodes]

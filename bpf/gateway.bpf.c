@@ -33,7 +33,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * cache: an LPM lookup is a helper call, a cache slot is inline code. */
 XG_INLINE struct xg_gw_route *xg_gw_route_of(struct xg_pkt *p, __u32 ip_be)
 {
-	struct xg_subnet_key k = { .prefixlen = 64, .vni_be = bpf_htonl(p->vni), .ip_be = ip_be };
+	struct xg_subnet_key k = {.prefixlen = 64, .vni_be = bpf_htonl(p->vni), .ip_be = ip_be};
 	__u32 i = xg_slot_of_vni_ip(p->vni, ip_be, XG_GW_RTCACHE_SLOTS);
 	struct xg_gw_rtc_slot *c = bpf_map_lookup_elem(&xg_gw_rtcache, &i);
 	struct xg_gw_route *r;
@@ -57,7 +57,7 @@ XG_INLINE struct xg_gw_route *xg_gw_route_of(struct xg_pkt *p, __u32 ip_be)
  * the per-CPU cache (which also remembers strangers). */
 XG_INLINE __u32 xg_gw_peer_by_addr(struct xg_pkt *p, __u32 ip_be)
 {
-	struct xg_gw_paddr_key ak = { .ip_be = ip_be };
+	struct xg_gw_paddr_key ak = {.ip_be = ip_be};
 	__u32 i = xg_slot_of(ip_be, XG_GW_PACACHE_SLOTS);
 	struct xg_gw_pac_slot *c = bpf_map_lookup_elem(&xg_gw_pacache, &i);
 	__u32 *idp;
@@ -98,11 +98,16 @@ XG_INLINE struct xg_gw_pcpu *xg_gw_pcpu_of(struct xg_pkt *p, __u32 id)
  * this RX queue: its worker seals it and sends it on, or opens it
  * (proto/xgtun.md, "Where type 1 is sealed and opened"). Without a worker
  * the frame is dropped, never sent unsealed (counted in rx_dropped too
- * when it came from the peer: rxd). */
+ * when it came from the peer: rxd). Sockets to seal and to open are on
+ * different devices, so in different halves of xg_gw_xsk. */
 XG_INLINE int xg_gw_to_worker(struct xg_pkt *p, __u64 *rxd)
 {
 	__u32 q = p->ctx->rx_queue_index;
 
+	if (q >= XG_GW_MAX_QUEUES)
+		q = 2 * XG_GW_MAX_QUEUES; /* no such entry */
+	else if (!rxd)
+		q += XG_GW_XSK_SEAL;
 	if (!bpf_map_lookup_elem(&xg_gw_xsk, &q)) {
 		if (rxd)
 			(*rxd)++;
@@ -183,7 +188,8 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 		return XG_DROP(p, DROP_GW_NO_KEY);
 	peer = &pc->peer;
 	key = &peer->tx[peer->tx_slot & 1];
-	if (!key->valid)
+	/* a key of the other type (the peer's mode changed) is no key */
+	if (!key->valid || !key->cipher != !(peer->flags & XG_GW_PEER_AEAD))
 		return XG_DROP(p, DROP_GW_NO_KEY);
 
 	inner_len = (long)data_end - (long)ieth;
@@ -243,12 +249,13 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 
 /* ---- peer gateway -> cluster ---------------------------------------------- */
 
-/* Which of the peer's receive keys the header names: 0, 1, or -1. */
-XG_INLINE int xg_gw_rx_slot(const struct xg_gw_peer *peer, __u8 id)
+/* Which of the peer's receive keys the header names: 0, 1, or -1. Only
+ * keys of the peer's type count (aead: a cipher's key). */
+XG_INLINE int xg_gw_rx_slot(const struct xg_gw_peer *peer, __u8 id, int aead)
 {
-	if (peer->rx[0].valid && peer->rx[0].id == id)
+	if (peer->rx[0].valid && peer->rx[0].id == id && !peer->rx[0].cipher == !aead)
 		return 0;
-	if (peer->rx[1].valid && peer->rx[1].id == id)
+	if (peer->rx[1].valid && peer->rx[1].id == id && !peer->rx[1].cipher == !aead)
 		return 1;
 	return -1;
 }
@@ -319,7 +326,19 @@ XG_INLINE int xg_gw_peer_drop(struct xg_pkt *p, struct xg_gw_pstat *ps, __u32 re
 	return XDP_DROP;
 }
 
-XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
+/* The type a frame from a peer must have here: on the crypt interface
+ * only what a worker opened, elsewhere the type agreed with the peer. A
+ * type 1 peer's frame on the wire never skips its worker, and an OPENED
+ * frame from the wire is refused: a forgery, not a shortcut. */
+XG_INLINE __u8 xg_gw_want_type(const struct xg_pkt *p, const struct xg_gw_conf *gw,
+			       const struct xg_gw_peer *peer)
+{
+	if (gw->crypt_ifindex && p->ctx->ingress_ifindex == gw->crypt_ifindex)
+		return peer->flags & XG_GW_PEER_AEAD ? XG_TUN_TYPE_OPENED : 0xff;
+	return peer->flags & XG_GW_PEER_AEAD ? XG_TUN_TYPE_AEAD : XG_TUN_TYPE_AUTH;
+}
+
+XG_INLINE int xg_gw_decap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct xg_outer *o)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -356,12 +375,10 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 	if ((void *)(t + 1) > data_end)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
 	/* the type agreed with this peer, and no other: no downgrade */
-	if (t->ver != XG_TUN_VERSION ||
-	    t->type != (peer->flags & XG_GW_PEER_AEAD ? XG_TUN_TYPE_AEAD : XG_TUN_TYPE_AUTH) ||
-	    t->flags ||
+	if (t->ver != XG_TUN_VERSION || t->type != xg_gw_want_type(p, gw, peer) || t->flags ||
 	    (t->vni_be & bpf_htonl(0xff)) || !t->counter_be)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_HDR);
-	slot = xg_gw_rx_slot(peer, t->key_id);
+	slot = xg_gw_rx_slot(peer, t->key_id, peer->flags & XG_GW_PEER_AEAD);
 	if (slot < 0)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_KEY);
 	idx = id * 2 + slot;
@@ -378,13 +395,16 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, struct xg_outer *o)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
 	if (inner_len > XG_TUN_MAX_INNER)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TOO_BIG);
-	if (peer->flags & XG_GW_PEER_AEAD) /* the tag and the rest after opening */
+	if (t->type == XG_TUN_TYPE_AEAD) /* the tag and the rest after opening */
 		return xg_gw_to_worker(p, &ps->rx_dropped);
-	if (xg_tun_tag(ctx, peer->rx[slot & 1].k, tag))
-		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
-	/* packet pointers are still valid: xg_tun_tag only reads */
-	if (!xg_tag_eq(tag, t->tag))
-		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_MAC);
+	/* OPENED: the worker verified the tag with this slot's key */
+	if (t->type == XG_TUN_TYPE_AUTH) {
+		if (xg_tun_tag(ctx, peer->rx[slot & 1].k, tag))
+			return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_TRUNC);
+		/* packet pointers are still valid: xg_tun_tag only reads */
+		if (!xg_tag_eq(tag, t->tag))
+			return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_MAC);
+	}
 	rc = xg_replay_accept(rp, ctr);
 	if (rc)
 		return xg_gw_peer_drop(p, ps, rc);
@@ -429,7 +449,7 @@ int xg_gateway(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct xg_pkt p = { .ctx = ctx };
+	struct xg_pkt p = {.ctx = ctx};
 	__u32 zero = 0;
 	struct xg_gw_conf *gw;
 	struct xg_outer o;
@@ -451,7 +471,7 @@ int xg_gateway(struct xdp_md *ctx)
 	if (o.udp->dest == gw->port_be && gw->port_be) {
 		if (o.ip->daddr != gw->pub_ip_be || !gw->pub_ip_be)
 			return XG_PASS(&p, PASS_NOT_FOR_US);
-		return xg_gw_decap(&p, &o);
+		return xg_gw_decap(&p, gw, &o);
 	}
 	return XG_PASS(&p, PASS_NOT_GENEVE);
 }

@@ -17,6 +17,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(readlink -f "${1:-$HERE/../build}")
 XGATE=$BUILD/userspace/xgate
 GATEWAYD=$BUILD/userspace/gatewayd
+CRYPTD=$BUILD/userspace/xgate-cryptd
+MT_MODE=${DEMO_MODE:-encrypt} # the tunnel between gateways (auth: authenticated, in clear)
 ECD=$BUILD/control/edgeclusterd
 FXD=$BUILD/control/fornaxd
 NAD=$BUILD/control/nodeagentd
@@ -62,7 +64,7 @@ cat <<'TXT'
       pods 1t 10.1.1.11  2t 10.1.2.11
 TXT
 
-say "starting gatewayd on gw1 gw2 gw3 (X25519 keys, mesh over the WAN)"
+say "starting gatewayd and xgate-cryptd on gw1 gw2 gw3 (X25519 keys, mesh over the WAN, $MT_MODE mode)"
 mesh_up || { echo "demo: the mesh did not come up; logs:"; tail -n 5 "$MT_RUN"/gw*.log; exit 1; }
 for c in "${CLUSTERS[@]}"; do "$XGATE" gw status --socket "$(gw_sock "$c")"; done
 say "routes gw1 learned (VNI, prefix, origin)"

@@ -14,6 +14,9 @@ PKGS=(
   procps psmisc netcat-openbsd wireguard-tools wireguard-go nftables conntrack
   curl jq openssl libssl-dev
   kubernetes-client
+  # fornaxd's store on etcd (3.4) and the throwaway clusters of its tests;
+  # libcurl speaks etcd's JSON gateway (Debian packages no C client for etcd)
+  etcd-server etcd-client libcurl4-openssl-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -9,16 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_hclient.h"
 #include "fx_probe.h"
 
 #define RESP_MAX (64u << 20)
-
-static int add_hdr(struct lws *wsi, enum lws_token_indexes t, const char *v, unsigned char **p,
-		   unsigned char *end)
-{
-	return lws_add_http_header_by_token(wsi, t, (const unsigned char *)v, (int)strlen(v), p,
-					    end);
-}
 
 /* Whole lines of a watch's answer so far, each an event. */
 static void watch_lines(struct fx *fx)
@@ -72,22 +66,9 @@ static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, voi
 		req_end(r);
 		return 0;
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
-		unsigned char **p = in, *end = *p + len;
-		char auth[300], n[24];
+		unsigned char **p = in;
 
-		snprintf(auth, sizeof(auth), "Bearer %s", r->fx->token);
-		if (add_hdr(wsi, WSI_TOKEN_HTTP_ACCEPT, "application/json", p, end) ||
-		    add_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, p, end))
-			return -1;
-		if (r->body) {
-			snprintf(n, sizeof(n), "%zu", r->body_len);
-			if (add_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, "application/json", p, end) ||
-			    add_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, n, p, end))
-				return -1;
-			lws_client_http_body_pending(wsi, 1);
-			lws_callback_on_writable(wsi);
-		}
-		return 0;
+		return ctl_hclient_headers(wsi, r->fx->token, r->body, r->body_len, p, *p + len);
 	}
 	case LWS_CALLBACK_CLIENT_HTTP_WRITEABLE:
 		if (!r->body)

@@ -17,7 +17,8 @@
  * simulated nodes still dial ws://), --token T (the API's),
  * --join J (cp: the nodes' join token), --namespace NS (default "default"),
  * --prefix P (sessions are named P-0, P-1, ...; default "fx": runs against
- * one fornaxd need prefixes of their own).
+ * one fornaxd need prefixes of their own), --gap MS (opens: the next one is
+ * posted MS after the last one ended, to within the 5 ms tick; default 0).
  * Prints one "RESULT key=value ..." line per figure for the script, and a
  * line a person reads. Exit 1 when anything failed (a refused request, a
  * node link closed, a session that did not open).
@@ -106,6 +107,7 @@ void fx_on_event(struct fx *fx, json_t *ev)
 	if (!strcmp(st, "Available") || !strcmp(st, "InUse")) {
 		fx->opens[i].t_avail = fx_now_ms();
 		fx->opens[i].seen = true;
+		fx->t_last_end = fx->opens[i].t_avail;
 		fx->n_avail++;
 		fx->in_flight--; /* the open ends here, not at the POST's answer */
 		fx_kick(fx);
@@ -186,6 +188,10 @@ static void open_next(struct run *r)
 	while (fx->next_open < fx->n_opens && fx->in_flight < fx->concurrency) {
 		struct fx_open *o = &fx->opens[fx->next_open];
 		char app[64];
+
+		if (fx->gap_ms > 0 && fx->t_last_end > 0 &&
+		    fx_now_ms() < fx->t_last_end + fx->gap_ms)
+			break; /* the tick comes back */
 
 		snprintf(o->name, sizeof(o->name), "%s-%d", fx->prefix, fx->next_open);
 		if (fx->app)
@@ -310,7 +316,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: fx_probe cp|opens --server HOST:PORT --token T [--join J] "
 			"[--nodes N] [--apps A] [--pods P] [--sessions S] [--concurrency C] "
-			"[--app NAME] [--namespace NS] [--ca FILE] [--prefix P]\n");
+			"[--app NAME] [--namespace NS] [--ca FILE] [--prefix P] [--gap MS]\n");
 	return 2;
 }
 
@@ -362,6 +368,8 @@ int main(int argc, char **argv)
 			fx->ns = v;
 		} else if (!strcmp(o, "--prefix")) {
 			fx->prefix = v;
+		} else if (!strcmp(o, "--gap")) {
+			fx->gap_ms = atof(v);
 		} else if (!strcmp(o, "--ca")) {
 			ca = v;
 			fx->tls = true;
@@ -370,7 +378,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!fx->port || r.apps < 1 || r.pods < r.apps || r.sessions < 0 || fx->concurrency < 1 ||
-	    (r.cp && (nodes < 1 || !fx->join[0])) || (!r.cp && !fx->app))
+	    fx->gap_ms < 0 || (r.cp && (nodes < 1 || !fx->join[0])) || (!r.cp && !fx->app))
 		return usage();
 	if (r.cp && r.sessions > r.pods) {
 		fprintf(stderr,

@@ -72,6 +72,9 @@ struct fx {
 	/* opens */
 	struct fx_open *opens;
 	int n_opens, next_open, in_flight, concurrency, n_avail, n_failed;
+	/* --gap: the next open is posted no sooner than this after the last
+	 * one ended (0: at once) */
+	double gap_ms, t_last_end;
 	const char *app;
 	bool watching;
 	struct xg_buf events; /* a watch's partial line */

@@ -302,6 +302,10 @@ struct xg_agc_slot {
 #define XG_TUN_VERSION 1
 #define XG_TUN_TYPE_AUTH 0
 #define XG_TUN_TYPE_AEAD 1 /* proto/xgtun.md "Type 1: AEAD" */
+/* A type 1 frame its worker opened (tag verified, inner frame in clear),
+ * sent back into the gateway program on the crypt interface: never valid
+ * on the wire, accepted on that interface only (xg_gw_conf.crypt_ifindex). */
+#define XG_TUN_TYPE_OPENED 0x81
 
 struct xg_tun_hdr {
 	__u8 ver;    /* XG_TUN_VERSION */
@@ -344,9 +348,13 @@ struct xg_tun_hdr {
 #define XG_MAP_GW_RTCACHE "xg_gw_rtcache"
 #define XG_MAP_GW_DCACHE "xg_gw_dcache"
 #define XG_MAP_GW_XSK "xg_gw_xsk"
-/* xg_gw_xsk: XSKMAP, index = RX queue: the crypto workers' AF_XDP sockets
- * (docs/architecture.md, "Encrypted tunnel"). */
+/* xg_gw_xsk: XSKMAP[2 * XG_GW_MAX_QUEUES]: the crypto workers' AF_XDP
+ * sockets (docs/architecture.md, "Encrypted tunnel"). A socket is bound to
+ * one device's queue and the frames to open arrive on the public NIC, those
+ * to seal on the internal one: index = RX queue for frames from peers,
+ * XG_GW_XSK_SEAL + RX queue for frames to peers. */
 #define XG_GW_MAX_QUEUES 64
+#define XG_GW_XSK_SEAL XG_GW_MAX_QUEUES
 
 /* xg_gw: ARRAY[1]. The gateway's public side (its internal side is
  * xg_host: address and NIC on the cluster underlay). */
@@ -356,17 +364,29 @@ struct xg_gw_conf {
 	__u16 port_be;       /* UDP port tunnel packets are accepted at */
 	__u8 ttl;            /* outer TTL on the WAN; 0 means 64 */
 	__u8 pad;
+	/* The gateway's end of the crypt interface, where workers send the
+	 * frames they opened (XG_TUN_TYPE_OPENED); 0: none. Written by
+	 * xgate-cryptd, which owns the interface; gatewayd keeps it. */
+	__u32 crypt_ifindex;
 };
 
-/* A data-plane key: 16 bytes for SipHash, derived by both gatewayds from
- * their session and a fresh X25519 exchange per rekey (gw_rekey_derive);
- * id is what the tunnel header carries. */
+/* A data-plane key, derived by both gatewayds from their session and a
+ * fresh X25519 exchange per rekey (gw_rekey_derive); id is what the tunnel
+ * header carries. Type 0: the first 16 bytes of k (SipHash), cipher 0.
+ * Type 1: all 32 bytes, the salt and the cipher agreed in the session, read
+ * by the crypto workers (the program checks only that a key's kind is its
+ * peer's type). */
 struct xg_gw_key {
 	__u8 id;
 	__u8 valid;
-	__u8 pad[6];
-	__u8 k[16];
+	__u8 cipher;  /* 0, or XG_GW_CIPHER_* */
+	__u8 pad;
+	__u8 salt[4]; /* type 1: the nonce's first 4 bytes */
+	__u8 k[32];
 };
+/* As INFO's cipher bits (proto/gatewayd.md) and enum xgt_cipher. */
+#define XG_GW_CIPHER_CHACHA20_POLY1305 1
+#define XG_GW_CIPHER_AES256_GCM 2
 
 /* xg_gw_peers: ARRAY[XG_GW_MAX_PEERS], index = peer id (gatewayd's). */
 struct xg_gw_peer {

@@ -89,7 +89,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, XG_GW_MAX_QUEUES);
+	__uint(max_entries, 2 * XG_GW_MAX_QUEUES);
 	__type(key, __u32);
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

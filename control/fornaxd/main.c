@@ -20,10 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "config.h"
 #include "core.h"
+#include "ctl_etcd.h"
 #include "ctl_log.h"
 #include "ctl_signal.h"
 #include "dargs.h"
@@ -37,6 +39,8 @@ struct daemon {
 	struct fx_conf conf;
 	volatile sig_atomic_t stop;
 	struct fx_store *store;
+	struct ctl_etcd_elect *election; /* [Store] Election = on */
+	bool deposed;
 	struct fx_core *core;
 	struct fx_api *api;
 	struct fx_http *http;
@@ -95,7 +99,21 @@ static void hook_kick(void *arg)
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct daemon *dm = lws_container_of(sul, struct daemon, tick);
+	bool leader = true;
 
+	/* renews the lease when due (a request every TTL/3), else nothing */
+	if (dm->election) {
+		int rc = ctl_etcd_elect_step(dm->election, &leader);
+
+		if (!leader) {
+			/* the store's fence already refuses our writes: stop serving, a
+			 * standby takes over (restart this one as the next standby) */
+			ctl_log("election: no longer the leader%s%s: stopping", rc ? ": " : "",
+				rc ? ctl_etcd_errmsg(fx_store_etcd_client(dm->store)) : "");
+			dm->deposed = true;
+			dm->stop = 1;
+		}
+	}
 	fx_core_tick(dm->core);
 	lws_sul_schedule(dm->lws, 0, sul, on_tick, TICK_MS * LWS_US_PER_MS);
 }
@@ -122,15 +140,78 @@ static void usage(FILE *f)
 		   "  -c, --config FILE   configuration ([API] [Store] [Nodes]);\n"
 		   "                      see docs/serverless.md\n"
 		   "  -h, --help          this text\n"
-		   "SIGTERM or SIGINT stop it cleanly.\n");
+		   "SIGTERM or SIGINT stop it cleanly. Exit 3: with [Store] Election = on,\n"
+		   "it lost the lead (a standby has taken over).\n");
+}
+
+static const char *store_name(const struct fx_conf *c)
+{
+	return c->store == FX_STORE_ETCD ? c->etcd_endpoints : c->database;
+}
+
+/* [Store] Backend: SQLite at Database, or etcd at Endpoints under Prefix */
+static int open_store(struct daemon *dm)
+{
+	const struct fx_conf *c = &dm->conf;
+	const struct fx_store_etcd_conf ec = {c->etcd_endpoints,
+					      c->etcd_prefix,
+					      c->etcd_ca[0] ? c->etcd_ca : NULL,
+					      c->etcd_cert[0] ? c->etcd_cert : NULL,
+					      c->etcd_key[0] ? c->etcd_key : NULL,
+					      c->etcd_timeout_s * 1000};
+	char err[512];
+
+	if (c->store == FX_STORE_ETCD) {
+		if (!(dm->store = fx_store_etcd_open(&ec, err, sizeof(err))))
+			ctl_log("store: %s", err);
+		return dm->store ? 0 : -1;
+	}
+	if (fs_mkdir_parent(c->database, 0755)) {
+		ctl_log("database directory for %s: %s", c->database, strerror(errno));
+		return -1;
+	}
+	if (!(dm->store = fx_store_sqlite_open(c->database, err, sizeof(err))))
+		ctl_log("database: %s", err);
+	return dm->store ? 0 : -1;
+}
+
+/* [Store] Election = on: campaign until this fornaxd leads (a standby
+ * waits here, before it has read the store or serves anything), then fence
+ * the store's writes on the lead. */
+static int lead(struct daemon *dm)
+{
+	const struct fx_conf *c = &dm->conf;
+	char key[FX_PATH_MAX + 8], id[300], host[128] = "?";
+	bool leader = false, said = false;
+	int rc;
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(key, sizeof(key), "%sleader", c->etcd_prefix);
+	snprintf(id, sizeof(id), "%s:%u/%d", host, ntohs(c->listen.sin_port), (int)getpid());
+	if (!(dm->election =
+		  ctl_etcd_elect_new(fx_store_etcd_client(dm->store), key, id, c->election_ttl_s)))
+		return -1;
+	while (!dm->stop) {
+		if ((rc = ctl_etcd_elect_step(dm->election, &leader)))
+			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc),
+				ctl_etcd_errmsg(fx_store_etcd_client(dm->store)));
+		if (leader)
+			break;
+		if (!said)
+			ctl_log("election: standby as %s; another fornaxd leads (%s)", id, key);
+		said = true;
+		sleep(1);
+	}
+	return leader ? fx_store_etcd_fence(dm->store, dm->election) : -1;
 }
 
 static int start(struct daemon *dm)
 {
 	static const int stop_signals[] = {SIGTERM, SIGINT};
 	struct fx_conf *c = &dm->conf;
-	struct fx_core_conf cc = {c->pod_net, c->pod_net_bits, c->node_bits, c->vni,
-				  c->port_lo, c->port_hi,      c->state_s,   c->endpoint_form};
+	struct fx_core_conf cc = {c->pod_net, c->pod_net_bits,	c->node_bits,
+				  c->vni,     c->port_lo,	c->port_hi,
+				  c->state_s, c->endpoint_form, c->max_sess_client};
 	struct fx_core_hooks h = {dm, hook_now, hook_send, hook_event, hook_kick};
 	struct fx_api_hooks ah = {dm, api_close_link};
 	struct fx_http_conf hc = {
@@ -146,21 +227,15 @@ static int start(struct daemon *dm)
 	struct timeval tv;
 	char err[512];
 
-	if (fs_mkdir_parent(c->database, 0755)) {
-		ctl_log("database directory for %s: %s", c->database, strerror(errno));
+	if (open_store(dm) || (c->election && lead(dm)))
 		return -1;
-	}
-	if (!(dm->store = fx_store_sqlite_open(c->database, err, sizeof(err)))) {
-		ctl_log("database: %s", err);
-		return -1;
-	}
 	gettimeofday(&tv, NULL);
 	/* revisions continue above the wall clock's microseconds: a restarted core never
 	 * hands out one a watcher already saw */
 	if (!(dm->core = fx_core_new(dm->store, &cc, &h,
 				     (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec, err,
 				     sizeof(err)))) {
-		ctl_log("database %s: %s", c->database, err);
+		ctl_log("store %s: %s", store_name(c), err);
 		return -1;
 	}
 	if (!(dm->api = fx_api_new(dm->core, dm->store, &ah)))
@@ -175,8 +250,8 @@ static int start(struct daemon *dm)
 		return -1;
 	}
 	lws_sul_schedule(dm->lws, 0, &dm->tick, on_tick, TICK_MS * LWS_US_PER_MS);
-	ctl_log("serving on %s:%u%s; database %s", inet_ntoa(c->listen.sin_addr),
-		ntohs(c->listen.sin_port), c->tls_cert[0] ? " (TLS)" : "", c->database);
+	ctl_log("serving on %s:%u%s; store %s", inet_ntoa(c->listen.sin_addr),
+		ntohs(c->listen.sin_port), c->tls_cert[0] ? " (TLS)" : "", store_name(c));
 	return 0;
 }
 
@@ -195,6 +270,8 @@ static void stop(struct daemon *dm)
 	fx_http_stop(dm->http);
 	dm->lws = NULL;
 	fx_core_free(dm->core);
+	/* a leader that stops hands over now, not after its lease */
+	ctl_etcd_elect_free(dm->election, !dm->deposed);
 	if (dm->store)
 		dm->store->ops->close(dm->store);
 }
@@ -223,6 +300,8 @@ int main(int argc, char **argv)
 		;
 	if (!rc)
 		ctl_log("stopped");
+	if (dm.deposed)
+		rc = 3;
 	stop(&dm);
 	sodium_memzero(&dm.conf, sizeof(dm.conf));
 	return rc;

@@ -64,6 +64,8 @@ struct conn {
 	char query[4096];
 	char ctype[128];
 	char peer[64];
+	unsigned char client[CTL_TOKEN_HASH_LEN]; /* the bearer token's digest */
+	bool has_client;
 	char *body;
 	size_t body_len, expect;
 	bool drain, body_done; /* answered early; discarding the body */
@@ -123,7 +125,7 @@ static enum ctl_method method_of(struct lws *wsi, const char **name)
 
 /* 0 valid, 1 no bearer token, 2 wrong token. Every configured token is
  * compared (digests, constant time) whichever matches. */
-static int check_token(struct ctl_http *hs, struct lws *wsi)
+static int check_token(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 {
 	char h[CTL_HTTP_TOKEN_MAX + 64], *t;
 	int len = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
@@ -138,8 +140,10 @@ static int check_token(struct ctl_http *hs, struct lws *wsi)
 		return 1;
 	for (t = h + 7; *t == ' ';)
 		t++;
-	ok = ctl_token_check(t, strlen(t), hs->conf.tokens, hs->conf.n_tokens);
+	ctl_token_digest(t, strlen(t), c->client);
+	ok = ctl_token_match(c->client, hs->conf.tokens, hs->conf.n_tokens);
 	sodium_memzero(h, sizeof(h));
+	c->has_client = ok;
 	return ok ? 0 : 2;
 }
 
@@ -257,7 +261,8 @@ static int process(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 				  .content_type = c->ctype,
 				  .body = c->body,
 				  .body_len = c->body_len,
-				  .peer = c->peer};
+				  .peer = c->peer,
+				  .client = c->has_client ? c->client : NULL};
 	struct ctl_http_resp rs;
 
 	memset(&rs, 0, sizeof(rs));
@@ -330,7 +335,7 @@ static int on_request(struct ctl_http *hs, struct lws *wsi, struct conn *c, cons
 		return early(hs, wsi, c, 414, msg);
 	}
 	if (!hs->ops->is_public(hs->arg, c->path)) {
-		int t = check_token(hs, wsi);
+		int t = check_token(hs, wsi, c);
 
 		if (t)
 			return early(hs, wsi, c, 401,

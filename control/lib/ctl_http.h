@@ -36,6 +36,9 @@ struct ctl_http_req {
 	const char *body;	  /* NUL-terminated; NULL without a body */
 	size_t body_len;
 	const char *peer; /* for the log */
+	/* who asks: the digest of the bearer token it passed (a token is a
+	 * client's identity, e.g. for per-client limits); NULL on a public path */
+	const unsigned char *client;
 };
 
 struct ctl_http_resp {

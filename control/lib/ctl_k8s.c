@@ -112,7 +112,9 @@ const char *ctl_k8s_reason(int code)
 		       {408, "Timeout"},	   {409, "Conflict"},
 		       {411, "LengthRequired"},	   {413, "RequestEntityTooLarge"},
 		       {414, "RequestURITooLong"}, {415, "UnsupportedMediaType"},
-		       {422, "Invalid"},	   {501, "NotImplemented"}};
+		       {422, "Invalid"},	   {501, "NotImplemented"},
+		       {403, "Forbidden"},	   {410, "Expired"},
+		       {429, "TooManyRequests"}};
 
 	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
 		if (reasons[i].code == code)
@@ -297,4 +299,75 @@ void ctl_k8s_timestamp(time_t t, char out[CTL_K8S_TS_LEN + 1])
 
 	gmtime_r(&t, &tm);
 	strftime(out, CTL_K8S_TS_LEN + 1, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- labelSelector ---- */
+
+int ctl_k8s_selector_parse(const char *s, struct ctl_k8s_selector *sel, char *err, size_t errlen)
+{
+	const char *p = s;
+
+	memset(sel, 0, sizeof(*sel));
+	while (*p) {
+		const char *end = strchr(p, ','), *why;
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char term[400], *op;
+
+		if (sel->n >= CTL_K8S_SEL_MAX || n >= sizeof(term)) {
+			snprintf(err, errlen, "at most %d terms of at most 399 characters",
+				 CTL_K8S_SEL_MAX);
+			return -1;
+		}
+		memcpy(term, p, n);
+		term[n] = 0;
+		p += n + (end ? 1 : 0);
+		if (end && !*p) {
+			snprintf(err, errlen, "trailing ','");
+			return -1;
+		}
+		if ((op = strstr(term, "!="))) {
+			sel->req[sel->n].op = CTL_SEL_NE;
+			*op = 0;
+			op += 2;
+		} else if ((op = strchr(term, '='))) {
+			sel->req[sel->n].op = CTL_SEL_EQ;
+			*op++ = 0;
+			if (*op == '=')
+				op++;
+		} else if (term[0] == '!') {
+			sel->req[sel->n].op = CTL_SEL_NOT_EXISTS;
+			memmove(term, term + 1, strlen(term));
+		} else {
+			sel->req[sel->n].op = CTL_SEL_EXISTS;
+		}
+		if (strlen(term) >= sizeof(sel->req[0].key) || (why = ctl_k8s_label_key(term))) {
+			snprintf(err, errlen, "'%.64s': label key %s", term,
+				 strlen(term) >= sizeof(sel->req[0].key) ? "too long" : why);
+			return -1;
+		}
+		if (op && (strlen(op) > 63 || ctl_k8s_label_value(op))) {
+			snprintf(err, errlen, "'%.64s': invalid label value '%.64s'", term, op);
+			return -1;
+		}
+		strcpy(sel->req[sel->n].key, term);
+		if (op)
+			strcpy(sel->req[sel->n].value, op);
+		sel->n++;
+	}
+	return 0;
+}
+
+bool ctl_k8s_selector_match(const struct ctl_k8s_selector *sel, json_t *labels)
+{
+	for (int i = 0; i < sel->n; i++) {
+		json_t *v = json_object_get(labels, sel->req[i].key);
+		bool eq =
+		    v && json_is_string(v) && !strcmp(json_string_value(v), sel->req[i].value);
+		enum ctl_k8s_sel_op op = sel->req[i].op;
+
+		if ((op == CTL_SEL_EQ && !eq) || (op == CTL_SEL_NE && eq) ||
+		    (op == CTL_SEL_EXISTS && !v) || (op == CTL_SEL_NOT_EXISTS && v))
+			return false;
+	}
+	return true;
 }

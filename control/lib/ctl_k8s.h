@@ -38,6 +38,24 @@ json_t *ctl_k8s_merge_patch(json_t *target, json_t *patch);
  * what was refused, quoting it. */
 int ctl_k8s_field_selector(const char *s, char *name, size_t len, char *err, size_t errlen);
 
+/* A labelSelector: "k=v", "k==v", "k!=v", "k", "!k" joined by ',', every
+ * term must hold (an empty selector takes everything). Keys and values
+ * are checked as labels' are. */
+#define CTL_K8S_SEL_MAX 32
+enum ctl_k8s_sel_op { CTL_SEL_EQ, CTL_SEL_NE, CTL_SEL_EXISTS, CTL_SEL_NOT_EXISTS };
+struct ctl_k8s_selector {
+	int n;
+	struct {
+		char key[318]; /* a prefix (253) '/' a name (63), NUL */
+		char value[64];
+		enum ctl_k8s_sel_op op;
+	} req[CTL_K8S_SEL_MAX];
+};
+/* 0, or -1 and err saying what is wrong, quoting the term. */
+int ctl_k8s_selector_parse(const char *s, struct ctl_k8s_selector *sel, char *err, size_t errlen);
+/* Do labels (an object, or NULL: none) satisfy every term? */
+bool ctl_k8s_selector_match(const struct ctl_k8s_selector *sel, json_t *labels);
+
 /* Is the Content-Type ct the media type mt ("application/json"), with or
  * without parameters (";charset=utf-8"), case aside? */
 bool ctl_k8s_media_is(const char *ct, const char *mt);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "ctl_k8s.h"
 
 struct ctl_watch;
 struct ctl_watcher;
@@ -56,11 +57,26 @@ struct ctl_watcher *ctl_watch_open(struct ctl_watch *w, uint64_t from, void (*wa
  * metadata.name is name (a fieldSelector metadata.name=NAME). */
 struct ctl_watcher *ctl_watch_open_name(struct ctl_watch *w, uint64_t from, const char *name,
 					void (*wake)(void *arg), void *arg, bool *expired);
+/* The same, of the objects a labelSelector selects (sel NULL or empty: all;
+ * copied): an object that comes into the selection by a change is ADDED
+ * to this watcher, one that leaves it DELETED (carrying the object as it
+ * is now), as Kubernetes' watches with a labelSelector answer. name NULL:
+ * every name. */
+struct ctl_watcher *ctl_watch_open_sel(struct ctl_watch *w, uint64_t from, const char *name,
+				       const struct ctl_k8s_selector *sel, void (*wake)(void *arg),
+				       void *arg, bool *expired);
+/* For those changes the watch keeps every object's labels as of its last
+ * event; an object that had none since the watch was made is made known with
+ * this (its labels now; 0, or -1 when out of memory). Otherwise the first
+ * change of an object is judged on its new labels alone. */
+int ctl_watch_known(struct ctl_watch *w, json_t *object);
+/* The oldest revision a watch can start from now (older: Expired). */
+uint64_t ctl_watch_floor(const struct ctl_watch *w);
 /* An event for this watcher alone, ahead of what the watch publishes after
  * it: the synthetic ADDED events of the current objects that a watch from
  * resourceVersion 0 starts with, as Kubernetes sends them (call right after
- * the open). Not held to buf_max: the current state is as large as a list.
- * 0, or -1 when out of memory. */
+ * the open); an object its name or selector does not take is left out. Not held to buf_max: the
+ * current state is as large as a list. 0, or -1 when out of memory. */
 int ctl_watcher_add(struct ctl_watcher *wr, const char *type, json_t *object);
 /* Move pending bytes to b (at most about max): CTL_WATCH_MORE (call again),
  * CTL_WATCH_IDLE (nothing pending now; wake comes when there is), or

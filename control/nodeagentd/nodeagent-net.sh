@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# nodeagentd's pod network (docs/serverless.md, "nodeagentd"): the cold
-# path of a pod, run by the daemon once per pod and once per configuration.
-# Every step may be run again (a restart of the daemon repeats it).
+# nodeagentd's pod network (docs/serverless.md, "nodeagentd"): the node's
+# part, run by the daemon once per configuration; it may be run again (a
+# restart of the daemon repeats it). Each pod's part (a namespace, a veth
+# with the `agent` program, the endpoint entry) is the daemon's own, made
+# in-process (control/nodeagentd/agent/na_podnet.c): it is a cold open's path.
 #   node INSTANCE XGATE VNI CIDR NODEIP [NETNS_PREFIX VETH_PREFIX]
 #       the tenant's VPC and the pod subnet of this node (bounced here);
 #       with the prefixes (a new store), first the pods' namespaces, veths
 #       and endpoint entries a lost store named
-#   up   INSTANCE XGATE NETNS VETH VNI ADDR/LEN MAC GATEWAY MTU
-#       a network namespace, a veth (the pod's eth0, its host side running
-#       the `agent` program) and the pod's endpoint entry
-#   down INSTANCE XGATE NETNS VETH VNI ADDR
-#       the reverse
 set -u
 op=${1:-}
 shift || true
@@ -50,42 +47,7 @@ node)
 	ok_if 4 -- "$xg" -n "$inst" subnet add "$vni" "$cidr" bouncers "$nodeip" ||
 		die "subnet add $vni $cidr failed"
 	;;
-up)
-	[ $# = 9 ] || die "usage: up INSTANCE XGATE NETNS VETH VNI ADDR/LEN MAC GATEWAY MTU"
-	inst=$1 xg=$2 ns=$3 veth=$4 vni=$5 addr=$6 mac=$7 gw=$8 mtu=$9
-	# a namespace or veth left by a pod of this slot that ended unseen
-	ip netns del "$ns" 2>/dev/null
-	ip link del "$veth" 2>/dev/null
-	ip netns add "$ns" || die "netns add $ns"
-	ip -n "$ns" link set lo up
-	# the overlay is IPv4 only: keep pods from chattering IPv6 into it
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1
-	ip link add "$veth" type veth peer name eth0 netns "$ns" || die "veth $veth"
-	ip -n "$ns" link set eth0 address "$mac" mtu "$mtu"
-	# XDP sees no checksum-offload state: the pod sends complete checksums
-	ip netns exec "$ns" ethtool -K eth0 tx off >/dev/null
-	ip -n "$ns" addr add "$addr" dev eth0
-	ip -n "$ns" link set eth0 up
-	ip -n "$ns" route add default via "$gw" || die "route via $gw"
-	# the far end of a veth the programs redirect into runs XDP itself
-	"$xg" -N "$ns" attach eth0 pass --mode native || die "attach pass in $ns"
-	ip link set "$veth" mtu "$mtu" up
-	ok_if 3 -- "$xg" -n "$inst" endpoint del "$vni" "${addr%/*}" 2>/dev/null
-	"$xg" -n "$inst" endpoint add "$vni" "${addr%/*}" mac "$mac" dev "$veth" ||
-		die "endpoint add $vni ${addr%/*}"
-	"$xg" -n "$inst" attach "$veth" agent --mode native || die "attach agent on $veth"
-	;;
-down)
-	[ $# = 6 ] || die "usage: down INSTANCE XGATE NETNS VETH VNI ADDR"
-	inst=$1 xg=$2 ns=$3 veth=$4 vni=$5 addr=$6
-	"$xg" -n "$inst" detach "$veth" >/dev/null 2>&1
-	ok_if 3 -- "$xg" -n "$inst" endpoint del "$vni" "$addr" || die "endpoint del $vni $addr"
-	ip link del "$veth" 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	true
-	;;
 *)
-	die "usage: nodeagent-net.sh node|up|down ..."
+	die "usage: nodeagent-net.sh node INSTANCE XGATE VNI CIDR NODEIP [NETNS_PREFIX VETH_PREFIX]"
 	;;
 esac

@@ -11,13 +11,13 @@
 # sourcing; then et_up, et_down. Each daemon's token is in ET_TOK.
 
 source "$(dirname "${BASH_SOURCE[0]}")/ca.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/port.sh"
 
 : "${ET_RUN:=/tmp/xgate-demo-tree}"
 ET_NAMES=(cloud edge-1 edge-2 edge-3)
 declare -A ET_PORT=() ET_PID=() ET_PARENT=([edge-1]=cloud [edge-2]=cloud [edge-3]=edge-2)
 declare -A ET_LABELS=([cloud]=tier=cloud [edge-1]=zone=east [edge-2]=zone=west [edge-3]=zone=east)
 
-et_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 et_url() { [ "$1" = cloud ] && echo "https://localhost:${ET_PORT[$1]}" || echo "http://127.0.0.1:${ET_PORT[$1]}"; }
 et_hub() { [ "$1" = cloud ] && echo "wss://localhost:${ET_PORT[$1]}" || echo "ws://127.0.0.1:${ET_PORT[$1]}"; }
 # et NAME ARGS: xgate against NAME's edgeclusterd
@@ -44,7 +44,7 @@ et_up() {
 	ET_TOK=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
 	ET_JOIN=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
 	test_ca "$ET_RUN" "xgate demo CA" || return 1
-	for n in "${ET_NAMES[@]}"; do ET_PORT[$n]=$(et_port); done
+	for n in "${ET_NAMES[@]}"; do ET_PORT[$n]=$(free_port); done
 	for n in "${ET_NAMES[@]}"; do
 		et_conf "$n"
 		"$ECD" -c "$ET_RUN/$n.conf" 2>> "$ET_RUN/$n.log" &

@@ -41,22 +41,24 @@ def main():
         for p in xgate(xg, "gw", "peers", "--socket", sock) or []:
             peers.append([f"gw{c}", p["name"], p["state"], p["routes"], p["tx_packets"],
                           p["rx_packets"], p["rx_dropped"],
-                          "-" if p["key_age_s"] is None else p["key_age_s"]])
+                          "-" if p["key_age_s"] is None else p["key_age_s"],
+                          p.get("cipher") or p.get("mode", "-")])
         tot = {}
         for dev in xgate(xg, "-N", f"{prefix}-c{c}gw", "stats") or []:
             for reason, v in dev["counters"].items():
                 tot[reason] = tot.get(reason, 0) + v["packets"]
         drops = {r: n for r, n in tot.items() if r.startswith("drop_")}
         worst = max(drops, key=drops.get) if drops else "-"
-        xdp.append([f"gw{c}", f"edge-{c}", tot.get("gw_encap", 0), tot.get("gw_decap", 0),
-                    sum(drops.values()), worst])
+        xdp.append([f"gw{c}", f"edge-{c}", tot.get("gw_encap", 0), tot.get("gw_to_worker", 0),
+                    tot.get("gw_decap", 0), sum(drops.values()), worst])
     table("Mesh (gatewayd control sockets)",
           ["GATEWAY", "CLUSTER", "PUBLIC", "PEERS", "ROUTES"], mesh)
     table("Per peer (data plane: packets through the tunnel)",
-          ["GATEWAY", "PEER", "STATE", "ROUTES", "TX_PKTS", "RX_PKTS", "RX_DROPPED", "KEY_AGE_S"],
+          ["GATEWAY", "PEER", "STATE", "ROUTES", "TX_PKTS", "RX_PKTS", "RX_DROPPED", "KEY_AGE_S",
+           "CIPHER"],
           peers)
     table("Gateway XDP program (both NICs)",
-          ["GATEWAY", "CLUSTER", "ENCAP", "DECAP", "DROPPED", "TOP_DROP_REASON"], xdp)
+          ["GATEWAY", "CLUSTER", "ENCAP", "TO_CRYPTD", "DECAP", "DROPPED", "TOP_DROP_REASON"], xdp)
 
 
 if __name__ == "__main__":

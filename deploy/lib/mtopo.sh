@@ -7,12 +7,14 @@
 #   cluster c = 1..3, underlay bridge in ${P}-c<c>u, 10.20<c>.0.0/24:
 #     h1  .1    divider of both VPCs, bouncer of the cluster's subnets, pod <c>a
 #     h2  .2    compute: pods <c>b (VPC 100) and <c>t (VPC 200, clusters 1-2)
-#     gw  .254  gateway program on eth0 (cluster side) and wan0 (198.18.c.2)
+#     gw  .254  gateway program on eth0 (cluster side) and wan0 (198.18.c.2);
+#               MT_MODE=encrypt: also on xgc1, the crypt veth xgc0 <-> xgc1, with
+#               xgate-cryptd's AF_XDP workers on eth0, wan0 and xgc0
 #   VPC 100 (tenant 1): 10.1.<c>.0/24 in cluster c, pods .11 (on h1), .12 (on h2)
 #   VPC 200 (tenant 2): the same CIDRs and even the same pod addresses in
 #     clusters 1 and 2 (pods <c>t at 10.1.<c>.11) — isolated by VNI.
 #
-# Set P, XGATE, GATEWAYD (and XDP_MODE, MT_RUN) as shell variables before
+# Set P, XGATE, GATEWAYD (and XDP_MODE, MT_RUN, MT_MODE, CRYPTD) as shell variables before
 # sourcing: `P=x source mtopo.sh` would set them for the source command only.
 #
 # Interface names are per namespace (eth0, wan0, h1...), so the prefix only
@@ -24,6 +26,8 @@
 : "${GATEWAYD:=gatewayd}"
 : "${XDP_MODE:=native}"
 : "${MT_RUN:=/tmp/$P-run}"   # gatewayd configs, keys, sockets, databases, logs
+: "${MT_MODE:=encrypt}"      # the tunnel between gateways: encrypt (type 1) or auth (type 0)
+: "${CRYPTD:=xgate-cryptd}"  # encrypt mode's workers
 POD_MTU=1400                 # underlay 1500 - XG_ENCAP_LEN (62)
 WAN_MTU=1512                 # underlay + 12: the tunnel header is larger than Geneve's
 CLUSTERS=(1 2 3)
@@ -160,6 +164,12 @@ mt_gateway_up() {
 	xgm "c${c}gw" attach eth0 gateway --mode "$XDP_MODE" || return 1
 	xgm "c${c}gw" attach wan0 gateway --mode "$XDP_MODE" || return 1
 	xgm "c${c}gw" host set ip "$(host_ip "$c" gw)" || return 1
+	if [ "$MT_MODE" = encrypt ]; then
+		nsm "c${c}gw" ip link add xgc0 type veth peer name xgc1
+		nsm "c${c}gw" ip link set xgc0 up
+		nsm "c${c}gw" ip link set xgc1 up
+		xgm "c${c}gw" attach xgc1 gateway --mode "$XDP_MODE" || return 1
+	fi
 	# traffic from peers goes straight to the subnet's bouncer, else the divider
 	xgm "c${c}gw" vpc add 100 dividers "$div" || return 1
 	xgm "c${c}gw" subnet add 100 "10.1.$c.0/24" bouncers "$div" || return 1
@@ -200,7 +210,7 @@ mt_conf() { # mt_conf CLUSTER: gatewayd's config file on stdout
 	mt_has_vpc200 "$c" && printf 'Subnet = 200 10.1.%s.0/24\n' "$c"
 	for o in "${CLUSTERS[@]}"; do
 		[ "$o" = "$c" ] && continue
-		printf '\n[Peer]\nName = gw%s\nPublicKey = %s\nEndpoint = %s:7100\n' "$o" "$(cat "$MT_RUN/gw$o.pub")" "$(pub_ip "$o")"
+		printf '\n[Peer]\nName = gw%s\nPublicKey = %s\nEndpoint = %s:7100\nMode = %s\n' "$o" "$(cat "$MT_RUN/gw$o.pub")" "$(pub_ip "$o")" "$MT_MODE"
 	done
 }
 
@@ -213,6 +223,16 @@ gw_start() {
 		>> "$MT_RUN/gw$c.log" 2>&1 &
 	echo $! > "$MT_RUN/gw$c.pid"
 	disown $! # its end is ours to report, not the shell's
+}
+
+# cryptd_start CLUSTER: that gateway's crypto workers (encrypt mode); they
+# wait for gatewayd to name the public NIC, so either may start first
+cryptd_start() {
+	local c=$1
+	nsenter --net="/run/netns/${P}-c${c}gw" "$CRYPTD" -n "${P}-c${c}gw" -c xgc0 -s 5 \
+		>> "$MT_RUN/cryptd$c.log" 2>&1 &
+	echo $! > "$MT_RUN/cryptd$c.pid"
+	disown $!
 }
 
 gw_kill() { # gw_kill CLUSTER: kill -9, as a crash would
@@ -244,6 +264,9 @@ mesh_up() { # mesh_up: keys, configs, three gatewayds; waits up to 20 s
 		"$XGATE" gw pubkey < "$MT_RUN/gw$c.key" > "$MT_RUN/gw$c.pub" || return 1
 	done
 	for c in "${CLUSTERS[@]}"; do mt_conf "$c" > "$MT_RUN/gw$c.conf"; done
+	if [ "$MT_MODE" = encrypt ]; then
+		for c in "${CLUSTERS[@]}"; do cryptd_start "$c"; done
+	fi
 	for c in "${CLUSTERS[@]}"; do gw_start "$c"; done
 	for i in $(seq 200); do
 		mesh_ready && return 0

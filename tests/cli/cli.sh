@@ -417,7 +417,7 @@ fi
 
 # ---- cluster attach/detach print every phase, as the guide shows them ----
 if [ -n "$ECD" ]; then
-	free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+	source "$HERE/../../deploy/lib/port.sh" # free_port
 	tok=tok-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	join=join-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	for n in p k; do

@@ -22,6 +22,8 @@ grep -q 'from 1t (VPC 200) 10.1.3.11 (a VPC 100 pod in edge-3) answers: nobody' 
 	ok "VPC 200 does not reach VPC 100" || not_ok "tenants: $(grep 'from 1t' "$OUT")"
 [ "$(grep -cE '^  gw[123] +gw[123] +up ' "$OUT")" = 6 ] && ok "the mesh: six peerings up" ||
 	not_ok "mesh: $(grep -E '^  gw[123] +gw' "$OUT")"
+[ "$(grep -cE '^  gw[123] +gw[123] +up .* (aes-256-gcm|chacha20-poly1305)$' "$OUT")" = 6 ] &&
+	ok "all six encrypted (the default mode)" || not_ok "ciphers: $(grep -E '^  gw[123] +gw' "$OUT")"
 grep -q 'the root sees: cloud=ok edge-1=ok edge-2/edge-3=ok edge-2=ok' "$OUT" &&
 	ok "the edge tree: the root sees all four clusters" || not_ok "tree: $(grep 'root sees' "$OUT")"
 grep -qE '^  edge-1 +running since' "$OUT" && grep -qE '^  edge-2/edge-3 +running since' "$OUT" &&

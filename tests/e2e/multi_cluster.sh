@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End to end on the demo's topology (deploy/lib/mtopo.sh): three clusters,
+# End to end on the demo's topology (deploy/lib/mtopo.sh) in auth mode: three clusters,
 # gateway XDP on both NICs of each gateway, three gatewayds meshing over the
 # WAN router. Cross-cluster ping (every ordered pair) and TCP (every cluster
 # pair); the direct path back through the gateway; VPC 200 isolated from VPC
@@ -12,6 +12,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 XGATE=$(readlink -f "$1")
 GATEWAYD=$(readlink -f "$2")
 P=xgc$$
+MT_MODE=auth # type 0: the attacker's tampered copy is dropped by XDP (bad_mac); encrypt: multi_cluster_encrypt.sh
 source "$HERE/../lib.sh"
 source "$HERE/../../deploy/lib/mtopo.sh"
 trap 'mtopo_down' EXIT INT TERM

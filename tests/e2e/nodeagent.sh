@@ -10,7 +10,9 @@
 # wrapper, unknown pods and sessions answered NotFound, a pod that crashes
 # -> its session Closed and the pod Failed, a malformed command refused,
 # a lost store (a new node at revision 0 that removes what the old one
-# ran), over wss:// verified against a CA.
+# ran), over wss:// verified against a CA; the session service's ping: a
+# stopped (SIGSTOP) pod and one that reads its socket but never answers
+# fail (NoHeartbeat, their sessions Closed), frozen standby pods do not.
 # usage: nodeagent.sh XGATE NODEAGENTD FORNAX_ECHO FORNAX_SESSIONWRAPPER NET_SCRIPT
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -93,6 +95,8 @@ CgroupParent = $CG
 NetScript = $NETSH
 Xgate = $XGATE
 StartTimeoutSeconds = 20
+SessionPingSeconds = 1
+SessionPingMisses = 2
 CONF
 
 # the same node linking over TLS (the last part of the scenario)

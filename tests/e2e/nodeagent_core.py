@@ -173,7 +173,9 @@ async def scenario(core):
                     session={"sessionData": b64("hello-s1"), "closeGracePeriodSeconds": 5,
                              "killInstanceWhenSessionClosed": False})
     await link.expect(sess_is("default/s1", "Starting"), "SessionState Starting")
+    await link.expect(pod_is("Activating"), "the standby pod is Activating for it")
     m = await link.expect(sess_is("default/s1", "Available"), "SessionState Available")
+    await link.expect(pod_is("Running"), "and Running once its session is Available")
     ing = ingress()
     ok(ing is not None and any(r["public"] == "10.88.0.1:30000" for r in ing),
        f"the ingress entry is in place when Available ({ing})")
@@ -258,6 +260,56 @@ async def scenario(core):
     await link.expect(sess_is("default/w1", "Closed"), "the wrapped session is Closed")
     await link.expect(pod_is("Terminated", "SessionClosed"),
                       "killInstanceWhenSessionClosed (the default): the pod is Terminated")
+
+    # a pod terminated while it holds a session is Evacuating: the session
+    # is closed through its session service first, then the pod stops
+    await link.send(type="PodCreate", podIdentifier="default/evac-1", pod=POD, standby=False)
+    await link.expect(pod_is("Running"), "a running pod to evacuate", 30)
+    await link.send(type="SessionOpen", sessionIdentifier="default/e1",
+                    podIdentifier="default/evac-1",
+                    session={"sessionData": b64("hello-e1"), "killInstanceWhenSessionClosed": False})
+    await link.expect(sess_is("default/e1", "Available"), "its session is Available")
+    await link.send(type="PodTerminate", podIdentifier="default/evac-1", gracePeriodSeconds=5)
+    await link.expect(pod_is("Evacuating", "TerminatedByCore"), "PodTerminate: the pod is Evacuating")
+    await link.expect(sess_is("default/e1", "Closing"), "its session is Closing")
+    m = await link.expect(sess_is("default/e1", "Closed"), "then Closed")
+    ok(m and m["session"]["reason"] == "", f"closed by the app as asked ({m and m['session']['reason']})")
+    await link.expect(pod_is("Terminating", "TerminatedByCore"), "then the pod is Terminating")
+    await link.expect(pod_is("Terminated", "TerminatedByCore"), "and Terminated")
+
+    # the session service's ping (every 1 s here, 2 misses): a pod that
+    # answers keeps serving; stopped (SIGSTOP), it answers nothing: its
+    # session is Closed and the pod Failed, both NoHeartbeat
+    await link.send(type="PodCreate", podIdentifier="default/stopped-1", pod=POD, standby=False)
+    m = await link.expect(pod_is("Running"), "a running pod for the ping", 30)
+    sslot = int(m["pod"]["podIP"].split(".")[-1]) - 2 if m else 0
+    await link.send(type="SessionOpen", sessionIdentifier="default/p1",
+                    podIdentifier="default/stopped-1",
+                    session={"sessionData": b64("hello-p1"), "killInstanceWhenSessionClosed": False})
+    m = await link.expect(sess_is("default/p1", "Available"), "its session is Available")
+    pport = m and m["session"]["accessEndPoints"][0]["port"]
+    await asyncio.sleep(3.5)
+    ok(curl(pport) == "hello-p1", "after 3 ping periods the answering pod still serves")
+    for p in open(f"/sys/fs/cgroup/freezer/{E['CG']}/slot{sslot}/cgroup.procs").read().split():
+        os.kill(int(p), signal.SIGSTOP)
+    m = await link.expect(lambda m: sess_is("default/p1", "Closed")(m) and
+                          m["session"]["reason"] == "NoHeartbeat",
+                          "the stopped pod's session is Closed (NoHeartbeat)")
+    m = await link.expect(pod_is("Failed", "NoHeartbeat"), "the stopped pod is Failed (NoHeartbeat)")
+    ok(m and "none of 2 pings" in m["pod"]["message"], f"its message says why ({m and m['pod']['message']})")
+    ok(curl(pport) != "hello-p1", "its endpoint no longer reaches it")
+    # a pod that reads the socket and never answers: the same, without a session
+    silent = ("import os, socket\n"
+              "u = socket.socket(socket.AF_UNIX); u.bind(os.environ['FORNAX_SESSION_SOCKET']); u.listen()\n"
+              "t = socket.socket(); t.bind(('0.0.0.0', 8083)); t.listen()\n"
+              "c, _ = u.accept()\n"
+              "while c.recv(4096): pass\n")
+    await link.send(type="PodCreate", podIdentifier="default/silent-1", standby=False,
+                    pod={"application": "default/silent", "usingNodeSessionService": True,
+                         "containers": [{"name": "s", "command": ["/usr/bin/python3", "-c", silent],
+                                         "ports": [{"containerPort": 8083, "protocol": "TCP"}]}]})
+    await link.expect(pod_is("Running"), "a pod that never answers a ping is Running", 30)
+    await link.expect(pod_is("Failed", "NoHeartbeat"), "then Failed (NoHeartbeat)")
 
     # a standby (frozen) pod terminated by the core: thawed so that it can die
     await link.send(type="PodCreate", podIdentifier="default/echo-3", pod=POD, standby=True)

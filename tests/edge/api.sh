@@ -257,6 +257,19 @@ jq -e --argjson n $((N1 + 300)) --arg rv $((REV1 + 300)) '.kind == "MissionList"
 	ok "valid JSON, complete: $((N1 + 300)) missions in name order, once each, the current revision" || not_ok "list: $(head -c 300 "$T/list")"
 req GET '/missions?labelSelector=bulk%3Dmany'; [ "$(j '.items|length')" = 300 ] && ok "labelSelector bulk=many: 300" || not_ok "selector: $(j '.items|length')"
 req GET '/missions?labelSelector=bulk%3Dnone'; [ "$(j .kind)/$(j '.items|length')" = MissionList/0 ] && ok "a selector matching nothing: an empty MissionList" || not_ok "empty selector: $BODY"
+# pages of 100 of the 300 (limit with a labelSelector), each after the last
+PAGES= CONT= NAMES=
+while :; do
+	req GET "/missions?labelSelector=bulk%3Dmany&limit=100${CONT:+&continue=$CONT}"
+	[ "$CODE" = 200 ] || break
+	PAGES="$PAGES $(j '.items|length')"; NAMES="$NAMES $(j '[.items[].metadata.name]|join(" ")')"
+	CONT=$(j '.metadata.continue // ""'); [ -n "$CONT" ] || break
+done
+[ "$PAGES" = " 100 100 100" ] && [ "$(echo $NAMES | tr ' ' '\n' | sort -u | wc -l)" = 300 ] &&
+	ok "limit=100, continue: three pages of 100, every mission once" || not_ok "pages:$PAGES ($CODE $(j .message))"
+req GET '/missions?limit=100&continue=eyJ2IjoxfQ'; expect_code 400 "a continue token this server did not give"
+[ "$(j .details.field)" = continue ] && ok "its Status names continue: $(j .message)" || not_ok "bad token: $BODY"
+req GET '/missions?limit=-5'; expect_code 400 "limit=-5"
 
 # ---- garbage on the socket, then it still serves ----
 python3 - "$PORT" <<'EOF'

@@ -6,7 +6,9 @@
 # a bad mission, printed from the Status' causes), apply -f creating, then
 # changing (the merge patch computed from the last-applied annotation:
 # a label dropped from the file goes), apply unchanged, delete (its wait
-# ends), edgeclusters, a wrong token. docs/edgecluster.md, "kubectl".
+# ends), edgeclusters, a wrong token; get --chunk-size=2 (pages with
+# limit and continue), get -l tier=front -w (a mission whose label goes
+# leaves the watch as DELETED). docs/edgecluster.md, "kubectl".
 # usage: kubectl.sh PATH/TO/edgeclusterd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -93,6 +95,7 @@ case "$OUT" in "No resources found"*) ok "get missions: none yet";; *) not_ok "g
 # ---- watches open while the writes happen ----
 watch_bg "$T/w-plain" missions -w
 watch_bg "$T/w-events" missions -w --output-watch-events
+watch_bg "$T/w-tier" missions -l tier=front -w --output-watch-events
 
 mission() { # mission NAME CONTENT [LABELS-YAML]
 	cat <<EOF
@@ -145,6 +148,11 @@ OUT=$(k apply -f "$T/m3.yaml" 2>&1)
 OUT=$(k get missions 2>&1)
 [ "$(echo "$OUT" | awk '{print $1}' | tr '\n' ' ')" = "NAME m1 m2 m3 " ] &&
 	ok "get missions: a table of m1, m2, m3" || not_ok "get missions: $OUT"
+OUT=$(k get missions --chunk-size=2 -v=6 2>"$T/chunk.err")
+[ "$(echo "$OUT" | awk '{print $1}' | tr '\n' ' ')" = "NAME m1 m2 m3 " ] &&
+	grep -q 'missions?limit=2[&a-z0-9=]* 200 OK' "$T/chunk.err" && grep -q 'missions?continue=[^&]*&limit=2[&a-z0-9=]* 200 OK' "$T/chunk.err" &&
+	ok "get missions --chunk-size=2: m1, m2, m3 read in two pages (limit, continue)" ||
+	not_ok "chunk-size: $OUT $(grep GET "$T/chunk.err")"
 OUT=$(k get mission m2 -o yaml 2>&1)
 for want in "apiVersion: edge.xgate.io/v1" "kind: Mission" "  name: m2" "  content: three"; do
 	echo "$OUT" | grep -qx "$want" || { not_ok "get mission m2 -o yaml: no '$want' in: $OUT"; want=; break; }
@@ -173,6 +181,10 @@ wait_for 10 test "$(rows "$T/w-events" DELETED)" -ge 1
 EV=$(awk 'NR>1 {print $1 "/" $2}' "$T/w-events" | tr '\n' ' ')
 [ "$EV" = "ADDED/m1 ADDED/m2 MODIFIED/m2 ADDED/m3 DELETED/m1 " ] &&
 	ok "get missions -w --output-watch-events: $EV" || not_ok "watch events: $EV $(cat "$T/w-events.err")"
+EV=$(awk 'NR>1 {print $1 "/" $2}' "$T/w-tier" | tr '\n' ' ')
+[ "$EV" = "ADDED/m2 DELETED/m2 " ] &&
+	ok "get missions -l tier=front -w: m2 comes with its label and leaves when it goes: $EV" ||
+	not_ok "label watch: $EV $(cat "$T/w-tier.err")"
 wait_for 10 test "$(rows "$T/w-plain" m1)" -ge 2
 [ "$(rows "$T/w-plain" m1)/$(rows "$T/w-plain" m2)/$(rows "$T/w-plain" m3)" = 2/2/1 ] &&
 	ok "get missions -w: a row per event" || not_ok "plain watch: $(cat "$T/w-plain" "$T/w-plain.err")"

@@ -3,7 +3,9 @@
 # client: applications created, read, listed (labelSelector), updated
 # (scaling policy and labels only; optimistic concurrency), deleted; bad
 # input -> 4xx Status with the field path; tokens; sessions against a
-# missing application; a watch; kill -9 and restart keeps the
+# missing application; pages (limit, continue; a bad token 400, one from
+# before a restart 410); watches with a labelSelector; the per-client cap on sessions (a token's sessions
+# not Closed; 403 Forbidden naming the limit); a watch; kill -9 and restart keeps the
 # applications; TLS; config errors naming the line.
 # usage: api.sh PATH/TO/fornaxd
 set -u
@@ -24,13 +26,16 @@ trap "exit 130" INT TERM
 
 PORT=$(free_port)
 TOK=$(secret tok)
+TOK2=$(secret tok2)
 G=core.fornax-serverless.centaurusinfra.io
 API=http://127.0.0.1:$PORT/apis/$G/v1
 cat > "$T/f.conf" <<EOF
 [API]
 Listen = 127.0.0.1:$PORT
 Token = $TOK
+Token = $TOK2
 MaxBody = 64K
+MaxSessionsPerClient = 2
 [Store]
 Database = $T/db/fornaxd.db
 [Nodes]
@@ -92,10 +97,22 @@ req GET "/namespaces/other/applications"; [ "$(j '.items|length')" = 0 ] && ok "
 req GET "$APPS?labelSelector=tier%3Dweb"; [ "$(j '.items|length')" = 2 ] && ok "labelSelector tier=web: 2" || not_ok "sel: $BODY"
 req GET "$APPS?labelSelector=tier%3Ddb"; [ "$(j '.items|length')" = 0 ] && ok "labelSelector tier=db: 0" || not_ok "sel: $BODY"
 req GET $APPS/nope; expect_code 404 "get a missing application"
+# ---- pages: limit and continue ----
+req GET "$APPS?limit=1"; P1=$(j '.items[0].metadata.name'); CONT=$(j '.metadata.continue // ""')
+[ "$CODE" = 200 ] && [ "$(j '.items|length')" = 1 ] && [ -n "$CONT" ] && ok "limit=1: one item ($P1) and metadata.continue" || not_ok "limit=1: $CODE $BODY"
+req GET "$APPS?limit=1&continue=$CONT"
+[ "$CODE" = 200 ] && [ "$(j '.items|length')" = 1 ] && [ "$(j '.items[0].metadata.name')" != "$P1" ] && [ "$(j '.metadata.continue // ""')" = "" ] &&
+	ok "the next page: the other application, no continue" || not_ok "page 2: $CODE $BODY"
+OLDCONT=$CONT
+req GET "$APPS?limit=x"; expect_field 400 limit "limit=x"
+req GET "$APPS?limit=1&continue=bogus"; expect_field 400 continue "a continue token this server did not give"
 
 # a watch from the list's resourceVersion sees the update
 req GET $APPS; LRV=$(j .metadata.resourceVersion)
 curl -sN -H "Authorization: Bearer $TOK" "$API$APPS?watch=1&resourceVersion=$LRV" > "$T/watch.out" & WPID=$!
+# and watches of tier=web and tier=api: the update moves echo from one to the other
+curl -sN -H "Authorization: Bearer $TOK" "$API$APPS?watch=1&resourceVersion=$LRV&labelSelector=tier%3Dweb" > "$T/watch.web" & WPID="$WPID $!"
+curl -sN -H "Authorization: Bearer $TOK" "$API$APPS?watch=1&resourceVersion=$LRV&labelSelector=tier%3Dapi" > "$T/watch.api" & WPID="$WPID $!"
 sleep 0.3
 U=$(app echo 10 | jq -c '.spec.scalingPolicy.maximumInstance=5 | .metadata.labels={"tier":"api"}')
 put $APPS/echo "$U"; expect_code 200 "update the scaling policy and labels"
@@ -103,7 +120,13 @@ put $APPS/echo "$U"; expect_code 200 "update the scaling policy and labels"
 RV2=$(j .metadata.resourceVersion)
 [ "$RV2" -gt "$RV1" ] && ok "resourceVersion grew ($RV2)" || not_ok "rv $RV1 -> $RV2"
 wait_for 5 grep -q MODIFIED "$T/watch.out" && [ "$(grep MODIFIED "$T/watch.out" | jq -r .object.spec.scalingPolicy.maximumInstance)" = 5 ] && ok "the watch streamed MODIFIED" || not_ok "watch: $(cat "$T/watch.out")"
-kill "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null; WPID=
+wait_for 5 grep -q . "$T/watch.api"
+[ "$(jq -r '.type + "/" + .object.metadata.name' "$T/watch.web" | tr '\n' ' ')" = "DELETED/echo " ] &&
+	[ "$(jq -r '.type + "/" + .object.metadata.name' "$T/watch.api" | tr '\n' ' ')" = "ADDED/echo " ] &&
+	ok "labelSelector watches: echo DELETED from tier=web's, ADDED to tier=api's" ||
+	not_ok "label watches: web: $(cat "$T/watch.web") api: $(cat "$T/watch.api")"
+req GET "$APPS?watch=1&labelSelector=a%20b"; expect_field 400 labelSelector "a watch with a bad labelSelector"
+kill $WPID 2>/dev/null; wait $WPID 2>/dev/null; WPID=
 put $APPS/echo "$U"
 [ "$CODE" = 200 ] && [ "$(j .metadata.resourceVersion)" = "$RV2" ] && ok "the same update again changes nothing (resourceVersion stays $RV2)" ||
 	not_ok "a no-op update: $CODE rv $(j .metadata.resourceVersion), wanted $RV2"
@@ -175,6 +198,24 @@ expect_code 201 "a good session"
 put $SESS/s1 '{}'; expect_code 405 "sessions are not updated"
 req DELETE $SESS/s1; expect_code 200 "delete a pending session"
 [ "$(j .status.sessionStatus)" = Closed ] && ok "a pending session closes at once" || not_ok "deleted: $BODY"
+# ---- MaxSessionsPerClient = 2: per token, sessions not Closed ----
+sess() { printf '{"metadata":{"name":"%s"},"spec":{"applicationName":"echo","sessionData":"aGk="}}' "$1"; }
+post $SESS "$(sess c1)"; expect_code 201 "cap: the token's first session"
+post $SESS "$(sess c2)"; expect_code 201 "cap: its second"
+post $SESS "$(sess c3)"
+if [ "$CODE" = 403 ] && [ "$(j .kind)" = Status ] && [ "$(j .reason)" = Forbidden ] &&
+	[[ "$(j .message)" == *"limit of 2 "*"(MaxSessionsPerClient)"* ]]; then
+	ok "cap: the third is refused, 403 Forbidden naming the limit ($(j .message))"
+else
+	not_ok "cap: the third got $CODE $BODY"
+fi
+req GET $SESS/c3; expect_code 404 "cap: the refused session does not exist"
+TOK1=$TOK TOK=$TOK2
+post $SESS "$(sess c3)"; expect_code 201 "cap: another token has its own count"
+TOK=$TOK1
+req DELETE $SESS/c1; [ "$(j .status.sessionStatus)" = Closed ] && ok "cap: c1 Closed" || not_ok "cap: delete c1: $BODY"
+post $SESS "$(sess c4)"; expect_code 201 "cap: a Closed session no longer counts"
+for s in c2 c3 c4; do req DELETE $SESS/$s; done
 req GET /nodes; [ "$(j .kind)" = NodeList ] && ok "nodes: an empty NodeList" || not_ok "nodes: $BODY"
 req GET /namespaces/default/pods; [ "$(j .kind)" = PodList ] && ok "pods: a PodList" || not_ok "pods: $BODY"
 req DELETE /nodes/ghost; expect_code 404 "delete a missing node"
@@ -188,13 +229,16 @@ req GET $APPS/echo; expect_code 200 "echo survived"
 [ "$(j .spec.scalingPolicy.maximumInstance)" = 6 ] && [ "$(j .metadata.resourceVersion)" = "$RV2" ] &&
 	[ "$(j .metadata.annotations.note)" = x ] && ok "with its patch, annotations and resourceVersion" || not_ok "after restart: $BODY"
 req GET $APPS/other; expect_code 404 "other stays deleted"
+req GET "$APPS?limit=1&continue=$OLDCONT"
+[ "$CODE" = 410 ] && [ "$(j .reason)" = Expired ] && [ "$(j .details.field)" = continue ] &&
+	ok "a continue token from before the restart: 410 Expired ($(j .message))" || not_ok "old token: $CODE $BODY"
 post $APPS "$(app third)"; [ "$(j .metadata.resourceVersion)" -gt "$RV2" ] && ok "revisions continue upwards" || not_ok "rv after restart: $BODY"
 kill -TERM "$PID"; wait "$PID"; RC=$?; PID=
 [ "$RC" = 0 ] && grep -q stopped "$T/fxd.log" && ok "SIGTERM: exit 0" || not_ok "SIGTERM rc $RC"
 
 # ---- TLS ----
 test_ca "$T"
-sed "s|^Token = .*|Token = $TOK\nTLSCert = $T/srv.pem\nTLSKey = $T/srv.key|" "$T/f.conf" > "$T/tls.conf"
+sed "s|^MaxBody = .*|&\nTLSCert = $T/srv.pem\nTLSKey = $T/srv.key|" "$T/f.conf" > "$T/tls.conf"
 "$FXD" -c "$T/tls.conf" 2>> "$T/fxd.log" & PID=$!
 if wait_for 10 curl -sf --cacert "$T/ca.pem" "https://localhost:$PORT/healthz"; then
 	CODE=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.pem" -H "Authorization: Bearer $TOK" "https://localhost:$PORT/apis/$G/v1$APPS")
@@ -241,6 +285,11 @@ cfgerr "NodePrefix not inside PodCIDR" "NodePrefix /16 must be longer than PodCI
 Token = $TOK
 [Nodes]
 NodePrefix = 16
+EOF
+cfgerr "MaxSessionsPerClient not a number" "bad.conf:3: MaxSessionsPerClient '-1'" <<EOF
+[API]
+Token = $TOK
+MaxSessionsPerClient = -1
 EOF
 expect_rc 0 "--help" "$FXD" --help
 expect_rc 2 "an unknown option" "$FXD" --frob

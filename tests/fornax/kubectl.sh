@@ -4,7 +4,10 @@
 # default namespace of the kubeconfig: discovery, create -f, apply -f
 # (create, change by merge patch, unchanged), get (-o yaml, jsonpath, short
 # names, -w), sessions created and deleted, delete of an application (its
-# wait ends), a bad application's field path. docs/serverless.md, "kubectl".
+# wait ends), a bad application's field path; get --chunk-size=2 (pages
+# with limit and continue) and get -l group=x -w (an application whose
+# label comes is ADDED, one whose label goes DELETED). docs/serverless.md,
+# "kubectl".
 # usage: kubectl.sh PATH/TO/fornaxd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -140,6 +143,27 @@ OUT=$(k get application web -o jsonpath='{.spec.scalingPolicy.maximumInstance}' 
 OUT=$(k get application web -o yaml 2>&1)
 echo "$OUT" | grep -qx "kind: Application" && echo "$OUT" | grep -qx "  namespace: default" &&
 	ok "get -o yaml" || not_ok "get -o yaml: $OUT"
+
+# ---- pages and a watch with a labelSelector ----
+for n in c1 c2 c3; do
+	app $n 1 "$([ $n = c3 ] || echo '    group: x')" | k create -f - > /dev/null 2>&1
+done
+kw get app -l group=x -w --output-watch-events -v=6 > "$T/wl" 2> "$T/wl.err" & WATCHERS="$WATCHERS $!"
+wait_for 20 grep -q 'watch=true.* 200 OK' "$T/wl.err" || not_ok "get -l group=x -w did not start: $(cat "$T/wl.err")"
+OUT=$(k get app --chunk-size=2 -v=6 2>"$T/chunk.err")
+[ "$(echo "$OUT" | awk '{print $1}' | tr '\n' ' ')" = "NAME api c1 c2 c3 web " ] &&
+	grep -q 'applications?limit=2[&a-z0-9=]* 200 OK' "$T/chunk.err" &&
+	[ "$(grep -c 'applications?continue=[^&]*&limit=2[&a-z0-9=]* 200 OK' "$T/chunk.err")" = 2 ] &&
+	ok "get app --chunk-size=2: 5 applications in three pages (limit, continue)" ||
+	not_ok "chunk-size: $OUT $(grep GET "$T/chunk.err")"
+k label app c3 group=x > /dev/null 2>&1 # comes into the selection
+k label app c1 group- > /dev/null 2>&1  # leaves it
+wait_for 10 grep -q DELETED "$T/wl"
+EV=$(awk 'NR>1 {print $1 "/" $2}' "$T/wl" | tr '\n' ' ')
+[ "$EV" = "ADDED/c1 ADDED/c2 ADDED/c3 DELETED/c1 " ] &&
+	ok "get app -l group=x -w: c1, c2, then c3 as its label comes, c1 DELETED as its goes: $EV" ||
+	not_ok "label watch: $EV $(cat "$T/wl.err")"
+for n in c1 c2 c3; do k delete app $n --wait=false > /dev/null 2>&1; done
 
 # ---- a single-object watch (from resourceVersion 0: it starts with ADDED) ----
 kw get application web -w -v=6 > "$T/w1" 2> "$T/w1.err" & WATCHERS="$WATCHERS $!"

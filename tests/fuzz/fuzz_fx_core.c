@@ -15,6 +15,7 @@
  */
 #include "core_int.h"
 #include "fuzz.h"
+#include "fx_books.h"
 
 static int link_a;
 
@@ -27,37 +28,6 @@ static void sendf(void *arg, void *link, json_t *msg)
 {
 	(void)arg, (void)link;
 	json_decref(msg);
-}
-
-static bool balanced(struct fx_core *c)
-{
-	for (size_t i = 0; i < c->apps.nb; i++)
-		for (struct fx_ent *e = c->apps.b[i]; e; e = e->next) {
-			struct fx_app *a = e->val;
-			int n[4] = {0}, q = 0;
-
-			for (struct fx_pod *p = a->pods; p; p = p->app_next)
-				n[p->pool]++;
-			for (struct fx_sess *s = a->q_head; s; s = s->q_next)
-				q++;
-			if (memcmp(n, a->n, sizeof(n)) || q != a->n_queued)
-				return false;
-		}
-	for (size_t i = 0; i < c->nodes.nb; i++)
-		for (struct fx_ent *e = c->nodes.b[i]; e; e = e->next) {
-			struct fx_node *n = e->val;
-
-			if (n->cpu_used < 0 || n->mem_used < 0 || n->n_pods < 0)
-				return false;
-		}
-	for (size_t i = 0; i < c->sessions.nb; i++)
-		for (struct fx_ent *e = c->sessions.b[i]; e; e = e->next) {
-			struct fx_sess *s = e->val;
-
-			if (s->pod && s->pod->sess != s)
-				return false;
-		}
-	return true;
 }
 
 #define APP                                                                                        \
@@ -83,7 +53,7 @@ static void reg(struct fx_core *c, const char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fx_core_conf cf = {0x0af40000, 16, 24, 1, 30000, 30100, 60};
+	struct fx_core_conf cf = {0x0af40000, 16, 24, 1, 30000, 30100, 60, 0};
 	uint64_t now = 1000000;
 	struct fx_core_hooks h = {&now, now_ms, sendf, NULL, NULL};
 	char *text = fz_text(data, size), *line, *save = NULL, err[256];
@@ -114,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 'A':
 			if ((m = json_loads(line + 1, 0, NULL))) {
 				if (line[0] == 'S')
-					fx_core_session_create(c, "default", m, &out, &e);
+					fx_core_session_create(c, "default", m, NULL, &out, &e);
 				else
 					fx_core_app_update(c, "default", "echo", m, &out, &e);
 			}
@@ -133,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		json_decref(out);
-		FZ_ASSERT(balanced(c));
+		FZ_ASSERT(fx_books_balance(c));
 	}
 	fx_core_free(c);
 	st->ops->close(st);

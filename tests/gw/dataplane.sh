@@ -62,6 +62,7 @@ conf() { # conf NAME INDEX SUBNET
 	printf 'Keepalive = 1\nHoldTime = 3\nGraceTime = 30\nRekeyInterval = %s\nRekeyGrace = 2\nSubnet = %s\n' "${REKEY:-3600}" "$3"
 	[ "$n" = a ] && printf 'Divider = %s\n' "$P-adiv"
 	printf '\n[Peer]\nName = gw-%s\nPublicKey = %s\nEndpoint = 10.97.0.%s:7100\n' "$o" "$(cat "$T/$o.pub")" "$([ "$o" = a ] && echo 1 || echo 2)"
+	printf 'Mode = auth\n' # SipHash keys here; type 1 keys: dp_encrypt.sh
 }
 conf a 1 "100 10.1.0.0/16" > "$T/a.conf"
 REKEY=10 conf b 2 "100 10.2.0.0/16" > "$T/b.conf"

@@ -49,11 +49,16 @@ run_pair() { # run_pair "a's peer lines" "b's peer lines": both daemons restarte
 AES=0
 grep -qw aes /proc/cpuinfo && grep -qw pclmulqdq /proc/cpuinfo && AES=1
 
-# default: auth, SipHash tags
+# default: encrypt, the best cipher both have
 run_pair "" ""
 wait_for 10 is_up a && wait_for 5 is_up b && ok "no Mode: session up" || not_ok "default session not up: $(cat "$T/a.log")"
-[ "$(peer a mode)/$(peer a cipher)" = auth/siphash-2-4 ] && ok "gw peers: mode auth, siphash-2-4" ||
+best=$([ $AES = 1 ] && echo aes-256-gcm || echo chacha20-poly1305)
+[ "$(peer a mode)/$(peer a cipher)" = "encrypt/$best" ] && ok "gw peers: mode encrypt, $best by default" ||
 	not_ok "default mode/cipher: $(peer a mode)/$(peer a cipher)"
+# auth on both ends, SipHash tags
+run_pair "'Mode = auth'" "'Mode = auth'"
+wait_for 10 is_up a && [ "$(peer a mode)/$(peer a cipher)" = auth/siphash-2-4 ] && ok "Mode = auth: siphash-2-4" ||
+	not_ok "auth mode/cipher: $(peer a mode)/$(peer a cipher)"
 hdr=$("$XG" gw peers --socket "$T/a.sock" | head -1)
 [[ "$hdr" == *MODE*CIPHER* ]] && ok "table has MODE and CIPHER columns" || not_ok "table header: $hdr"
 

@@ -4,7 +4,9 @@
  * older than the ring gets one ERROR event (Status 410 Expired) and the
  * end; a watcher that falls too far behind is ended, its memory bounded;
  * wake comes only to an idle watcher, and when it ends; a watcher of one
- * name sees that object's events only. */
+ * name sees that object's events only; a watcher with a labelSelector
+ * sees the selected objects' events, an object coming into the selection
+ * as ADDED and leaving it as DELETED (against labels made known at the start too). */
 #include <string.h>
 
 #include "ctl_watch.h"
@@ -159,6 +161,68 @@ int main(void)
 		ctl_watch_free(w);
 		json_decref(m1);
 		json_decref(m2);
+	}
+	/* a watcher with a labelSelector app=x */
+	{
+		json_t *x1 = json_pack("{s:{s:s,s:s,s:{s:s}}}", "metadata", "name", "p1",
+				       "namespace", "d", "labels", "app", "x");
+		json_t *y1 = json_pack("{s:{s:s,s:s,s:{s:s}}}", "metadata", "name", "p1",
+				       "namespace", "d", "labels", "app", "y");
+		json_t *y2 = json_pack("{s:{s:s,s:s,s:{s:s}}}", "metadata", "name", "p2",
+				       "namespace", "d", "labels", "app", "y");
+		json_t *x2 = json_pack("{s:{s:s,s:s,s:{s:s}}}", "metadata", "name", "p2",
+				       "namespace", "d", "labels", "app", "x");
+		struct ctl_k8s_selector sel;
+		char err[200];
+
+		w = ctl_watch_new(0, 16, 4000);
+		CHECK(!ctl_k8s_selector_parse("app=x", &sel, err, sizeof(err)) &&
+			  !ctl_watch_known(w, y2),
+		      "selector app=x; p2 known with app=y (an object from before the watch)");
+		a = ctl_watch_open_sel(w, 0, NULL, &sel, wake, &wa, &expired);
+		CHECK(a && !ctl_watcher_add(a, "ADDED", y2) && !ctl_watcher_add(a, "ADDED", x1),
+		      "a watcher, its own ADDED of p2 (not selected) and p1");
+		ctl_watch_event(w, 1, "MODIFIED", x1); /* p1 unknown to the watch: judged as now */
+		ctl_watch_event(w, 2, "MODIFIED", y1); /* p1 leaves */
+		ctl_watch_event(w, 3, "MODIFIED", y1); /* outside: nothing */
+		ctl_watch_event(w, 4, "MODIFIED", x2); /* p2 comes in (known as app=y) */
+		ctl_watch_event(w, 5, "DELETED", x2);
+		ctl_watch_event(w, 6, "ADDED", y1);
+		t = drain(a, &b, &rc);
+		CHECK(lines(t) == 5, "5 events of 7: %s", t);
+		{
+			char want[5][64] = {
+			    "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p1\"",
+			    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"p1\"",
+			    "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"p1\"",
+			    "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p2\"",
+			    "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"p2\""};
+			const char *l = t;
+			int okn = 0;
+
+			for (int i = 0; i < 5 && l; i++) {
+				okn += !strncmp(l, want[i], strlen(want[i]));
+				l = strchr(l, '\n');
+				l = l ? l + 1 : NULL;
+			}
+			CHECK(okn == 5,
+			      "p1 ADDED (own), MODIFIED, DELETED when it leaves; p2 ADDED when it "
+			      "comes in, DELETED: %s",
+			      t);
+		}
+		c = ctl_watch_open_sel(w, 0, NULL, &sel, wake, &wc, &expired);
+		x = ctl_watch_open_sel(w, 2, NULL, &sel, wake, &wc, &expired);
+		t = drain(x, &b, &rc);
+		CHECK(lines(t) == 2 && strstr(t, "\"ADDED\"") && strstr(t, "\"DELETED\""),
+		      "from the ring (after 2): p2 in and out: %s", t);
+		ctl_watcher_free(a);
+		ctl_watcher_free(c);
+		ctl_watcher_free(x);
+		ctl_watch_free(w);
+		json_decref(x1);
+		json_decref(y1);
+		json_decref(x2);
+		json_decref(y2);
 	}
 	json_decref(o);
 	xg_buf_free(&b);

@@ -337,28 +337,30 @@ static void list_validation(void)
 static void selectors_and_placement(void)
 {
 	json_t *labels = json_pack("{s:s,s:s}", "zone", "east", "tier", "edge");
-	struct ec_selector sel;
+	struct ctl_k8s_selector sel;
 	char err[256];
 	json_t *spec;
 
-	CHECK(!ec_selector_parse("zone=east,tier==edge,!gpu,tier,region!=west", &sel, err,
-				 sizeof(err)) &&
-		  sel.n == 5 && ec_selector_match(&sel, labels),
+	CHECK(!ctl_k8s_selector_parse("zone=east,tier==edge,!gpu,tier,region!=west", &sel, err,
+				      sizeof(err)) &&
+		  sel.n == 5 && ctl_k8s_selector_match(&sel, labels),
 	      "selector with =, ==, !key, key, != matches");
-	CHECK(!ec_selector_parse("zone=west", &sel, err, sizeof(err)) &&
-		  !ec_selector_match(&sel, labels),
+	CHECK(!ctl_k8s_selector_parse("zone=west", &sel, err, sizeof(err)) &&
+		  !ctl_k8s_selector_match(&sel, labels),
 	      "zone=west does not match");
-	CHECK(!ec_selector_parse("zone!=east", &sel, err, sizeof(err)) &&
-		  !ec_selector_match(&sel, labels),
+	CHECK(!ctl_k8s_selector_parse("zone!=east", &sel, err, sizeof(err)) &&
+		  !ctl_k8s_selector_match(&sel, labels),
 	      "zone!=east does not match");
-	CHECK(!ec_selector_parse("", &sel, err, sizeof(err)) && ec_selector_match(&sel, labels),
+	CHECK(!ctl_k8s_selector_parse("", &sel, err, sizeof(err)) &&
+		  ctl_k8s_selector_match(&sel, labels),
 	      "empty selector matches everything");
-	CHECK(ec_selector_parse("zone=east,", &sel, err, sizeof(err)) < 0 &&
+	CHECK(ctl_k8s_selector_parse("zone=east,", &sel, err, sizeof(err)) < 0 &&
 		  strstr(err, "trailing"),
 	      "trailing comma refused: %s", err);
-	CHECK(ec_selector_parse("bad key=x", &sel, err, sizeof(err)) < 0, "bad key refused: %s",
+	CHECK(ctl_k8s_selector_parse("bad key=x", &sel, err, sizeof(err)) < 0,
+	      "bad key refused: %s", err);
+	CHECK(ctl_k8s_selector_parse("k=-v", &sel, err, sizeof(err)) < 0, "bad value refused: %s",
 	      err);
-	CHECK(ec_selector_parse("k=-v", &sel, err, sizeof(err)) < 0, "bad value refused: %s", err);
 
 	spec = json_loads("{}", 0, NULL);
 	CHECK(ec_placement_match(spec, "a", labels), "no placement: every cluster");

@@ -15,6 +15,7 @@
 
 #include "core.h"
 #include "core_int.h"
+#include "fx_books.h"
 #include "unit.h"
 
 struct env {
@@ -115,7 +116,7 @@ static int app_status(struct env *e, const char *field)
 
 static struct fx_core *core_new(struct env *e)
 {
-	struct fx_core_conf cf = {0x0af40000, 16, 24, 7, 30000, 30100, 60, 1};
+	struct fx_core_conf cf = {0x0af40000, 16, 24, 7, 30000, 30100, 60, 1, 0};
 	struct fx_core_hooks h = {e, now_ms, sendf, event, NULL};
 	char err[256];
 	struct fx_core *c = fx_core_new(e->st, &cf, &h, 1000, err, sizeof(err));
@@ -168,7 +169,7 @@ static int create_session(struct env *e, const char *name, int timeout, bool kil
 
 	snprintf(buf, sizeof(buf), SESS, name, timeout, kill ? "true" : "false");
 	b = body(buf);
-	rc = fx_core_session_create(e->c, "default", b, &out, &err);
+	rc = fx_core_session_create(e->c, "default", b, NULL, &out, &err);
 	if (rc)
 		printf("# session create: %s\n", err.msg);
 	json_decref(b);
@@ -179,39 +180,6 @@ static int create_session(struct env *e, const char *name, int timeout, bool kil
 static const char *pod_of(json_t *m)
 {
 	return json_string_value(json_object_get(m, "podIdentifier"));
-}
-
-/* Every application's pool counts match its pods, no node's use goes below
- * zero, every session's pod points back at it. */
-static bool consistent(struct fx_core *c)
-{
-	for (size_t i = 0; i < c->apps.nb; i++)
-		for (struct fx_ent *e = c->apps.b[i]; e; e = e->next) {
-			struct fx_app *a = e->val;
-			int n[4] = {0}, q = 0;
-
-			for (struct fx_pod *p = a->pods; p; p = p->app_next)
-				n[p->pool]++;
-			for (struct fx_sess *s = a->q_head; s; s = s->q_next)
-				q++;
-			if (memcmp(n, a->n, sizeof(n)) || q != a->n_queued)
-				return false;
-		}
-	for (size_t i = 0; i < c->nodes.nb; i++)
-		for (struct fx_ent *e = c->nodes.b[i]; e; e = e->next) {
-			struct fx_node *n = e->val;
-
-			if (n->cpu_used < 0 || n->mem_used < 0 || n->n_pods < 0)
-				return false;
-		}
-	for (size_t i = 0; i < c->sessions.nb; i++)
-		for (struct fx_ent *e = c->sessions.b[i]; e; e = e->next) {
-			struct fx_sess *s = e->val;
-
-			if (s->pod && s->pod->sess != s)
-				return false;
-		}
-	return true;
 }
 
 /* Random node reports, API calls and ticks: nothing crashes (ASan), the
@@ -258,7 +226,7 @@ static void storm(struct env *e)
 				 rand_r(&rng) % 2 ? "true" : "false");
 			buf[strstr(buf, "x0") - buf + 1] = (char)('0' + sess);
 			m = json_loads(buf, 0, NULL);
-			fx_core_session_create(e->c, "default", m, &out, &err);
+			fx_core_session_create(e->c, "default", m, NULL, &out, &err);
 			json_decref(m);
 			json_decref(out);
 			buf[0] = 0;
@@ -290,7 +258,7 @@ static void storm(struct env *e)
 			fx_core_node_message(e->c, "node-a", &link_a, m, &err);
 			json_decref(m);
 		}
-		if (!consistent(e->c) && !bad++)
+		if (!fx_books_balance(e->c) && !bad++)
 			printf("# inconsistent after step %d: %s\n", i, buf);
 	}
 	CHECK(!bad, "3000 random reports, API calls and ticks: the books stay consistent");
@@ -359,6 +327,17 @@ int main(void)
 	      "SessionOpen on the idle pod at once (warm)");
 	CHECK(!strcmp(state_of(&e, FX_K_SESSION, "s1", "status", "sessionStatus", st), "Starting"),
 	      "s1 Starting");
+	CHECK(
+	    node_msg(&e,
+		     "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{\"podIdentifier\":\"%s\","
+		     "\"application\":\"default/echo\",\"state\":\"Activating\"}}",
+		     ++rev, pod1) == 0 &&
+		!strcmp(state_of(&e, FX_K_POD, strchr(pod1, '/') + 1, "status", "fornaxState", st),
+			"Activating") &&
+		!strcmp(state_of(&e, FX_K_POD, strchr(pod1, '/') + 1, "status", "phase", st),
+			"Running") &&
+		app_status(&e, "allocatedInstances") == 1 && app_status(&e, "idleInstances") == 0,
+	    "the node thaws the pod for s1: Activating (phase Running), allocated");
 	CHECK(node_msg(&e,
 		       "{\"type\":\"SessionState\",\"nodeRevision\":%d,\"session\":{"
 		       "\"sessionIdentifier\":\"default/s1\",\"podIdentifier\":\"%s\",\"state\":"
@@ -457,6 +436,21 @@ int main(void)
 	    "the node says Closed: s1 Closed");
 	CHECK(count(&e, "PodTerminate", &at, &m) == 1 && !strcmp(pod_of(m), pod1),
 	      "killInstanceWhenSessionClosed: its pod is terminated");
+	CHECK(
+	    node_msg(&e,
+		     "{\"type\":\"PodState\",\"nodeRevision\":%d,\"pod\":{\"podIdentifier\":\"%s\","
+		     "\"application\":\"default/echo\",\"state\":\"Evacuating\"}}",
+		     ++rev, pod1) == 0 &&
+		!strcmp(state_of(&e, FX_K_POD, strchr(pod1, '/') + 1, "status", "fornaxState", st),
+			"Evacuating") &&
+		app_status(&e, "deletingInstances") == 1,
+	    "the node drains it first: Evacuating, counted as deleting");
+	CHECK(node_msg(&e,
+		       "{\"type\":\"NodeState\",\"nodeRevision\":%d,\"pods\":[{\"podIdentifier\":"
+		       "\"%s\",\"application\":\"default/echo\",\"state\":\"Evacuating\"}]}",
+		       rev, pod1) == 0 &&
+		  count(&e, "PodTerminate", &at, NULL) == 0,
+	      "a full sync with it Evacuating: not told to terminate again");
 
 	/* ---- timeout, FIFO ---- */
 	e.now += FX_ROUND_MS;
@@ -616,6 +610,33 @@ int main(void)
 		!strcmp(state_of(&e, FX_K_SESSION, "s4", "status", "sessionStatus", st), "Closed"),
 	    "its pods go, its sessions close");
 	CHECK(e.events > 10, "events reached the watches (%d)", e.events);
+
+	/* ---- a cold open: a round that changed nothing does not hold the
+	 * next back; the session's round comes at once ---- */
+	snprintf(buf, sizeof(buf), APP, 3, 1, 0, 0);
+	b = body(buf);
+	CHECK(!fx_core_app_create(e.c, "default", b, &out, &fe), "echo again, no standby (low 0)");
+	CHECK(node_msg(&e, "{\"type\":\"NodeReady\",\"nodeRevision\":%d}", rev) == 0,
+	      "node-a ready");
+	json_decref(b);
+	json_decref(out);
+	fx_core_tick(e.c);
+	at = json_array_size(e.sent);
+	e.now += FX_ROUND_MS / 10;
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 0, "nothing asked for: no pod");
+	CHECK(!create_session(&e, "c1", 30, true), "c1: no pod to serve it");
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 1,
+	      "its pod asked for at once, not FX_ROUND_MS after the idle round");
+	fx_core_tick(e.c);
+	CHECK(!create_session(&e, "c2", 30, true), "c2 just after");
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 0,
+	      "the round that made c1's pod holds c2's back FX_ROUND_MS");
+	e.now += FX_ROUND_MS;
+	fx_core_tick(e.c);
+	CHECK(count(&e, "PodCreate", &at, NULL) == 1, "then c2's pod");
 
 	fx_core_free(e.c);
 	e.st->ops->close(e.st);

@@ -107,7 +107,7 @@ static bool sess_is(struct env *e, const char *name, const char *state)
 
 static struct fx_core *core_new(struct env *e)
 {
-	struct fx_core_conf cf = {0x0af40000, 16, 24, 7, 30000, 30100, 60, 1};
+	struct fx_core_conf cf = {0x0af40000, 16, 24, 7, 30000, 30100, 60, 1, 0};
 	struct fx_core_hooks h = {e, now_ms, sendf, NULL, NULL};
 	char err[256];
 	struct fx_core *c = fx_core_new(e->st, &cf, &h, 1000, err, sizeof(err));
@@ -157,7 +157,7 @@ static int create_session(struct env *e, const char *name, int timeout)
 
 	snprintf(buf, sizeof(buf), SESS, name, timeout);
 	b = json_loads(buf, 0, NULL);
-	rc = fx_core_session_create(e->c, "default", b, &out, &err);
+	rc = fx_core_session_create(e->c, "default", b, NULL, &out, &err);
 	if (rc)
 		printf("# session create: %s\n", err.msg);
 	json_decref(b);

@@ -355,9 +355,61 @@ static void test_config(void)
 	      "no token at all: %s", err);
 }
 
+/* [Store]: the backend and each backend's keys only with it */
+static void test_store_config(void)
+{
+	static const char *const bad[][2] = {
+	    {"Backend = mysql\n", "f.conf:4: Backend 'mysql': expected sqlite or etcd"},
+	    {"Backend = etcd\n", "f.conf:4: Backend = etcd needs Endpoints"},
+	    {"Backend = etcd\nEndpoints = 127.0.0.1:2379\n",
+	     "f.conf:5: Endpoints '127.0.0.1:2379': expected http://HOST:PORT"},
+	    {"Backend = etcd\nEndpoints = http://a:1,ftp://b:2\n", "Endpoints 'ftp://b:2'"},
+	    {"Endpoints = http://a:1\n", "f.conf:4: Endpoints is for Backend = etcd"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nDatabase = /x\n",
+	     "f.conf:6: Database is for Backend = sqlite"},
+	    {"Backend = etcd\nEndpoints = https://a:1\nTLSCert = /etc/hostname\n",
+	     "f.conf:6: TLSCert and TLSKey go together"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nTLSCA = /etc/hostname\n",
+	     "f.conf:6: TLSCA is given but an endpoint is http://"},
+	    {"Backend = etcd\nEndpoints = https://a:1\nTLSCA = /nonexistent/ca.pem\n",
+	     "/nonexistent/ca.pem"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 0\n", "f.conf:6: Timeout '0'"},
+	    {"Election = on\n", "f.conf:4: Election is for Backend = etcd"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nElection = yes\n",
+	     "f.conf:6: Election 'yes': expected on or off"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 5\nElection = on\nElectionTTL = "
+	     "10\n",
+	     "f.conf:8: ElectionTTL 10s must be at least 3 x Timeout (5s)"},
+	};
+	struct fx_conf c;
+	char text[512], err[300];
+
+	CHECK(!fx_conf_parse("f.conf", "[API]\nToken = 0123456789abcdef\n", &c, err, sizeof(err)) &&
+		  c.store == FX_STORE_SQLITE,
+	      "the store is SQLite by default");
+	CHECK(!fx_conf_parse(
+		  "f.conf",
+		  "[API]\nToken = 0123456789abcdef\n[Store]\nBackend = etcd\n"
+		  "Endpoints = https://10.0.0.1:2379, https://10.0.0.2:2379\n"
+		  "TLSCA = /etc/hostname\nTLSCert = /etc/hostname\nTLSKey = /etc/hostname\n"
+		  "Timeout = 5s\n",
+		  &c, err, sizeof(err)) &&
+		  c.store == FX_STORE_ETCD && !strcmp(c.etcd_prefix, "/xgate/fornaxd/") &&
+		  c.etcd_timeout_s == 5 && !strcmp(c.etcd_ca, "/etc/hostname") && !c.election &&
+		  c.election_ttl_s == 10 && strstr(c.etcd_endpoints, "10.0.0.2:2379"),
+	      "Backend = etcd with two https endpoints, TLS and a timeout: %s", err);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "[API]\nToken = 0123456789abcdef\n[Store]\n%s",
+			 bad[i][0]);
+		CHECK(fx_conf_parse("f.conf", text, &c, err, sizeof(err)) && strstr(err, bad[i][1]),
+		      "refused: %s", err);
+	}
+}
+
 int main(void)
 {
 	test_config();
+	test_store_config();
 	test_quantities();
 	test_scaling();
 	test_sessions();

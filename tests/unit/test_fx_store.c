@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* fornaxd's SQLite store, on a real file: applications written, replaced,
- * read back after a reopen, deleted; the revision only grows; node
- * credentials (digest and subnet) put, read, listed, deleted. */
+/* fornaxd's store, the same contract on both backends: SQLite on a real
+ * file, and, when run under tests/etcd.sh (XGATE_ETCD_ENDPOINTS), etcd on a
+ * real cluster. Applications written, replaced, read back after a reopen,
+ * deleted; the revision only grows; node credentials (digest and subnet)
+ * put, read, listed, deleted. On etcd also: an unreachable etcd is refused
+ * at open, naming it; with two of three members gone a write fails as "no
+ * quorum" while the applications still read, also after a reopen. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,32 +39,44 @@ static int count_node(void *arg, const char *name, int subnet)
 	return 0;
 }
 
-int main(void)
+/* a store: open (again) the same one */
+struct backend {
+	const char *name;
+	char path[300];			/* sqlite */
+	struct fx_store_etcd_conf etcd; /* etcd */
+};
+
+static struct fx_store *reopen(struct backend *b, char *err, size_t errlen)
 {
-	char dir[] = "/tmp/xgt-fxstore-XXXXXX", path[300], err[300];
+	if (b->etcd.endpoints)
+		return fx_store_etcd_open(&b->etcd, err, errlen);
+	return fx_store_sqlite_open(b->path, err, errlen);
+}
+
+static void contract(struct backend *b)
+{
+	char err[600];
 	unsigned char d1[CTL_TOKEN_HASH_LEN], d2[CTL_TOKEN_HASH_LEN];
 	struct fx_store *s;
 	struct seen seen = {0};
 	uint64_t rev = 1;
 	int subnet = -1;
 
-	if (!mkdtemp(dir))
-		return 1;
-	snprintf(path, sizeof(path), "%s/f.db", dir);
-	s = fx_store_sqlite_open(path, err, sizeof(err));
-	CHECK(s != NULL, "open a new store: %s", s ? "ok" : err);
+	printf("# %s\n", b->name);
+	s = reopen(b, err, sizeof(err));
+	CHECK(s != NULL, "%s: open a new store: %s", b->name, s ? "ok" : err);
 	if (!s)
-		return unit_summary();
+		return;
 	CHECK(!s->ops->revision(s, &rev) && rev == 0, "a new store is at revision 0");
 	CHECK(!s->ops->app_put(s, "default", "a", 10, "{\"v\":1}"), "put default/a at 10");
 	CHECK(!s->ops->app_put(s, "default", "b", 11, "{\"v\":2}"), "put default/b at 11");
 	CHECK(!s->ops->app_put(s, "default", "a", 12, "{\"v\":3}"), "replace default/a at 12");
 	s->ops->close(s);
 
-	s = fx_store_sqlite_open(path, err, sizeof(err));
+	s = reopen(b, err, sizeof(err));
 	CHECK(s != NULL, "reopen");
 	if (!s)
-		return unit_summary();
+		return;
 	CHECK(!s->ops->app_each(s, count_app, &seen) && seen.n == 2 && seen.rv == 12 &&
 		  !strcmp(seen.last, "{\"v\":3}"),
 	      "after the reopen: 2 applications, the replaced one last at 12 (%d, %s)", seen.n,
@@ -76,6 +93,7 @@ int main(void)
 	CHECK(!s->ops->app_each(s, count_app, &seen) && seen.n == 2, "2 applications left");
 
 	memset(d1, 1, sizeof(d1));
+	d1[0] = 0xab;
 	CHECK(s->ops->node_get(s, "node-a", d2, &subnet) == 0, "no credential for node-a yet");
 	CHECK(!s->ops->node_put(s, "node-a", d1, 3), "put node-a's digest, subnet 3");
 	CHECK(s->ops->node_get(s, "node-a", d2, &subnet) == 1 && !memcmp(d1, d2, sizeof(d1)) &&
@@ -89,12 +107,160 @@ int main(void)
 	      "delete node-a; again: absent");
 	CHECK(s->ops->node_get(s, "node-a", d2, &subnet) == 0, "node-a is gone");
 	s->ops->close(s);
+}
 
+struct view {
+	int resets, puts, dels;
+	char last[256];
+};
+
+static void v_reset(void *arg)
+{
+	struct view *v = arg;
+
+	v->resets++;
+	v->puts = v->dels = 0;
+}
+
+static void v_put(void *arg, const char *ns, const char *name, uint64_t rv, const char *json)
+{
+	struct view *v = arg;
+
+	v->puts++;
+	snprintf(v->last, sizeof(v->last), "%s/%s@%llu %s", ns, name, (unsigned long long)rv, json);
+}
+
+static void v_del(void *arg, const char *ns, const char *name)
+{
+	struct view *v = arg;
+
+	v->dels++;
+	snprintf(v->last, sizeof(v->last), "-%s/%s", ns, name);
+}
+
+/* a standby's view: another store's writes arrive through the watch */
+static void watch_apps(struct backend *b)
+{
+	struct view v = {0};
+	const struct fx_store_app_hooks h = {&v, v_reset, v_put, v_del};
+	char err[600];
+	struct fx_store *s = reopen(b, err, sizeof(err)), *writer = reopen(b, err, sizeof(err));
+	struct fx_store_watch *sw = s ? fx_store_etcd_watch_apps(s, &h) : NULL;
+
+	CHECK(sw != NULL, "watch the applications");
+	if (!sw || !writer)
+		return;
+	for (int i = 0; i < 100 && !v.resets; i++)
+		fx_store_watch_poll(sw, 50);
+	CHECK(v.resets == 1 && v.puts == 2, "it starts with every application (%d)", v.puts);
+	writer->ops->app_put(writer, "default", "v", 30, "{\"x\":1}");
+	for (int i = 0; i < 100 && v.puts < 3; i++)
+		fx_store_watch_poll(sw, 50);
+	CHECK(v.puts == 3 && !strcmp(v.last, "default/v@30 {\"x\":1}"),
+	      "another store's write arrives, parsed (%s)", v.last);
+	writer->ops->app_del(writer, "default", "v", 31);
+	for (int i = 0; i < 100 && !v.dels; i++)
+		fx_store_watch_poll(sw, 50);
+	CHECK(v.dels == 1 && !strcmp(v.last, "-default/v"), "and its delete (%s)", v.last);
+	fx_store_watch_stop(sw);
+	writer->ops->close(writer);
+	s->ops->close(s);
+}
+
+/* wait until a killed member is gone (a signal takes effect later than
+ * kill() returns, and a member in an fsync keeps its sockets a while) */
+static void gone(int pid)
+{
+	char path[64], st[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int t = 0; t < 200; t++) {
+		if (!(f = fopen(path, "r")))
+			return;
+		st[0] = 0;
+		if (!fgets(st, sizeof(st), f))
+			st[0] = 0;
+		fclose(f);
+		if (strstr(st, ") Z "))
+			return;
+		usleep(50000);
+	}
+}
+
+/* etcd without two of its three members: writes refused as such, reads go on */
+static void no_quorum(struct backend *b, const char *members)
+{
+	struct seen seen = {0};
+	char err[600];
+	struct fx_store *s;
+	int pid[3], n;
+	uint64_t rev = 0;
+
+	if (sscanf(members, "%d=%*s %d=%*s %d=%*s", &pid[0], &pid[1], &pid[2]) != 3)
+		return;
+	s = reopen(b, err, sizeof(err));
+	if (!s)
+		return;
+	kill(pid[0], SIGKILL);
+	kill(pid[1], SIGKILL);
+	gone(pid[0]);
+	gone(pid[1]);
+	n = s->ops->app_put(s, "default", "d", 20, "{}");
+	CHECK(n == -1 && strstr(s->ops->errmsg(s), "no quorum"),
+	      "without a quorum a write fails, saying why: %s", s->ops->errmsg(s));
+	CHECK(!s->ops->app_each(s, count_app, &seen) && seen.n == 2,
+	      "the applications still read (%d)", seen.n);
+	s->ops->close(s);
+	s = reopen(b, err, sizeof(err));
+	seen.n = 0;
+	CHECK(s && !s->ops->revision(s, &rev) && rev == 31 &&
+		  !s->ops->app_each(s, count_app, &seen) && seen.n == 2,
+	      "a store opened now starts on what the member knows: revision %llu, %d applications",
+	      (unsigned long long)rev, seen.n);
+	if (s)
+		s->ops->close(s);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/xgt-fxstore-XXXXXX", cmd[300], err[600], prefix[64];
+	struct backend sq = {.name = "sqlite"}, et = {.name = "etcd"};
+	const struct fx_store_etcd_conf dead = {.endpoints = "http://127.0.0.1:1"};
+	const char *ep = getenv("XGATE_ETCD_ENDPOINTS"), *members = getenv("XGATE_ETCD_MEMBERS");
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(sq.path, sizeof(sq.path), "%s/f.db", dir);
+	contract(&sq);
+	{
+		char e2[600];
+		struct fx_store *s = fx_store_sqlite_open(sq.path, e2, sizeof(e2));
+		const struct fx_store_app_hooks h = {NULL, NULL, NULL, NULL};
+
+		CHECK(s && !fx_store_etcd_watch_apps(s, &h), "SQLite has no watch of its own");
+		if (s)
+			s->ops->close(s);
+	}
 	CHECK(fx_store_sqlite_open("/proc/nonexistent/x.db", err, sizeof(err)) == NULL &&
 		  strstr(err, "/proc/nonexistent/x.db"),
 	      "an unusable path is refused, named: %s", err);
-	snprintf(err, sizeof(err), "rm -rf %s", dir);
-	if (system(err))
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
 		return 1;
+
+	if (ep) {
+		snprintf(prefix, sizeof(prefix), "/xgt-fxstore-%d/", (int)getpid());
+		et.etcd.endpoints = ep;
+		et.etcd.prefix = prefix;
+		et.etcd.timeout_ms = 2000;
+		contract(&et);
+		CHECK(fx_store_etcd_open(&dead, err, sizeof(err)) == NULL &&
+			  strstr(err, "unreachable") && strstr(err, "http://127.0.0.1:1"),
+		      "an unreachable etcd is refused at open, named: %s", err);
+		watch_apps(&et);
+		if (members)
+			no_quorum(&et, members);
+	}
 	return unit_summary();
 }

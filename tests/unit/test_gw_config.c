@@ -164,8 +164,9 @@ int main(void)
 	rc = parse(GW "[Peer]\nName = b\nPublicKey = " K2 "\n[Peer]\nName = c\nPublicKey = " K3
 		      "\nMode = encrypt\nCipher = chacha20-poly1305\n",
 		   err, sizeof(err));
-	CHECK(rc == 0 && c.peers[0].mode == GW_MODE_AUTH && c.peers[0].ciphers == XGT_CIPHERS_ALL,
-	      "Mode defaults to auth, Cipher to auto (%s)", rc ? err : "");
+	CHECK(rc == 0 && c.peers[0].mode == GW_MODE_ENCRYPT &&
+		      c.peers[0].ciphers == XGT_CIPHERS_ALL,
+	      "Mode defaults to encrypt, Cipher to auto (%s)", rc ? err : "");
 	CHECK(rc == 0 && c.peers[1].mode == GW_MODE_ENCRYPT &&
 		      c.peers[1].ciphers == XGT_CHACHA20_POLY1305,
 	      "Mode = encrypt, Cipher = chacha20-poly1305");

@@ -239,5 +239,18 @@ int main(void)
 		      "a host that is no address: %s", err);
 		json_decref(m);
 	}
+
+	CHECK(!parse("[Node]\nName = a\nIp = 10.0.0.1\n", &c, err, sizeof(err)) && c.ping_s == 10 &&
+		  c.ping_misses == 3,
+	      "the session service's ping: every 10 s, 3 misses (%s)", err);
+	CHECK(!parse("[Node]\nName = a\nIp = 10.0.0.1\n[Pods]\nSessionPingSeconds = 0\n"
+		     "SessionPingMisses = 5\n",
+		     &c, err, sizeof(err)) &&
+		  c.ping_s == 0 && c.ping_misses == 5,
+	      "the ping off, 5 misses (%s)", err);
+	CHECK(parse("[Node]\nName = a\nIp = 10.0.0.1\n[Pods]\nSessionPingMisses = 0\n", &c, err,
+		    sizeof(err)) == -1 &&
+		  strstr(err, "t.conf:5:") && strstr(err, "'0'"),
+	      "SessionPingMisses 0 refused (%s)", err);
 	return unit_summary();
 }

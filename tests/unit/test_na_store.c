@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <netinet/in.h>
 
@@ -79,6 +80,25 @@ int main(void)
 	p.state = NA_POD_STANDBY;
 	CHECK(!na_store_pod_put(&s, &p, true, &rev) && rev == 2, "Standby: revision 2");
 	CHECK(!na_store_bump(&s, &rev) && rev == 3, "a refused command: revision 3");
+	{ /* the agent drops a running pod's spec: the stored one stays */
+		json_t *spec = p.spec;
+
+		p.spec = NULL;
+		p.pid = 4343;
+		CHECK(!na_store_pod_put(&s, &p, false, NULL), "a pod written without its spec");
+		p.pid = 4242;
+		CHECK(!na_store_pod_put(&s, &p, false, NULL), "and again (%s)",
+		      na_store_errmsg(&s));
+		p.spec = spec;
+	}
+	{
+		struct na_pod q = pod("default/new", NA_POD_CREATING);
+
+		json_decref(q.spec);
+		q.spec = NULL;
+		CHECK(na_store_pod_put(&s, &q, false, NULL) == -1,
+		      "a new pod without a spec is refused");
+	}
 
 	memset(&x, 0, sizeof(x));
 	snprintf(x.id, sizeof(x.id), "default/s1");
@@ -112,7 +132,8 @@ int main(void)
 		  v.p.pid == 4242 && v.p.start == 987654321ull && v.p.standby && v.p.svc &&
 		  v.p.ip_be == htonl(0x0a010105),
 	      "the pod as written");
-	CHECK(v.p.n_ports == 1 && v.p.ports[0].port == 8080, "its ports from its spec");
+	CHECK(v.p.n_ports == 1 && v.p.ports[0].port == 8080,
+	      "its ports from its spec, kept by the writes without it");
 	CHECK(!strcmp(v.s.id, "default/s1") && v.s.state == NA_SESS_AVAILABLE && v.s.grace_s == 7 &&
 		  v.s.kill_on_close && !strcmp(v.s.data, "aGVsbG8=") && v.s.n_eps == 1 &&
 		  v.s.eps[0].port == 30001 && v.s.eps[0].pod_port == 8080 &&
@@ -121,6 +142,29 @@ int main(void)
 	CHECK(na_store_meta_get(&s, "credential", buf, sizeof(buf)) == 0 && !strcmp(buf, "abc"),
 	      "the credential");
 	CHECK(na_store_meta_get(&s, "nothing", buf, sizeof(buf)) == 1 && !buf[0], "an absent key");
+	{ /* checkpoints: not in the writes (SQLite's own would come at 1,000
+	   * frames), in na_store_checkpoint, which restarts the WAL */
+		char wal[80];
+		struct stat sb;
+		int i, frames = 0;
+
+		snprintf(wal, sizeof(wal), "%s-wal", db);
+		for (i = 0; i < 600 && !na_store_pod_put(&s, &v.p, true, &rev); i++)
+			;
+		CHECK(i == 600, "600 writes (%s)", na_store_errmsg(&s));
+		frames = s.wal_frames;
+		CHECK(frames > 1000 && !stat(wal, &sb) && sb.st_size > 1000 * 4096,
+		      "no checkpoint in a write: the WAL holds %d frames, %lld bytes", frames,
+		      (long long)sb.st_size);
+		CHECK(na_store_checkpoint(&s) == 1, "a quiet-time checkpoint (%s)",
+		      na_store_errmsg(&s));
+		CHECK(s.wal_frames < 8, "the WAL started again (%d frames)", s.wal_frames);
+		CHECK(na_store_checkpoint(&s) == 0, "nothing left for the next one");
+		CHECK(!na_store_pod_put(&s, &v.p, true, &rev) && s.wal_frames < 16 &&
+			  na_store_revision(&s) == rev,
+		      "writes go on at the WAL's start (%d frames), the revision with them",
+		      s.wal_frames);
+	}
 	CHECK(!na_store_sess_del(&s, "default/s1") && !na_store_pod_del(&s, "default/echo-1"),
 	      "delete");
 	/* form 2: the other host and the pod's address are kept with the endpoints */

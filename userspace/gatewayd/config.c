@@ -355,6 +355,8 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 				sec = SEC_PEER;
 				peer_seen = 0;
 				c->peers[c->n_peers].ciphers = XGT_CIPHERS_ALL;
+				/* encrypted unless said otherwise (proto/gatewayd.md) */
+				c->peers[c->n_peers].mode = GW_MODE_ENCRYPT;
 				c->peers[c->n_peers++].line = s.line;
 			} else {
 				return ini_err(&s, "unknown section %s: [Gateway] or [Peer]", k);

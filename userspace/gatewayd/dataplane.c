@@ -129,6 +129,9 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	/* the crypt interface is xgate-cryptd's to name */
+	if (!bpf_map_lookup_elem(dp->gw, &zero, &cur))
+		c.crypt_ifindex = cur.crypt_ifindex;
 	if (bpf_map_lookup_elem(dp->gw, &zero, &cur) || memcmp(&cur, &c, sizeof(c)))
 		bpf_map_update_elem(dp->gw, &zero, &c, BPF_ANY);
 	for (int i = 0; i < g->conf.n_dividers; i++) {
@@ -413,17 +416,44 @@ void gwd_dp_sync_routes(struct gwd *g)
 	free(w);
 }
 
+bool gwd_dp_can_encrypt(struct gwd *g)
+{
+	struct xg_gw_conf c;
+	__u32 zero = 0;
+
+	if (!g->dp.on)
+		return true;
+	return !bpf_map_lookup_elem(g->dp.gw, &zero, &c) && c.crypt_ifindex;
+}
+
 void gwd_dp_peer_addr(struct gwd *g, int idx)
 {
 	struct peer *p = &g->peers[idx];
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
 	struct xg_gw_paddr_key a = {0};
+	__u8 flags;
 
 	if (!g->dp.on || bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return;
-	if (v.ip_be == p->public_ip_be && v.port_be == p->public_port_be)
+	flags = (__u8)((v.flags & ~XG_GW_PEER_AEAD) | (p->cipher ? XG_GW_PEER_AEAD : 0));
+	if (flags != v.flags) {
+		/* The type changed (the mode in a config did): the keys of the
+		 * other type go at once, before the flag; the session's DATAKEY
+		 * brings keys of the new one. */
+		sodium_memzero(v.tx, sizeof(v.tx));
+		sodium_memzero(v.rx, sizeof(v.rx));
+		v.flags = flags;
+		bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+		gen_bump(g->dp.gen);
+		gwd_log(g, "peer %s: data-plane type %u (%s)", p->conf->name,
+			p->cipher ? XG_TUN_TYPE_AEAD : XG_TUN_TYPE_AUTH,
+			p->cipher ? "encrypted by the crypto workers" : "authenticated in XDP");
+	}
+	if (v.ip_be == p->public_ip_be && v.port_be == p->public_port_be) {
+		sodium_memzero(&v, sizeof(v));
 		return;
+	}
 	if (v.ip_be && v.ip_be != p->public_ip_be) {
 		a.ip_be = v.ip_be;
 		bpf_map_delete_elem(g->dp.paddr, &a);
@@ -432,6 +462,7 @@ void gwd_dp_peer_addr(struct gwd *g, int idx)
 	v.port_be = p->public_port_be;
 	bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
 	a.ip_be = v.ip_be;
+	sodium_memzero(&v, sizeof(v));
 	bpf_map_update_elem(g->dp.paddr, &a, &id, BPF_ANY);
 	gen_bump(g->dp.gen);
 }
@@ -464,19 +495,40 @@ static int rx_victim(struct gwd *g, __u32 id, const struct xg_gw_peer *v)
 	return r0.top <= r1.top ? 0 : 1;
 }
 
+/* k as the map holds it: a SipHash key (16 bytes) in auth mode, the
+ * cipher's key and salt with the session's cipher in encrypt mode. Anything
+ * else (a key whose length is not its mode's) is refused with EINVAL. */
+static int key_fill(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid,
+		    struct xg_gw_key *out)
+{
+	unsigned cipher = g->peers[idx].cipher;
+
+	if (k->len != (cipher ? 32u : 16u) || k->len > sizeof(out->k)) {
+		errno = EINVAL;
+		return -1;
+	}
+	sodium_memzero(out, sizeof(*out));
+	memcpy(out->k, k->k, k->len);
+	if (cipher)
+		memcpy(out->salt, k->salt, sizeof(out->salt));
+	out->cipher = (__u8)cipher;
+	out->id = kid;
+	out->valid = 1;
+	return 0;
+}
+
 int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 {
 	__u32 id = (__u32)idx + 1, ri;
 	struct xg_gw_replay fresh = {0};
 	struct xg_gw_peer v;
+	struct xg_gw_key nk;
 	int slot, rc;
 
 	if (!g->dp.on)
 		return 0;
-	if (k->len != sizeof(v.rx[0].k)) { /* the XDP program holds SipHash keys only */
-		errno = EINVAL;
+	if (key_fill(g, idx, k, kid, &nk))
 		return -1;
-	}
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return -1;
 	for (slot = 0; slot < 2; slot++)
@@ -496,11 +548,10 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	}
 	ri = id * 2 + (__u32)slot;
 	bpf_map_update_elem(g->dp.replay, &ri, &fresh, BPF_ANY);
-	memcpy(v.rx[slot].k, k->k, sizeof(v.rx[slot].k));
-	v.rx[slot].id = kid;
-	v.rx[slot].valid = 1;
+	v.rx[slot] = nk;
 	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
 	sodium_memzero(&v, sizeof(v));
+	sodium_memzero(&nk, sizeof(nk));
 	if (rc)
 		return -1;
 	gen_bump(g->dp.gen);
@@ -529,10 +580,9 @@ int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return -1;
 	k = tx ? &v.tx[(v.tx_slot & 1) ^ 1] : &v.rx[slot & 1];
-	if (!k->valid && sodium_is_zero(k->k, sizeof(k->k)))
+	if (!k->valid && sodium_is_zero((const unsigned char *)k, sizeof(*k)))
 		return 0;
-	k->valid = 0;
-	sodium_memzero(k->k, sizeof(k->k));
+	sodium_memzero(k, sizeof(*k)); /* key, salt, cipher, id */
 	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
 	sodium_memzero(&v, sizeof(v));
 	if (rc)
@@ -549,20 +599,19 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 
 	if (!g->dp.on)
 		return 0;
-	if (k->len != sizeof(v.tx[0].k)) {
-		errno = EINVAL;
-		return -1;
-	}
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
 		return -1;
 	/* Two writes: the unused slot gets the key, then the switch. Each
 	 * write rewrites the entry, but only changed bytes change. */
 	next = (v.tx_slot & 1) ^ 1;
-	memcpy(v.tx[next].k, k->k, sizeof(v.tx[next].k));
-	v.tx[next].id = kid;
-	v.tx[next].valid = 1;
-	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY))
+	if (key_fill(g, idx, k, kid, &v.tx[next])) {
+		sodium_memzero(&v, sizeof(v));
 		return -1;
+	}
+	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY)) {
+		sodium_memzero(&v, sizeof(v));
+		return -1;
+	}
 	v.tx_slot = (__u8)next;
 	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
 	sodium_memzero(&v, sizeof(v));

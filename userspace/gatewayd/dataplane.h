@@ -35,10 +35,17 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen);
 void gwd_dp_close(struct gwd *g);
 /* Remote routes (and the dividers' marks) made equal to the route table. */
 void gwd_dp_sync_routes(struct gwd *g);
-/* The peer's public (tunnel) address learned from its INFO. */
+/* The peer's public (tunnel) address learned from its INFO, and its type:
+ * XG_GW_PEER_AEAD when the session agreed a cipher (a change of type wipes
+ * the keys of the other one). */
 void gwd_dp_peer_addr(struct gwd *g, int idx);
+/* Can the data plane carry type 1? Yes without a data plane (nothing is
+ * forwarded) and when xgate-cryptd registered its crypt interface in xg_gw;
+ * otherwise encrypt sessions are refused rather than black-holed. */
+bool gwd_dp_can_encrypt(struct gwd *g);
 /* Install the key the peer announced as id as a receive key: the slot it
- * took (0 or 1), or -1 with errno. */
+ * took (0 or 1), or -1 with errno (EINVAL: not a key of the peer's mode).
+ * Encrypt mode: key, salt and the session's cipher, for the workers. */
 int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t id);
 /* The highest counter a receive slot accepted (0: none yet, or no data plane). */
 uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot);

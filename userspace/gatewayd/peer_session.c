@@ -349,11 +349,12 @@ static int setup(struct gwd_start *st, struct conn *c, uint8_t *buf, struct peer
 		refused = true;
 		goto fail;
 	}
-	if (info.mode == GW_MODE_ENCRYPT && g->dp.on) {
+	if (info.mode == GW_MODE_ENCRYPT && !gwd_dp_can_encrypt(g)) {
 		/* never fall back to sending the peer's traffic in clear */
-		snprintf(err, sizeof(err),
-			 "Mode encrypt needs the AF_XDP crypto workers, not in this gatewayd "
-			 "yet; use Mode = auth");
+		snprintf(
+		    err, sizeof(err),
+		    "Mode encrypt needs the crypto workers: no xgate-cryptd for instance %.32s",
+		    g->conf.instance);
 		refused = true;
 		goto fail;
 	}

@@ -22,6 +22,7 @@
 
 #include "../common/buf.h"
 #include "cli.h"
+#include "ctl_hclient.h"
 #include "ctl_url.h"
 
 #define RESP_MAX   (64u << 20)
@@ -141,13 +142,6 @@ static void finish(struct lws *wsi, struct call *k)
 	lws_cancel_service(lws_get_context(wsi));
 }
 
-static int add_hdr(struct lws *wsi, enum lws_token_indexes t, const char *v, unsigned char **p,
-		   unsigned char *end)
-{
-	return lws_add_http_header_by_token(wsi, t, (const unsigned char *)v, (int)strlen(v), p,
-					    end);
-}
-
 static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct call *k = lws_context_user(lws_get_context(wsi));
@@ -159,25 +153,9 @@ static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, voi
 		finish(wsi, k);
 		return 0;
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
-		unsigned char **p = in, *end = *p + len;
-		char auth[sizeof(k->e->token) + 8], n[24];
+		unsigned char **p = in;
 
-		if (add_hdr(wsi, WSI_TOKEN_HTTP_ACCEPT, "application/json", p, end))
-			return -1;
-		if (k->e->token[0]) {
-			snprintf(auth, sizeof(auth), "Bearer %s", k->e->token);
-			if (add_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, p, end))
-				return -1;
-		}
-		if (k->body) {
-			snprintf(n, sizeof(n), "%zu", k->body_len);
-			if (add_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, "application/json", p, end) ||
-			    add_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, n, p, end))
-				return -1;
-			lws_client_http_body_pending(wsi, 1);
-			lws_callback_on_writable(wsi);
-		}
-		return 0;
+		return ctl_hclient_headers(wsi, k->e->token, k->body, k->body_len, p, *p + len);
 	}
 	case LWS_CALLBACK_CLIENT_HTTP_WRITEABLE: {
 		size_t n = k->body_len - k->sent > CHUNK ? CHUNK : k->body_len - k->sent;

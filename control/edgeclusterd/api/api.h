@@ -88,16 +88,20 @@ void api_watch_free(struct ec_watch *aw);
 /* Publish what changed in the store since the last scan: after the
  * callback that wrote (not inside a write). 0 or -1 (logged). */
 int api_watch_scan(struct ec_watch *aw);
+/* The oldest revision a watch can start from (a list's continue token
+ * older than it is too old). */
+uint64_t api_watch_floor(const struct ec_watch *aw);
 /* GET .../missions?watch=1[&resourceVersion=N][&fieldSelector=metadata.name=M]:
  * rs->stream on success, a watch of the changes after N (absent: from now;
  * 0: ADDED for every current mission, then the changes from now), of
- * mission M only if given. */
+ * mission M only if given, of the missions a labelSelector selects. */
 int api_mission_watch(struct ecd *d, const struct api_req *rq, struct api_resp *rs);
 /* api_list.c: a stream of a watcher from `from` (*expired: an ERROR event
- * and the end), of the mission name only unless name is NULL. NULL when out
- * of memory. */
+ * and the end), of the mission name only unless name is NULL, of what sel
+ * selects (NULL: all). NULL when out of memory. */
+struct ctl_k8s_selector;
 struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, const char *name,
-				    bool *expired);
+				    const struct ctl_k8s_selector *sel, bool *expired);
 
 /* api_list.c: an ADDED event of object for this watch alone, ahead of the
  * rest (a watch from resourceVersion 0 starts with the current objects). */

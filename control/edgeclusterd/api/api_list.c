@@ -34,11 +34,10 @@ struct api_stream {
 	void *conn;
 };
 
-/* The list's source: the snapshot's rows the selector takes, as objects. */
+/* The list's source: the snapshot's rows in name order, as objects (the
+ * base's list takes what the selectors and the page select). */
 struct mission_rows {
 	struct ec_snapshot *sn;
-	struct ec_selector sel;
-	char name[EC_MISSION_NAME_MAX + 1]; /* fieldSelector metadata.name; "": any */
 };
 
 static int rows_next(void *src, json_t **item)
@@ -49,16 +48,6 @@ static int rows_next(void *src, json_t **item)
 
 	if (rc <= 0)
 		return rc;
-	if (m->name[0] && strcmp(m->name, r.name))
-		return 1; /* skipped */
-	if (m->sel.n) {
-		json_t *labels = json_loads(r.labels, 0, NULL);
-		bool take = ec_selector_match(&m->sel, labels);
-
-		json_decref(labels);
-		if (!take)
-			return 1; /* skipped */
-	}
 	*item = ec_object_json("Mission", &r);
 	return *item ? 1 : -1;
 }
@@ -82,33 +71,46 @@ static const struct ctl_list_source mission_rows = {rows_next, rows_errmsg, rows
 
 int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {
-	char buf[4096], fbuf[1024], why[300], err[300];
+	char buf[4096], fbuf[1024], lbuf[32], cbuf[1100], why[400], err[300];
 	const char *sel = api_query(rq->query, "labelSelector", buf, sizeof(buf));
 	const char *fsel = api_query(rq->query, "fieldSelector", fbuf, sizeof(fbuf));
+	const char *limit = api_query(rq->query, "limit", lbuf, sizeof(lbuf));
+	const char *cont = api_query(rq->query, "continue", cbuf, sizeof(cbuf));
+	struct ctl_list_opts *o = malloc(sizeof(*o));
 	struct mission_rows *m = calloc(1, sizeof(*m));
-	uint64_t rev;
+	const char *param = NULL;
+	uint64_t rev = 0;
+	int code;
 
-	if (!m)
-		return api_errorf(rs, 500, NULL, NULL, "out of memory");
-	if (sel && ec_selector_parse(sel, &m->sel, why, sizeof(why))) {
+	if (!m || !o || ec_store_revision(&d->store, &rev)) {
 		free(m);
-		return api_errorf(rs, 400, NULL, "labelSelector", "labelSelector: %s", why);
+		free(o);
+		return m && o
+			   ? api_errorf(rs, 500, NULL, NULL, "the store failed (read the revision)")
+			   : api_errorf(rs, 500, NULL, NULL, "out of memory");
 	}
-	if (fsel && ctl_k8s_field_selector(fsel, m->name, sizeof(m->name), why, sizeof(why))) {
+	/* a continue token from before what the watch can resume is too old */
+	if ((code = ctl_list_opts_parse(o, limit, cont, sel, fsel,
+					d->watch ? api_watch_floor(d->watch) : 0, rev, why,
+					sizeof(why), &param))) {
 		free(m);
-		return api_errorf(rs, 400, NULL, "fieldSelector", "%s", why);
+		free(o);
+		return api_errorf(rs, code, NULL, param, "%s", why);
 	}
 	if (!(m->sn = ec_store_snapshot_missions(&d->store, &rev, err, sizeof(err)))) {
 		ctl_log("store: list missions: %s", err);
 		free(m);
+		free(o);
 		return api_errorf(rs, 500, NULL, NULL,
 				  "the store failed (list missions); nothing was written");
 	}
 	rs->stream = calloc(1, sizeof(*rs->stream));
 	if (rs->stream)
-		rs->stream->list = ctl_list_new(EC_API_VERSION, "Mission", rev, &mission_rows, m);
+		rs->stream->list =
+		    ctl_list_new_opts(EC_API_VERSION, "Mission", rev, o, &mission_rows, m);
 	else
 		rows_close(m);
+	free(o);
 	if (!rs->stream || !rs->stream->list) {
 		free(rs->stream);
 		rs->stream = NULL;
@@ -129,11 +131,12 @@ static void watcher_wake(void *arg)
 }
 
 struct api_stream *api_stream_watch(struct ctl_watch *w, uint64_t from, const char *name,
-				    bool *expired)
+				    const struct ctl_k8s_selector *sel, bool *expired)
 {
 	struct api_stream *st = calloc(1, sizeof(*st));
 
-	if (st && !(st->watcher = ctl_watch_open_name(w, from, name, watcher_wake, st, expired))) {
+	if (st &&
+	    !(st->watcher = ctl_watch_open_sel(w, from, name, sel, watcher_wake, st, expired))) {
 		free(st);
 		return NULL;
 	}

@@ -138,7 +138,22 @@ struct ec_watch *api_watch_new(struct ecd *d)
 		api_watch_free(aw);
 		return NULL;
 	}
+	{ /* the labels the missions have now: a change later is judged against them */
+		const char *k;
+		json_t *o;
+
+		json_object_foreach(aw->known, k, o) if (ctl_watch_known(aw->w, o))
+		{
+			api_watch_free(aw);
+			return NULL;
+		}
+	}
 	return aw;
+}
+
+uint64_t api_watch_floor(const struct ec_watch *aw)
+{
+	return ctl_watch_floor(aw->w);
 }
 
 void api_watch_free(struct ec_watch *aw)
@@ -186,9 +201,11 @@ static int initial(struct ec_watch *aw, struct api_stream *st, const char *name)
 
 int api_mission_watch(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {
-	char buf[32], fbuf[1024], name[EC_MISSION_NAME_MAX + 1], why[300], *end;
+	char buf[32], fbuf[1024], lbuf[4096], name[EC_MISSION_NAME_MAX + 1], why[300], *end;
 	const char *v = api_query(rq->query, "resourceVersion", buf, sizeof(buf));
 	const char *fsel = api_query(rq->query, "fieldSelector", fbuf, sizeof(fbuf));
+	const char *lsel = api_query(rq->query, "labelSelector", lbuf, sizeof(lbuf));
+	struct ctl_k8s_selector *sel = NULL;
 	uint64_t from = 0;
 	bool expired;
 	struct api_stream *st;
@@ -206,10 +223,21 @@ int api_mission_watch(struct ecd *d, const struct api_req *rq, struct api_resp *
 					  "decimal number without leading zeros)",
 					  v);
 	}
+	if (lsel && *lsel) {
+		if (!(sel = malloc(sizeof(*sel))))
+			return api_errorf(rs, 500, NULL, NULL, "out of memory");
+		if (ctl_k8s_selector_parse(lsel, sel, why, sizeof(why))) {
+			free(sel);
+			return api_errorf(rs, 400, NULL, "labelSelector",
+					  "labelSelector '%.200s': %s", lsel, why);
+		}
+	}
 	/* what is written and not yet scanned goes to the ring first, so that
 	 * a watch from the revision of a list just read misses nothing */
 	scan(d->watch, true);
-	if (!(st = api_stream_watch(d->watch->w, from, fsel && *name ? name : NULL, &expired)))
+	st = api_stream_watch(d->watch->w, from, fsel && *name ? name : NULL, sel, &expired);
+	free(sel); /* the watcher has its copy */
+	if (!st)
 		return api_errorf(rs, 500, NULL, NULL, "out of memory");
 	if (expired)
 		ctl_log("watch from %s: resourceVersion %" PRIu64 " expired", rq->peer, from);

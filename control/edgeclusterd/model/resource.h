@@ -103,18 +103,7 @@ static inline const char *ec_reason(int code)
 	return ctl_k8s_reason(code);
 }
 
-/* labelSelector: "k=v,k==v,k!=v,k,!k", all must hold. */
-#define EC_SEL_MAX 32
-struct ec_selector {
-	int n;
-	struct {
-		char key[318];
-		char value[64];
-		enum { SEL_EQ, SEL_NE, SEL_EXISTS, SEL_NOT_EXISTS } op;
-	} req[EC_SEL_MAX];
-};
-int ec_selector_parse(const char *s, struct ec_selector *sel, char *err, size_t errlen);
-bool ec_selector_match(const struct ec_selector *sel, json_t *labels);
+/* labelSelector: the base's (ctl_k8s_selector_parse, ctl_k8s_selector_match). */
 
 /* Does a mission spec place itself on cluster NAME carrying LABELS? */
 bool ec_placement_match(json_t *spec, const char *name, json_t *labels);

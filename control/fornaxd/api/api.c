@@ -53,6 +53,7 @@ struct route {
 	const struct resource *r;
 	char ns[FX_NS_MAX + 1]; /* "" : all namespaces (or a cluster resource) */
 	char name[FX_NAME_MAX + 1];
+	const unsigned char *client; /* the request's (ctl_http_req) */
 };
 
 typedef int (*op_fn)(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
@@ -115,7 +116,7 @@ static int app_patch(struct fx_api *a, const struct route *rt, json_t *body, jso
 static int sess_create(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
 		       struct fx_err *e)
 {
-	return fx_core_session_create(a->core, rt->ns, body, out, e);
+	return fx_core_session_create(a->core, rt->ns, body, rt->client, out, e);
 }
 
 static int sess_delete(struct fx_api *a, const struct route *rt, json_t *body, json_t **out,
@@ -305,43 +306,6 @@ static const char *qget(const char *q, const char *key, char *buf, size_t len)
 	return NULL;
 }
 
-/* labelSelector: "k=v", "k==v", "k!=v", "k", "!k", joined by ','. */
-static int selector_match(const char *sel, json_t *labels, bool *match)
-{
-	char buf[1024], *save = NULL, *t;
-
-	*match = true;
-	if (strlen(sel) >= sizeof(buf))
-		return -1;
-	strcpy(buf, sel);
-	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *op = strstr(t, "!="), *eq = strchr(t, '=');
-		const char *have;
-
-		if (op) {
-			*op = 0;
-			have = json_string_value(json_object_get(labels, t));
-			if (have && !strcmp(have, op + 2))
-				*match = false;
-		} else if (eq) {
-			const char *v = eq[1] == '=' ? eq + 2 : eq + 1;
-
-			*eq = 0;
-			have = json_string_value(json_object_get(labels, t));
-			if (!have || strcmp(have, v))
-				*match = false;
-		} else if (*t == '!') {
-			if (json_object_get(labels, t + 1))
-				*match = false;
-		} else if (!*t || !json_object_get(labels, t)) {
-			if (!*t)
-				return -1;
-			*match = false;
-		}
-	}
-	return 0;
-}
-
 /* ---- lists and watches ---- */
 
 struct items {
@@ -375,54 +339,77 @@ static void items_close(void *src)
 
 static const struct ctl_list_source items_source = {items_next, items_err, items_close};
 
+/* "NS/NAME" (or "NAME"): the order of a list's pages (ctl_list's keys) */
+static void list_key(json_t *o, char *key, size_t len)
+{
+	json_t *md = json_object_get(o, "metadata");
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+
+	snprintf(key, len, "%s%s%s", ns && *ns ? ns : "", ns && *ns ? "/" : "", name ? name : "");
+}
+
+static int by_key(const void *x, const void *y)
+{
+	char kx[CTL_LIST_KEY_MAX], ky[CTL_LIST_KEY_MAX];
+
+	list_key(*(json_t *const *)x, kx, sizeof(kx));
+	list_key(*(json_t *const *)y, ky, sizeof(ky));
+	return strcmp(kx, ky);
+}
+
 static void do_list(struct fx_api *a, const struct route *rt, const char *query,
 		    struct ctl_http_resp *rs)
 {
-	char sel[1024], fsel[1024], name[FX_NAME_MAX + 1] = "", why[300];
+	char sel[1024], fsel[1024], lim[32], cont[1100], why[400];
+	const char *param = NULL;
+	struct ctl_list_opts *o = malloc(sizeof(*o));
 	uint64_t rev;
-	json_t *all, *v;
+	json_t *all, **v = NULL;
 	struct items *it;
-	bool by_label = qget(query, "labelSelector", sel, sizeof(sel)) && *sel;
-	size_t i;
+	size_t i, n;
+	int code;
 
-	if (qget(query, "fieldSelector", fsel, sizeof(fsel)) &&
-	    ctl_k8s_field_selector(fsel, name, sizeof(name), why, sizeof(why)))
-		return api_err(rs, 400, "fieldSelector", "%s", why);
+	if (!o)
+		return api_err(rs, 500, NULL, "out of memory");
+	/* a continue token older than the watch can resume from is too old */
+	code = ctl_list_opts_parse(
+	    o, qget(query, "limit", lim, sizeof(lim)), qget(query, "continue", cont, sizeof(cont)),
+	    qget(query, "labelSelector", sel, sizeof(sel)),
+	    qget(query, "fieldSelector", fsel, sizeof(fsel)), ctl_watch_floor(a->all[rt->r->k]),
+	    fx_core_revision(a->core), why, sizeof(why), &param);
+	if (code) {
+		free(o);
+		return api_err(rs, code, param, "%s", why);
+	}
 	all = fx_core_list(a->core, rt->r->k, rt->ns[0] ? rt->ns : NULL, &rev);
 	it = calloc(1, sizeof(*it));
-	if (!it || !all) {
+	n = json_array_size(all);
+	if (!it || !all || (n && !(v = calloc(n, sizeof(*v))))) {
 		free(it);
+		free(o);
 		json_decref(all);
 		return api_err(rs, 500, NULL, "out of memory");
 	}
+	/* pages follow the key order: the items sorted (the core's are hashed) */
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(all, i);
+	if (n)
+		qsort(v, n, sizeof(*v), by_key);
 	it->arr = json_array();
-	json_array_foreach(all, i, v)
-	{
-		json_t *md = json_object_get(v, "metadata");
-		const char *n = json_string_value(json_object_get(md, "name"));
-		bool m = true;
-
-		if (name[0] && (!n || strcmp(name, n)))
-			continue;
-		if (by_label && selector_match(sel, json_object_get(md, "labels"), &m)) {
-			items_close(it);
-			json_decref(all);
-			return api_err(rs, 400, "labelSelector",
-				       "labelSelector '%.200s': expected k=v, k!=v, k or !k "
-				       "joined by ','",
-				       sel);
-		}
-		if (m)
-			json_array_append(it->arr, v);
-	}
+	for (i = 0; i < n; i++)
+		json_array_append(it->arr, v[i]);
+	free(v);
 	json_decref(all);
 	rs->stream = calloc(1, sizeof(struct fx_stream));
 	if (!rs->stream) {
 		items_close(it);
+		free(o);
 		return api_err(rs, 500, NULL, "out of memory");
 	}
 	((struct fx_stream *)rs->stream)->list =
-	    ctl_list_new(FX_API_VERSION, rt->r->kind, rev, &items_source, it);
+	    ctl_list_new_opts(FX_API_VERSION, rt->r->kind, rev, o, &items_source, it);
+	free(o);
 	if (!((struct fx_stream *)rs->stream)->list) {
 		free(rs->stream);
 		rs->stream = NULL;
@@ -430,6 +417,20 @@ static void do_list(struct fx_api *a, const struct route *rt, const char *query,
 	}
 	rs->code = 200;
 	rs->content_type = "application/json";
+}
+
+/* The labels the objects have now: a later change is judged against them
+ * by the watches with a labelSelector. */
+static int labels_known(struct fx_api *a, struct ctl_watch *w, enum fx_kind k, const char *ns)
+{
+	uint64_t rev;
+	json_t *all = fx_core_list(a->core, k, ns, &rev), *v;
+	size_t i;
+	int rc = all ? 0 : -1;
+
+	json_array_foreach(all, i, v) if (!rc) rc = ctl_watch_known(w, v);
+	json_decref(all);
+	return rc;
 }
 
 static struct ctl_watch *watch_of(struct fx_api *a, enum fx_kind k, const char *ns, bool make)
@@ -451,8 +452,11 @@ static struct ctl_watch *watch_of(struct fx_api *a, enum fx_kind k, const char *
 	n->k = k;
 	snprintf(n->ns, sizeof(n->ns), "%s", ns);
 	/* what happened in this namespace before now is not in its ring */
-	if (!(n->w = ctl_watch_new(fx_core_revision(a->core), WATCH_RING, WATCH_BUF)))
+	if (!(n->w = ctl_watch_new(fx_core_revision(a->core), WATCH_RING, WATCH_BUF)) ||
+	    labels_known(a, n->w, k, ns)) {
+		ctl_watch_free(n->w);
 		return NULL;
+	}
 	a->n_nsw++;
 	return n->w;
 }
@@ -481,9 +485,10 @@ static void watcher_wake(void *arg)
 static void do_watch(struct fx_api *a, const struct route *rt, const char *query,
 		     struct ctl_http_resp *rs)
 {
-	char buf[32], fsel[1024], name[FX_NAME_MAX + 1] = "", why[300], *end;
+	char buf[32], fsel[1024], lsel[1024], name[FX_NAME_MAX + 1] = "", why[300], *end;
 	const char *rvs = qget(query, "resourceVersion", buf, sizeof(buf));
 	unsigned long long from = 0;
+	struct ctl_k8s_selector *sel = NULL;
 	struct ctl_watch *w;
 	struct fx_stream *st;
 	bool expired;
@@ -497,13 +502,24 @@ static void do_watch(struct fx_api *a, const struct route *rt, const char *query
 	if (qget(query, "fieldSelector", fsel, sizeof(fsel)) &&
 	    ctl_k8s_field_selector(fsel, name, sizeof(name), why, sizeof(why)))
 		return api_err(rs, 400, "fieldSelector", "%s", why);
-	if (!(w = watch_of(a, rt->r->k, rt->ns, true)))
+	if (qget(query, "labelSelector", lsel, sizeof(lsel)) && *lsel) {
+		if (!(sel = malloc(sizeof(*sel))))
+			return api_err(rs, 500, NULL, "out of memory");
+		if (ctl_k8s_selector_parse(lsel, sel, why, sizeof(why))) {
+			free(sel);
+			return api_err(rs, 400, "labelSelector", "labelSelector '%.200s': %s", lsel,
+				       why);
+		}
+	}
+	if (!(w = watch_of(a, rt->r->k, rt->ns, true))) {
+		free(sel);
 		return api_err(rs, 503, NULL, "too many namespaces watched separately");
+	}
 	st = calloc(1, sizeof(*st));
 	if (st)
-		st->watcher = name[0]
-				  ? ctl_watch_open_name(w, from, name, watcher_wake, st, &expired)
-				  : ctl_watch_open(w, from, watcher_wake, st, &expired);
+		st->watcher = ctl_watch_open_sel(w, from, name[0] ? name : NULL, sel, watcher_wake,
+						 st, &expired);
+	free(sel); /* the watcher has its copy */
 	if (!st || !st->watcher) {
 		free(st);
 		return api_err(rs, 500, NULL, "out of memory");
@@ -516,14 +532,9 @@ static void do_watch(struct fx_api *a, const struct route *rt, const char *query
 		size_t i;
 		int rc = all ? 0 : -1;
 
-		json_array_foreach(all, i, v)
-		{
-			const char *n = json_string_value(
-			    json_object_get(json_object_get(v, "metadata"), "name"));
-
-			if (!rc && (!name[0] || (n && !strcmp(n, name))))
-				rc = ctl_watcher_add(st->watcher, "ADDED", v);
-		}
+		/* (the watcher takes only what its name and selector select) */
+		json_array_foreach(all, i, v) if (!rc) rc =
+		    ctl_watcher_add(st->watcher, "ADDED", v);
 		json_decref(all);
 		if (rc) {
 			fx_stream_free(st);
@@ -671,6 +682,7 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 		return api_err(rs, 404, NULL, "no such path '%.200s'", rq->path);
 	if (route(rq->path + strlen(PREFIX) + 1, &rt, rs))
 		return;
+	rt.client = rq->client;
 	item = rt.name[0];
 	switch (rq->method) {
 	case CTL_GET:
@@ -766,7 +778,8 @@ struct fx_api *fx_api_new(struct fx_core *core, struct fx_store *st, const struc
 	if (h)
 		a->h = *h;
 	for (int k = 0; k < FX_K_COUNT; k++)
-		if (!(a->all[k] = ctl_watch_new(fx_core_revision(core), WATCH_RING, WATCH_BUF))) {
+		if (!(a->all[k] = ctl_watch_new(fx_core_revision(core), WATCH_RING, WATCH_BUF)) ||
+		    labels_known(a, a->all[k], k, NULL)) {
 			fx_api_free(a);
 			return NULL;
 		}

@@ -8,8 +8,10 @@
  * standby pod at once if there is one (the warm path: no disk, no round),
  * else it waits in its application's queue, oldest first, and the round
  * that sees it asks for a pod; the pod's Standby report serves the queue.
- * A round runs at most every FX_ROUND_MS per application and changes at
- * most `burst` pods (fx_scale_round); it only removes unallocated pods.
+ * A round that wants to change pods is followed by the next one no sooner
+ * than FX_ROUND_MS later (one with nothing to change holds nothing back); it
+ * changes at most `burst` pods (fx_scale_round); it only removes
+ * unallocated pods.
  */
 #include <inttypes.h>
 #include <sodium.h>
@@ -580,7 +582,12 @@ static void round_app(struct fx_core *c, struct fx_app *a)
 		}
 	if (removed)
 		history(a, "DeleteInstance", "Success", "%d pod(s) removed", removed);
-	a->next_round_ms = fx_now(c) + FX_ROUND_MS;
+	/* a round with nothing to change does not hold the next one back: a
+	 * session that finds no pod gets its round at once (the kick), not up
+	 * to FX_ROUND_MS after the last idle tick; one that wanted a change
+	 * (made or not: no node had room, or none is back yet) does */
+	if (s.create || s.remove)
+		a->next_round_ms = fx_now(c) + FX_ROUND_MS;
 }
 
 /* ---- the tick ---- */

@@ -44,6 +44,7 @@ struct fx_core_conf {
 	uint32_t vni;
 	unsigned port_lo, port_hi, state_s;
 	int form; /* the sessions' endpoints unless their application says: 1 or 2 */
+	unsigned max_sess_client; /* 0: no limit */
 };
 
 struct fx_core;
@@ -66,8 +67,10 @@ int fx_core_app_update(struct fx_core *c, const char *ns, const char *name, json
 		       json_t **out, struct fx_err *e);
 int fx_core_app_delete(struct fx_core *c, const char *ns, const char *name, json_t **out,
 		       struct fx_err *e);
-int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body, json_t **out,
-			   struct fx_err *e);
+/* client: who creates it (the digest of its token, CTL_TOKEN_HASH_LEN
+ * bytes) for the per-client limit; NULL: nobody's, not limited */
+int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body,
+			   const unsigned char *client, json_t **out, struct fx_err *e);
 int fx_core_session_delete(struct fx_core *c, const char *ns, const char *name, json_t **out,
 			   struct fx_err *e);
 /* Forget a node and its pods (their sessions close); *link: the node's

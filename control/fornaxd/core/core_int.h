@@ -5,6 +5,7 @@
 #define FX_CORE_INT_H
 
 #include "core.h"
+#include "ctl_token.h"
 
 /* ---- a string-keyed hash map; the key lives in the value ---- */
 struct fx_ent {
@@ -81,6 +82,8 @@ struct fx_sess {
 	char pod_id[FX_ID_MAX + 1], node[FX_NS_MAX + 1], reason[64];
 	json_t *endpoints;
 	int64_t client_sessions;
+	unsigned char owner[CTL_TOKEN_HASH_LEN]; /* who created it (its token's digest) */
+	bool owned; /* false: rebuilt from a node, or created without a client */
 	struct fx_sess_clock clk;
 	int64_t created_us, available_us, close_us;
 	uint64_t rv, open_seq;

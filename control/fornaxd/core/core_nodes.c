@@ -148,7 +148,8 @@ static void apply_pod(struct fx_core *c, struct fx_node *n, const struct fx_link
 	if ((lp->state == FX_P_TERMINATING || lp->state == FX_P_EVACUATING) &&
 	    p->pool != FX_POOL_DELETING)
 		fx_pod_set_pool(p, FX_POOL_DELETING);
-	else if (full && p->pool == FX_POOL_DELETING && lp->state != FX_P_TERMINATING)
+	else if (full && p->pool == FX_POOL_DELETING && lp->state != FX_P_TERMINATING &&
+		 lp->state != FX_P_EVACUATING) /* stopping already: told again for nothing */
 		fx_send(c, n,
 			json_pack("{s:s,s:s,s:i}", "type", "PodTerminate", "podIdentifier", p->id,
 				  "gracePeriodSeconds", 0));

@@ -145,8 +145,22 @@ void fx_serve_queue(struct fx_core *c, struct fx_app *a)
 	fx_kick(c);
 }
 
-int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body, json_t **out,
-			   struct fx_err *e)
+struct owned_count {
+	const unsigned char *client;
+	unsigned n;
+};
+
+static void count_owned(void *arg, void *val)
+{
+	struct owned_count *oc = arg;
+	struct fx_sess *s = val;
+
+	if (s->owned && !fx_sess_final(s->st) && !memcmp(s->owner, oc->client, sizeof(s->owner)))
+		oc->n++;
+}
+
+int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body,
+			   const unsigned char *client, json_t **out, struct fx_err *e)
 {
 	struct fx_session_spec sp;
 	struct fx_app *a;
@@ -168,8 +182,24 @@ int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body, json
 		return fx_errf(e, 422, "spec.applicationName",
 			       "spec.applicationName: no application '%s' in namespace %s", sp.app,
 			       ns);
+	if (client && c->cf.max_sess_client) {
+		/* a quota, as Kubernetes' ResourceQuota answers one: 403 */
+		struct owned_count oc = {client, 0};
+
+		fx_map_each(&c->sessions, count_owned, &oc);
+		if (oc.n >= c->cf.max_sess_client)
+			return fx_errf(e, 403, NULL,
+				       "applicationsessions \"%s\" is forbidden: exceeded the "
+				       "per-client limit of %u sessions not Closed "
+				       "(MaxSessionsPerClient); this token holds %u",
+				       name, c->cf.max_sess_client, oc.n);
+	}
 	if (!(s = fx_sess_new(c, a, ns, name)))
 		return fx_errf(e, 500, NULL, "out of memory");
+	if (client) {
+		memcpy(s->owner, client, sizeof(s->owner));
+		s->owned = true;
+	}
 	s->spec = sp;
 	s->clk.open_timeout_s = sp.open_timeout_s;
 	s->clk.close_grace_s = sp.close_grace_s;

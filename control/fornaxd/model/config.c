@@ -24,11 +24,31 @@ enum section { SEC_NONE = -1, SEC_API, SEC_STORE, SEC_NODES, N_SECTIONS };
 static const char *const sections[] = {"[API]", "[Store]", "[Nodes]"};
 
 static const struct ini_key keys[] = {
-    {SEC_API, "Listen", 0},	    {SEC_API, "TLSCert", 0},	    {SEC_API, "TLSKey", 0},
-    {SEC_API, "Token", 1},	    {SEC_API, "TokenFile", 1},	    {SEC_API, "MaxBody", 0},
-    {SEC_STORE, "Database", 0},	    {SEC_NODES, "JoinToken", 1},    {SEC_NODES, "PodCIDR", 0},
-    {SEC_NODES, "NodePrefix", 0},   {SEC_NODES, "VNI", 0},	    {SEC_NODES, "PortRange", 0},
-    {SEC_NODES, "StateSeconds", 0}, {SEC_NODES, "SendQueueMax", 0}, {SEC_NODES, "EndpointForm", 0},
+    {SEC_API, "Listen", 0},
+    {SEC_API, "TLSCert", 0},
+    {SEC_API, "TLSKey", 0},
+    {SEC_API, "Token", 1},
+    {SEC_API, "TokenFile", 1},
+    {SEC_API, "MaxBody", 0},
+    {SEC_STORE, "Database", 0},
+    {SEC_NODES, "JoinToken", 1},
+    {SEC_NODES, "PodCIDR", 0},
+    {SEC_NODES, "NodePrefix", 0},
+    {SEC_NODES, "VNI", 0},
+    {SEC_NODES, "PortRange", 0},
+    {SEC_NODES, "StateSeconds", 0},
+    {SEC_NODES, "SendQueueMax", 0},
+    {SEC_NODES, "EndpointForm", 0},
+    {SEC_STORE, "Backend", 0},
+    {SEC_STORE, "Endpoints", 0},
+    {SEC_STORE, "Prefix", 0},
+    {SEC_STORE, "TLSCA", 0},
+    {SEC_STORE, "TLSCert", 0},
+    {SEC_STORE, "TLSKey", 0},
+    {SEC_STORE, "Timeout", 0},
+    {SEC_STORE, "Election", 0},
+    {SEC_STORE, "ElectionTTL", 0},
+    {SEC_API, "MaxSessionsPerClient", 0},
 };
 enum {
 	K_LISTEN,
@@ -46,6 +66,16 @@ enum {
 	K_STATE,
 	K_SENDQ,
 	K_FORM,
+	K_BACKEND,
+	K_ENDPOINTS,
+	K_PREFIX,
+	K_ETCD_CA,
+	K_ETCD_CERT,
+	K_ETCD_KEY,
+	K_ETCD_TIMEOUT,
+	K_ELECTION,
+	K_ELECTION_TTL,
+	K_MAXSESS,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
@@ -55,6 +85,7 @@ struct pstate {
 	struct fx_conf *c;
 	int sec_line[N_SECTIONS];
 	int key_line[K_COUNT];
+	bool plain_endpoint; /* an http:// one among the Endpoints */
 };
 
 static int cidr(struct pstate *s, const char *v, struct fx_conf *c)
@@ -85,6 +116,33 @@ static int number(struct pstate *s, const char *key, const char *v, unsigned lon
 	*out = strtoul(v, &end, 10);
 	if (errno || *end || *v == '-' || *out < lo || *out > hi)
 		return ini_err(&s->in, "%s '%s': expected a number %lu..%lu", key, v, lo, hi);
+	return 0;
+}
+
+/* http(s)://HOST:PORT[,...]: each quoted when it is not that */
+static int endpoints(struct pstate *s, char *v, struct fx_conf *c)
+{
+	char copy[sizeof(c->etcd_endpoints)], *save = NULL, *ep;
+	int n = 0;
+
+	if (ini_str(&s->in, "Endpoints", v, c->etcd_endpoints, sizeof(c->etcd_endpoints)))
+		return -1;
+	strcpy(copy, v);
+	for (ep = strtok_r(copy, ", ", &save); ep; ep = strtok_r(NULL, ", ", &save), n++) {
+		const char *hp = !strncmp(ep, "http://", 7)    ? ep + 7
+				 : !strncmp(ep, "https://", 8) ? ep + 8
+							       : NULL;
+
+		if (!hp || !*hp || !strchr(hp, ':'))
+			return ini_err(&s->in,
+				       "Endpoints '%s': expected http://HOST:PORT or "
+				       "https://HOST:PORT",
+				       ep);
+		if (strncmp(ep, "https://", 8))
+			s->plain_endpoint = true;
+	}
+	if (n > 16)
+		return ini_err(&s->in, "Endpoints: %d of them, at most 16", n);
 	return 0;
 }
 
@@ -148,8 +206,77 @@ static int key_value(void *arg, int i, char *v)
 			return -1;
 		c->endpoint_form = (int)n;
 		return 0;
+	case K_BACKEND:
+		if (!strcasecmp(v, "sqlite"))
+			c->store = FX_STORE_SQLITE;
+		else if (!strcasecmp(v, "etcd"))
+			c->store = FX_STORE_ETCD;
+		else
+			return ini_err(&s->in, "Backend '%s': expected sqlite or etcd", v);
+		return 0;
+	case K_ENDPOINTS:
+		return endpoints(s, v, c);
+	case K_PREFIX:
+		return ini_str(&s->in, "Prefix", v, c->etcd_prefix, sizeof(c->etcd_prefix));
+	case K_ETCD_CA:
+		return ini_readable(&s->in, "TLSCA", v, c->etcd_ca, sizeof(c->etcd_ca));
+	case K_ETCD_CERT:
+		return ini_readable(&s->in, "TLSCert", v, c->etcd_cert, sizeof(c->etcd_cert));
+	case K_ETCD_KEY:
+		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
+	case K_ETCD_TIMEOUT:
+		return ini_seconds(&s->in, "Timeout", v, 1, 60, &c->etcd_timeout_s);
+	case K_ELECTION:
+		if (strcasecmp(v, "on") && strcasecmp(v, "off"))
+			return ini_err(&s->in, "Election '%s': expected on or off", v);
+		c->election = !strcasecmp(v, "on");
+		return 0;
+	case K_ELECTION_TTL:
+		return ini_seconds(&s->in, "ElectionTTL", v, 2, 300, &c->election_ttl_s);
+	case K_MAXSESS:
+		if (number(s, "MaxSessionsPerClient", v, 0, 1000000, &n))
+			return -1;
+		c->max_sess_client = (unsigned)n;
+		return 0;
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
+}
+
+/* [Store]: each backend's keys only with it; etcd's TLS whole and used */
+static int store_check(struct pstate *s, struct fx_conf *c)
+{
+	static const int etcd_only[] = {K_ENDPOINTS, K_PREFIX,	     K_ETCD_CA,	 K_ETCD_CERT,
+					K_ETCD_KEY,  K_ETCD_TIMEOUT, K_ELECTION, K_ELECTION_TTL};
+	int *kl = s->key_line;
+
+	if (c->store == FX_STORE_SQLITE) {
+		for (size_t i = 0; i < sizeof(etcd_only) / sizeof(etcd_only[0]); i++)
+			if (kl[etcd_only[i]])
+				return ini_err_at(&s->in, kl[etcd_only[i]],
+						  "%s is for Backend = etcd (the store is sqlite)",
+						  keys[etcd_only[i]].name);
+		return 0;
+	}
+	if (kl[K_DATABASE])
+		return ini_err_at(&s->in, kl[K_DATABASE],
+				  "Database is for Backend = sqlite (the store is etcd)");
+	if (!kl[K_ENDPOINTS])
+		return ini_err_at(&s->in, kl[K_BACKEND], "Backend = etcd needs Endpoints");
+	if (!kl[K_ETCD_CERT] != !kl[K_ETCD_KEY])
+		return ini_err_at(&s->in, kl[K_ETCD_CERT] ? kl[K_ETCD_CERT] : kl[K_ETCD_KEY],
+				  "TLSCert and TLSKey go together");
+	/* a leader must renew its lease while a request may take Timeout */
+	if (c->election && c->election_ttl_s < 3 * c->etcd_timeout_s)
+		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_ELECTION],
+				  "ElectionTTL %us must be at least 3 x Timeout (%us)",
+				  c->election_ttl_s, c->etcd_timeout_s);
+	for (int k = K_ETCD_CA; k <= K_ETCD_KEY; k++)
+		if (kl[k] && s->plain_endpoint)
+			return ini_err_at(&s->in, kl[k],
+					  "%s is given but an endpoint is http:// (TLS needs "
+					  "https:// endpoints)",
+					  keys[k].name);
+	return 0;
 }
 
 static int finish(struct pstate *s, struct fx_conf *c)
@@ -164,8 +291,12 @@ static int finish(struct pstate *s, struct fx_conf *c)
 		return ini_err_at(&s->in, kl[K_NODEPREFIX] ? kl[K_NODEPREFIX] : kl[K_PODCIDR],
 				  "NodePrefix /%d must be longer than PodCIDR's /%d", c->node_bits,
 				  c->pod_net_bits);
+	if (store_check(s, c))
+		return -1;
 	if (!c->database[0])
 		snprintf(c->database, sizeof(c->database), "/var/lib/xgate/fornaxd.db");
+	if (!c->etcd_prefix[0])
+		snprintf(c->etcd_prefix, sizeof(c->etcd_prefix), "/xgate/fornaxd/");
 	return 0;
 }
 
@@ -195,6 +326,9 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->state_s = 60;
 	c->queue_max = 4 << 20;
 	c->endpoint_form = 1;
+	c->etcd_timeout_s = 2;
+	c->election_ttl_s = 10;
+	c->max_sess_client = 1000;
 
 	ini_init(&s.in, file, text, "[API]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);

@@ -4,6 +4,7 @@
 #define FX_CONFIG_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,14 +15,26 @@
 #define FX_TOKEN_MAX  256
 #define FX_PATH_MAX   256
 
+enum { FX_STORE_SQLITE, FX_STORE_ETCD };
+
 struct fx_conf {
 	struct sockaddr_in listen; /* [API] Listen, default 127.0.0.1:8470 */
 	char tls_cert[FX_PATH_MAX], tls_key[FX_PATH_MAX];
 	unsigned char tokens[FX_MAX_TOKENS][CTL_TOKEN_HASH_LEN]; /* digests only */
 	int n_tokens;
 	size_t max_body; /* [API] MaxBody */
+	/* [API] MaxSessionsPerClient: sessions not Closed (nor Timeout) one
+	 * token may hold; 0: no limit */
+	unsigned max_sess_client;
 
-	char database[FX_PATH_MAX]; /* [Store] Database */
+	int store; /* [Store] Backend: FX_STORE_SQLITE (default) or FX_STORE_ETCD */
+	char database[FX_PATH_MAX];    /* [Store] Database (sqlite) */
+	char etcd_endpoints[1024];     /* [Store] Endpoints (etcd): http(s)://HOST:PORT,... */
+	char etcd_prefix[FX_PATH_MAX]; /* [Store] Prefix, default /xgate/fornaxd/ */
+	char etcd_ca[FX_PATH_MAX], etcd_cert[FX_PATH_MAX], etcd_key[FX_PATH_MAX]; /* TLSCA ... */
+	unsigned etcd_timeout_s; /* [Store] Timeout, default 2 */
+	bool election;		 /* [Store] Election = on: active/standby on etcd */
+	unsigned election_ttl_s; /* [Store] ElectionTTL, default 10 */
 
 	unsigned char join_tokens[FX_MAX_TOKENS][CTL_TOKEN_HASH_LEN]; /* [Nodes] JoinToken */
 	int n_join_tokens;

@@ -6,7 +6,8 @@
  * the node credentials (a name, the BLAKE2b digest of its credential, the
  * index of its pod subnet). Pods and sessions are never here: they live in
  * the core's memory and are rebuilt from the nodes, so nothing on the
- * session-open path waits for a disk write.
+ * session-open path waits for a disk (or etcd) write. Two backends: SQLite
+ * (the default) and etcd; the same unit test runs on both.
  */
 #ifndef FX_STORE_H
 #define FX_STORE_H
@@ -47,5 +48,39 @@ struct fx_store {
 
 /* SQLite (WAL) at path, created if absent. NULL with err filled. */
 struct fx_store *fx_store_sqlite_open(const char *path, char *err, size_t errlen);
+
+/* etcd v3 (store_etcd.c, docs/serverless.md "fornaxd on etcd"). */
+struct fx_store_etcd_conf {
+	const char *endpoints;	     /* "http(s)://HOST:PORT[,...]" */
+	const char *prefix;	     /* every key under it; NULL: "/xgate/fornaxd/" */
+	const char *ca, *cert, *key; /* TLS to etcd, or NULL */
+	unsigned timeout_ms;	     /* per request; 0: the client's default */
+};
+/* Connects and makes the revision key; NULL with err filled when etcd
+ * cannot be reached (without a quorum it opens: reads still work). */
+struct fx_store *fx_store_etcd_open(const struct fx_store_etcd_conf *c, char *err, size_t errlen);
+/* The etcd store's client (for an election on the same cluster), NULL for
+ * another backend. */
+struct ctl_etcd *fx_store_etcd_client(struct fx_store *s);
+/* From now on every write holds only while leader is the leader (its
+ * fence in the same txn); NULL: unfenced. -1 on another backend. */
+struct ctl_etcd_elect;
+int fx_store_etcd_fence(struct fx_store *s, struct ctl_etcd_elect *leader);
+
+/* A standby's view of the applications (etcd only): every application
+ * (after reset) at the start and again whenever etcd compacted the history
+ * the watch would resume from, then each change as it is written. Stepped
+ * by fx_store_watch_poll from the owner's loop (0: never waits). */
+struct fx_store_app_hooks {
+	void *arg;
+	void (*reset)(void *arg); /* forget every application: all of them follow */
+	void (*put)(void *arg, const char *ns, const char *name, uint64_t rv, const char *json);
+	void (*del)(void *arg, const char *ns, const char *name);
+};
+struct fx_store_watch;
+struct fx_store_watch *fx_store_etcd_watch_apps(struct fx_store *s,
+						const struct fx_store_app_hooks *h);
+int fx_store_watch_poll(struct fx_store_watch *sw, int timeout_ms);
+void fx_store_watch_stop(struct fx_store_watch *sw);
 
 #endif

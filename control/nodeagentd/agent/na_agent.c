@@ -93,7 +93,7 @@ static void names(struct na_agent *a, struct pod_rt *r)
 	snprintf(r->dir, sizeof(r->dir), "%s/pods/slot%d", a->conf->run_dir, r->p.slot);
 }
 
-/* ---- the network script ---- */
+/* ---- the network (na_podnet.c), on the next turn of the loop ---- */
 
 static void pod_forget(struct pod_rt *r)
 {
@@ -110,49 +110,34 @@ static void pod_forget(struct pod_rt *r)
 	free(r);
 }
 
-static void down_done(void *arg, const struct ctl_job_result *res)
+/* Another pod runs on r's slot (r ended and lingered, or came back from
+ * the store after a restart): the slot's namespace and veth are its own. */
+static bool slot_held(struct na_agent *a, const struct pod_rt *r)
 {
-	struct pod_rt *r = arg;
+	for (struct pod_rt *o = a->pods; o; o = o->next)
+		if (o != r && o->p.slot == r->p.slot && !o->gone)
+			return true;
+	return false;
+}
 
-	r->job = NULL;
+static void net_down_run(lws_sorted_usec_list_t *sul)
+{
+	struct pod_rt *r = lws_container_of(sul, struct pod_rt, net_sul);
+
+	r->net_busy = false;
 	if (r->a->stopping)
 		return;
-	if (res->end != CTL_JOB_EXITED || res->code)
-		ctl_log("pod %s: taking its network down failed: %.300s", r->p.id, res->err);
-	pod_forget(r);
+	if (!slot_held(r->a, r))
+		podnet_down(r->a, r);
+	r->forget_at_ms = ctl_now_ms() + ENDED_KEEP_MS;
+	agent_tick_soon(r->a);
 }
 
-static struct ctl_job *script(struct na_agent *a, char **argv, ctl_job_done_fn done, void *arg)
-{
-	struct ctl_job_spec s;
-
-	memset(&s, 0, sizeof(s));
-	s.argv = argv;
-	s.timeout_ms = 60000;
-	s.done = done;
-	s.arg = arg;
-	return ctl_exec_run(a->x, &s);
-}
-
+/* Not at once: the callers of pod_end still hold the pod. */
 static void net_down(struct pod_rt *r)
 {
-	struct na_agent *a = r->a;
-	char ip[INET_ADDRSTRLEN], vni[16];
-	char *argv[] = {(char *)a->conf->net_script,
-			"down",
-			(char *)a->conf->instance,
-			(char *)a->conf->xgate,
-			r->netns,
-			r->veth,
-			vni,
-			ip,
-			NULL};
-
-	inet_ntop(AF_INET, &r->p.ip_be, ip, sizeof(ip));
-	snprintf(vni, sizeof(vni), "%u", a->vni);
-	r->job = script(a, (char **)argv, down_done, r);
-	if (!r->job)
-		pod_forget(r);
+	r->net_busy = true;
+	lws_sul_schedule(r->a->lws, 0, &r->net_sul, net_down_run, 0);
 }
 
 /* The pod ended (or never started): what it holds goes, in order: the
@@ -179,17 +164,13 @@ void pod_end(struct pod_rt *r, enum na_pod_state st, const char *reason, const c
 	na_svc_free(r->svc);
 	r->svc = NULL;
 	pod_report(a, r, st, reason, msg);
-	if (r->job)
-		ctl_job_cancel(r->job); /* its callback sees gone */
-	else
+	if (!r->net_busy) /* else the network's callback sees gone */
 		net_down(r);
 }
 
-void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
+/* Terminating: SIGTERM, SIGKILL once the grace is over. */
+static void pod_stop(struct pod_rt *r, unsigned grace_ms, const char *reason)
 {
-	if (r->gone || r->p.terminating)
-		return;
-	r->p.terminating = true;
 	sess_pod_gone(r->a, r, reason);
 	if (r->p.pid <= 0 || !na_proc_alive(r->p.pid, r->p.start)) {
 		pod_end(r, NA_POD_TERMINATED, reason, NULL);
@@ -202,6 +183,43 @@ void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
 	agent_tick_soon(r->a);
 }
 
+/* A pod holding live sessions it can be told about is Evacuating first:
+ * they are closed through its session service, each within the pod's
+ * grace period (the original's drain), and it stops once none is left or
+ * the grace is over; the rest of the grace is its SIGTERM's. */
+void pod_terminate(struct pod_rt *r, unsigned grace_ms, const char *reason)
+{
+	uint64_t now = ctl_now_ms();
+
+	if (r->gone || r->p.terminating)
+		return;
+	r->p.terminating = true;
+	if (!r->svc || r->frozen || !sess_pod_busy(r->a, r->p.id)) {
+		pod_stop(r, grace_ms, reason);
+		return;
+	}
+	r->evac_end_ms = now + grace_ms;
+	pod_report(r->a, r, NA_POD_EVACUATING, reason, NULL);
+	sess_pod_evacuate(r->a, r, grace_ms / 1000);
+	agent_tick_soon(r->a);
+}
+
+/* Evacuating: on to Terminating once its sessions are closed (their own
+ * grace ends them) or its grace is over. */
+static bool pod_evacuating(struct pod_rt *r, uint64_t now)
+{
+	uint64_t end;
+
+	if (!r->evac_end_ms) /* adopted Evacuating after a restart: its grace is not known */
+		r->evac_end_ms = now + KILL_GRACE_MS;
+	end = r->evac_end_ms;
+	if (sess_pod_busy(r->a, r->p.id) && now < end)
+		return true;
+	r->evac_end_ms = 0;
+	pod_stop(r, end > now ? (unsigned)(end - now) : 0, r->p.reason);
+	return true;
+}
+
 int pod_thaw(struct pod_rt *r)
 {
 	if (!r->frozen)
@@ -211,6 +229,9 @@ int pod_thaw(struct pod_rt *r)
 		return -1;
 	}
 	r->frozen = false;
+	/* what it was sent while frozen waited in the socket: it answers now */
+	na_svc_ping_reset(r->svc);
+	r->ping_at_ms = ctl_now_ms() + r->a->conf->ping_s * 1000ull;
 	return 0;
 }
 
@@ -249,8 +270,30 @@ void pod_svc_connect(struct pod_rt *r)
 		return;
 	snprintf(path, sizeof(path), "%s/session.sock", r->dir);
 	r->svc = na_svc_connect(r->a->svcs, path, on_svc_msg, on_svc_closed, r, err, sizeof(err));
-	if (r->svc)
-		sess_on_svc_up(r);
+	if (!r->svc)
+		return;
+	r->ping_at_ms = ctl_now_ms() + r->a->conf->ping_s * 1000ull;
+	sess_on_svc_up(r);
+}
+
+/* A pod whose session service stopped answering (stopped, hung, or reading
+ * nothing) cannot open or close a session: it has failed, and its sessions
+ * are closed with the original's word for it (proto/session-service.md). */
+static void pod_ping(struct pod_rt *r, uint64_t now)
+{
+	const struct na_config *c = r->a->conf;
+	char msg[128];
+
+	if (!c->ping_s || !r->svc || r->frozen || r->p.terminating ||
+	    r->p.state == NA_POD_CREATING || now < r->ping_at_ms)
+		return;
+	r->ping_at_ms = now + c->ping_s * 1000ull;
+	if (na_svc_ping(r->svc) <= c->ping_misses)
+		return;
+	snprintf(msg, sizeof(msg), "its session service answered none of %u pings, %us apart",
+		 c->ping_misses, c->ping_s);
+	sess_pod_gone(r->a, r, "NoHeartbeat");
+	pod_end(r, NA_POD_FAILED, "NoHeartbeat", msg);
 }
 
 static void env_add(json_t *env, const char *k, const char *v)
@@ -320,6 +363,10 @@ static int pod_spawn(struct pod_rt *r, char *err, size_t errlen)
 	if (!rc) {
 		r->started_ms = ctl_now_ms();
 		na_store_pod_put(a->store, &r->p, false, NULL);
+		/* the spec is the store's now: ~5 KB of JSON tree per pod that
+		 * nothing reads again (later writes keep the stored one) */
+		json_decref(r->p.spec);
+		r->p.spec = NULL;
 	}
 out:
 	free(argv);
@@ -328,60 +375,41 @@ out:
 	return rc;
 }
 
-static void up_done(void *arg, const struct ctl_job_result *res)
-{
-	struct pod_rt *r = arg;
-	char err[300];
+static void on_tick(lws_sorted_usec_list_t *sul);
 
-	r->job = NULL;
+static void net_up_run(lws_sorted_usec_list_t *sul)
+{
+	struct pod_rt *r = lws_container_of(sul, struct pod_rt, net_sul);
+	char err[300], msg[320];
+	uint64_t t0 = ctl_now_ms();
+
+	r->net_busy = false;
 	if (r->a->stopping)
 		return;
-	if (r->gone) { /* ended while its network was made: take it down */
+	if (r->gone) { /* ended before its network was made */
 		net_down(r);
 		return;
 	}
-	if (res->end != CTL_JOB_EXITED || res->code) {
-		snprintf(err, sizeof(err), "pod network: %.250s", res->err ? res->err : "");
-		pod_end(r, NA_POD_FAILED, "NetworkFailed", err);
+	if (podnet_up(r->a, r, err, sizeof(err))) {
+		snprintf(msg, sizeof(msg), "pod network: %s", err);
+		pod_end(r, NA_POD_FAILED, "NetworkFailed", msg);
 		return;
 	}
 	r->net_up = true;
+	if (ctl_now_ms() - t0 > 100)
+		ctl_log("pod %s: its network took %llu ms", r->p.id,
+			(unsigned long long)(ctl_now_ms() - t0));
 	if (pod_spawn(r, err, sizeof(err))) {
 		pod_end(r, NA_POD_FAILED, "StartFailed", err);
 		return;
 	}
-	agent_tick_soon(r->a);
+	lws_sul_schedule(r->a->lws, 0, &r->a->tick, on_tick, TICK_START_MS * LWS_US_PER_MS);
 }
 
 static void net_up(struct pod_rt *r)
 {
-	struct na_agent *a = r->a;
-	char ip[INET_ADDRSTRLEN + 4], gw[INET_ADDRSTRLEN], mac[18], vni[16], mtu[16];
-	uint8_t m[6];
-	char *argv[] = {(char *)a->conf->net_script,
-			"up",
-			(char *)a->conf->instance,
-			(char *)a->conf->xgate,
-			r->netns,
-			r->veth,
-			vni,
-			ip,
-			mac,
-			gw,
-			mtu,
-			NULL};
-
-	inet_ntop(AF_INET, &r->p.ip_be, ip, INET_ADDRSTRLEN);
-	snprintf(ip + strlen(ip), sizeof(ip) - strlen(ip), "/%d", a->plen);
-	inet_ntop(AF_INET, &a->gw_be, gw, sizeof(gw));
-	na_pod_mac(r->p.ip_be, m);
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
-		 m[5]);
-	snprintf(vni, sizeof(vni), "%u", a->vni);
-	snprintf(mtu, sizeof(mtu), "%u", a->conf->mtu);
-	r->job = script(a, (char **)argv, up_done, r);
-	if (!r->job)
-		pod_end(r, NA_POD_FAILED, "NetworkFailed", "cannot run the network script");
+	r->net_busy = true;
+	lws_sul_schedule(r->a->lws, 0, &r->net_sul, net_up_run, 0);
 }
 
 /* Creating: its ports listen and its session service answers -> Standby
@@ -390,7 +418,7 @@ static bool pod_starting(struct pod_rt *r, uint64_t now)
 {
 	bool up = true;
 
-	if (r->job || !r->p.pid)
+	if (r->net_busy || !r->p.pid)
 		return true;
 	for (int i = 0; i < r->p.n_ports && up; i++)
 		up = na_proc_listening(r->p.pid, r->p.ports[i].port, r->p.ports[i].proto);
@@ -425,7 +453,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct na_agent *a = lws_container_of(sul, struct na_agent, tick);
 	uint64_t now = ctl_now_ms();
-	bool fast = false;
+	bool fast = false, starting = false;
 	struct pod_rt *r, *next;
 
 	for (r = a->pods; r; r = next) {
@@ -433,6 +461,10 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		int reaped;
 
 		next = r->next;
+		if (r->forget_at_ms && now >= r->forget_at_ms) {
+			pod_forget(r);
+			continue;
+		}
 		if (r->gone || !r->p.pid)
 			continue;
 		reaped = na_proc_reap(r->p.pid, why, sizeof(why));
@@ -448,8 +480,10 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 				why);
 			continue;
 		}
-		if (r->p.state == NA_POD_CREATING)
-			fast |= pod_starting(r, now);
+		if (r->p.state == NA_POD_CREATING && pod_starting(r, now))
+			fast = starting = true;
+		else if (r->p.state == NA_POD_EVACUATING)
+			fast |= pod_evacuating(r, now);
 		if (r->kill_at_ms) {
 			if (now >= r->kill_at_ms)
 				na_cg_kill(&a->cg, r->cgname, r->p.pid);
@@ -457,14 +491,23 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		}
 		if (r->p.svc && !r->svc && !r->frozen && r->p.state != NA_POD_CREATING)
 			pod_svc_connect(r); /* after a restart of ours, or of its service */
+		pod_ping(r, now);
 	}
 	/* an ingress host's entries have no pod here to watch */
 	if (a->conf->role == NA_ROLE_POD)
 		fast |= sess_tick(a, now);
+	if (!fast && now - a->last_cmd_ms >= QUIET_MS && na_store_checkpoint(a->store) < 0)
+		ctl_log("store: %s", na_store_errmsg(a->store));
 	/* nothing to watch: no wakeups until a command brings a pod */
-	if (!a->stopping && (a->pods || (a->sess && a->conf->role == NA_ROLE_POD)))
-		lws_sul_schedule(a->lws, 0, &a->tick, on_tick,
-				 (fast ? TICK_FAST_MS : TICK_SLOW_MS) * LWS_US_PER_MS);
+	if (!a->stopping && (a->pods || (a->sess && a->conf->role == NA_ROLE_POD))) {
+		unsigned ms = TICK_SLOW_MS;
+
+		if (starting)
+			ms = TICK_START_MS;
+		else if (fast)
+			ms = TICK_FAST_MS;
+		lws_sul_schedule(a->lws, 0, &a->tick, on_tick, ms * LWS_US_PER_MS);
+	}
 }
 
 void agent_tick_soon(struct na_agent *a)
@@ -481,7 +524,7 @@ static int slot_free(struct na_agent *a)
 		bool used = false;
 
 		for (struct pod_rt *r = a->pods; r && !used; r = r->next)
-			used = r->p.slot == s;
+			used = r->p.slot == s && !r->forget_at_ms;
 		if (!used && na_slot_ip(a->net_be, a->plen, s))
 			return s;
 	}
@@ -500,6 +543,7 @@ int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 	struct pod_rt *r;
 	char why[200];
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id || !*id || strlen(id) > NA_ID_MAX)
 		return snprintf(err, errlen, "podIdentifier"), -1;
 	if (!json_is_object(pod))
@@ -570,6 +614,7 @@ int na_agent_pod_terminate(struct na_agent *a, json_t *m, char *err, size_t errl
 	json_t *g = json_object_get(m, "gracePeriodSeconds");
 	struct pod_rt *r;
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id)
 		return snprintf(err, errlen, "podIdentifier"), -1;
 	if (g && (!json_is_integer(g) || json_integer_value(g) < 0))

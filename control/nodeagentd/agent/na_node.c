@@ -115,7 +115,13 @@ struct na_agent *na_agent_start(const struct na_config *conf, struct na_store *s
 		free(a);
 		return NULL;
 	}
+	if (!(a->net = na_net_new(err, sizeof(err)))) {
+		ctl_log("the pods' network: %s", err);
+		free(a);
+		return NULL;
+	}
 	if (!(a->svcs = na_svcs_new(lws))) {
+		na_net_free(a->net);
 		ctl_log("cannot make the session service's vhost");
 		free(a);
 		return NULL;
@@ -145,6 +151,8 @@ struct na_agent *na_agent_start(const struct na_config *conf, struct na_store *s
 			continue;
 		}
 		if (r->p.pid > 0 && na_proc_alive(r->p.pid, r->p.start)) {
+			json_decref(r->p.spec); /* it runs: the store keeps its spec */
+			r->p.spec = NULL;
 			r->net_up = true;
 			r->frozen = na_cg_frozen(&a->cg, r->cgname, r->p.pid);
 			r->started_ms = ctl_now_ms();
@@ -185,8 +193,7 @@ void na_agent_stop(struct na_agent *a)
 		ctl_job_cancel(a->node_job);
 	while ((r = a->pods)) {
 		a->pods = r->next;
-		if (r->job)
-			ctl_job_cancel(r->job);
+		lws_sul_cancel(&r->net_sul);
 		na_svc_free(r->svc);
 		json_decref(r->p.spec);
 		free(r);
@@ -197,6 +204,7 @@ void na_agent_stop(struct na_agent *a)
 		xg_maps_close(&a->maps);
 	}
 	na_svcs_free(a->svcs);
+	na_net_free(a->net);
 	free(a);
 }
 

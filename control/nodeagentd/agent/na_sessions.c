@@ -219,6 +219,16 @@ static void finish_close(struct na_agent *a, struct sess_rt *x, const char *reas
 		pod_to_standby(r);
 }
 
+/* The session may be used: its pod, Activating for it, is Running. */
+static void sess_live(struct na_agent *a, struct sess_rt *x, enum na_sess_state st)
+{
+	struct pod_rt *r = pod_find(a, x->s.pod);
+
+	sess_report(a, x, st, NULL);
+	if (r && !r->gone && r->p.state == NA_POD_ACTIVATING)
+		pod_report(a, r, NA_POD_RUNNING, NULL, NULL);
+}
+
 void sess_on_pod_msg(struct pod_rt *r, json_t *m)
 {
 	struct na_agent *a = r->a;
@@ -230,7 +240,7 @@ void sess_on_pod_msg(struct pod_rt *r, json_t *m)
 		return; /* not its session: a pod speaks only for itself */
 	if (!strcmp(op, "ready")) {
 		if (x && x->s.state == NA_SESS_STARTING && x->entries)
-			sess_report(a, x, NA_SESS_AVAILABLE, NULL);
+			sess_live(a, x, NA_SESS_AVAILABLE);
 	} else if (!strcmp(op, "inuse")) {
 		json_int_t n = json_integer_value(json_object_get(m, "clients"));
 
@@ -238,7 +248,7 @@ void sess_on_pod_msg(struct pod_rt *r, json_t *m)
 			return;
 		x->s.clients = n > 0 ? (int)n : 0;
 		if (n > 0 && na_sess_may(x->s.state, NA_SESS_INUSE))
-			sess_report(a, x, NA_SESS_INUSE, NULL);
+			sess_live(a, x, NA_SESS_INUSE);
 		else if (n <= 0 && x->s.state == NA_SESS_INUSE)
 			sess_report(a, x, NA_SESS_AVAILABLE, NULL);
 	} else if (!strcmp(op, "closed")) {
@@ -280,7 +290,7 @@ bool sess_tick(struct na_agent *a, uint64_t now)
 		if (x->s.state == NA_SESS_STARTING) {
 			fast = true;
 			if (!r->p.svc && r->p.pid > 0 && ports_listen(r))
-				sess_report(a, x, NA_SESS_AVAILABLE, NULL);
+				sess_live(a, x, NA_SESS_AVAILABLE);
 			else if (r->p.svc && !x->open_sent)
 				svc_open(r, x);
 		} else if (x->s.state == NA_SESS_CLOSING) {
@@ -290,6 +300,42 @@ bool sess_tick(struct na_agent *a, uint64_t now)
 		}
 	}
 	return fast;
+}
+
+/* Closing: the pod is told and has g seconds; without its session service
+ * (or before it was told of the session) closed at once. */
+static void sess_close(struct na_agent *a, struct sess_rt *x, unsigned g)
+{
+	struct pod_rt *r = pod_find(a, x->s.pod);
+
+	sess_report(a, x, NA_SESS_CLOSING, NULL);
+	if (r && !r->gone && r->p.svc && r->svc && x->open_sent) {
+		na_svc_send(r->svc, json_pack("{s:s,s:s,s:i}", "op", "close", "session", x->s.id,
+					      "gracePeriodSeconds", (int)g));
+		x->close_at_ms = ctl_now_ms() + g * 1000ull;
+		agent_tick_soon(a);
+		return;
+	}
+	finish_close(a, x, NULL);
+}
+
+void sess_pod_evacuate(struct na_agent *a, struct pod_rt *r, unsigned grace_s)
+{
+	struct sess_rt *x, *next;
+
+	for (x = a->sess; x; x = next) {
+		next = x->next;
+		if (strcmp(x->s.pod, r->p.id) || na_sess_final(x->s.state))
+			continue;
+		if (x->s.state == NA_SESS_CLOSING) { /* already told: the sooner end holds */
+			uint64_t end = ctl_now_ms() + grace_s * 1000ull;
+
+			if (end < x->close_at_ms)
+				x->close_at_ms = end;
+			continue;
+		}
+		sess_close(a, x, grace_s < x->s.grace_s ? grace_s : x->s.grace_s);
+	}
 }
 
 void sess_pod_gone(struct na_agent *a, struct pod_rt *r, const char *reason)
@@ -339,6 +385,7 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 	struct sess_rt *x;
 	struct pod_rt *r;
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id || !*id || strlen(id) > NA_ID_MAX)
 		return snprintf(err, errlen, "sessionIdentifier"), -1;
 	if (!pod || strlen(pod) > NA_ID_MAX)
@@ -411,7 +458,8 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 			finish_close(a, x, "ThawFailed");
 			return 0;
 		}
-		pod_report(a, r, NA_POD_RUNNING, NULL, NULL);
+		/* the original's Activating: thawed for a session not yet ready */
+		pod_report(a, r, NA_POD_ACTIVATING, NULL, NULL);
 	}
 	if (r->p.svc)
 		svc_open(r, x);
@@ -424,9 +472,8 @@ int na_agent_session_close(struct na_agent *a, json_t *m, char *err, size_t errl
 	const char *id = json_string_value(json_object_get(m, "sessionIdentifier"));
 	json_t *grace = json_object_get(m, "gracePeriodSeconds");
 	struct sess_rt *x;
-	struct pod_rt *r;
-	unsigned g;
 
+	a->last_cmd_ms = ctl_now_ms();
 	if (!id)
 		return snprintf(err, errlen, "sessionIdentifier"), -1;
 	if (grace && (!json_is_integer(grace) || json_integer_value(grace) < 0 ||
@@ -442,16 +489,6 @@ int na_agent_session_close(struct na_agent *a, json_t *m, char *err, size_t errl
 		sess_report(a, x, x->s.state, x->s.reason);
 		return 0;
 	}
-	g = grace ? (unsigned)json_integer_value(grace) : x->s.grace_s;
-	r = pod_find(a, x->s.pod);
-	sess_report(a, x, NA_SESS_CLOSING, NULL);
-	if (r && !r->gone && r->p.svc && r->svc && x->open_sent) {
-		na_svc_send(r->svc, json_pack("{s:s,s:s,s:i}", "op", "close", "session", x->s.id,
-					      "gracePeriodSeconds", (int)g));
-		x->close_at_ms = ctl_now_ms() + g * 1000ull;
-		agent_tick_soon(a);
-		return 0;
-	}
-	finish_close(a, x, NULL);
+	sess_close(a, x, grace ? (unsigned)json_integer_value(grace) : x->s.grace_s);
 	return 0;
 }

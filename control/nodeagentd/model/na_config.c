@@ -191,9 +191,14 @@ static int pods_key(struct ini *in, struct na_config *c, const char *k, const ch
 		return ini_seconds(in, k, v, 1, 600, &c->start_timeout_s);
 	if (!strcasecmp(k, "Mtu"))
 		return uint_in(in, k, v, 576, 9000, &c->mtu);
+	if (!strcasecmp(k, "SessionPingSeconds"))
+		return ini_seconds(in, k, v, 0, 3600, &c->ping_s);
+	if (!strcasecmp(k, "SessionPingMisses"))
+		return uint_in(in, k, v, 1, 100, &c->ping_misses);
 	return ini_err(in,
 		       "unknown key '%s' in [Pods] (RunDir, NetnsPrefix, VethPrefix, Cgroup, "
-		       "CgroupParent, NetScript, Xgate, StartTimeoutSeconds, Mtu)",
+		       "CgroupParent, NetScript, Xgate, StartTimeoutSeconds, Mtu, "
+		       "SessionPingSeconds, SessionPingMisses)",
 		       k);
 }
 
@@ -213,6 +218,8 @@ static void defaults(struct na_config *c)
 	snprintf(c->xgate, sizeof(c->xgate), "xgate");
 	c->start_timeout_s = 30;
 	c->mtu = 1500;
+	c->ping_s = 10;
+	c->ping_misses = 3;
 }
 
 int na_conf_parse(const char *file, const char *text, void *conf, char *err, size_t errlen)

@@ -43,6 +43,9 @@ struct na_config {
 	char xgate[PATH_MAX];
 	unsigned start_timeout_s; /* the app's port must accept within it */
 	unsigned mtu;
+	/* the session service's ping: every ping_s (0: none); a pod that
+	 * answers none of ping_misses in a row has failed */
+	unsigned ping_s, ping_misses;
 };
 
 /* Read and check the whole file: 0, or -1 with "FILE:LINE: what" in err. */

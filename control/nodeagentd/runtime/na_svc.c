@@ -29,9 +29,23 @@ struct na_svc {
 	void *arg;
 	char *in;
 	size_t in_len;
-	bool busy;  /* handing lines over: a free waits for the end */
-	bool freed; /* freed by the owner while busy */
+	json_int_t ping_seq; /* the last ping's */
+	unsigned unanswered; /* pings since the last pong */
+	bool busy;	     /* handing lines over: a free waits for the end */
+	bool freed;	     /* freed by the owner while busy */
 };
+
+/* Any pong shows the pod reads its socket and answers: the count starts
+ * again (its seq, optional in the contract, is not needed for that). */
+static bool pong(struct na_svc *c, json_t *m)
+{
+	const char *op = json_string_value(json_object_get(m, "op"));
+
+	if (!op || strcmp(op, "pong"))
+		return false;
+	c->unanswered = 0;
+	return true;
+}
 
 static void deliver(struct na_svc *c)
 {
@@ -45,7 +59,7 @@ static void deliver(struct na_svc *c)
 		m = json_loads(c->in, 0, NULL);
 		memmove(c->in, c->in + n, c->in_len - n);
 		c->in_len -= n;
-		if (json_is_object(m))
+		if (json_is_object(m) && !pong(c, m))
 			c->msg(c->arg, m);
 		json_decref(m);
 	}
@@ -204,6 +218,21 @@ int na_svc_send(struct na_svc *c, json_t *msg)
 	}
 	free(s);
 	return rc;
+}
+
+unsigned na_svc_ping(struct na_svc *c)
+{
+	c->ping_seq++;
+	c->unanswered++;
+	na_svc_send(c, json_pack("{s:s,s:I}", "op", "ping", "seq", c->ping_seq));
+	return c->unanswered;
+}
+
+void na_svc_ping_reset(struct na_svc *c)
+{
+	if (!c)
+		return;
+	c->unanswered = 0;
 }
 
 void na_svc_free(struct na_svc *c)

@@ -30,6 +30,13 @@ struct na_svc *na_svc_connect(struct na_svcs *v, const char *path, na_svc_msg_fn
 			      na_svc_closed_fn closed, void *arg, char *err, size_t errlen);
 /* Send one line (takes the reference): 0, or -1 (the connection is gone or full). */
 int na_svc_send(struct na_svc *c, json_t *msg);
+/* Send a ping (the next seq). Pongs are taken here, not passed on: any
+ * pong shows the pod reads and answers. Returns how many pings are now
+ * without an answer since the last pong, this one included (a ping the
+ * full socket refused counts as unanswered). */
+unsigned na_svc_ping(struct na_svc *c);
+/* Forget the unanswered pings (the pod was frozen: it could not answer). */
+void na_svc_ping_reset(struct na_svc *c);
 /* Close it; no callback comes after. c may be NULL. */
 void na_svc_free(struct na_svc *c);
 

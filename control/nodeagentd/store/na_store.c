@@ -26,6 +26,11 @@ static const char q_meta_put[] = "INSERT OR REPLACE INTO meta(k,v) VALUES (?1,?2
 static const char q_pod_put[] =
     "INSERT OR REPLACE INTO pods(id,app,state,reason,message,slot,ip,pid,start,standby,svc,"
     "terminating,spec) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
+/* a pod written without its spec (the agent drops it once the pod runs)
+ * keeps the one written with it */
+static const char q_pod_upd[] =
+    "UPDATE pods SET app=?2,state=?3,reason=?4,message=?5,slot=?6,ip=?7,pid=?8,start=?9,"
+    "standby=?10,svc=?11,terminating=?12 WHERE id=?1";
 static const char q_pod_del[] = "DELETE FROM pods WHERE id=?1";
 static const char q_pod_all[] =
     "SELECT id,app,state,reason,message,slot,ip,pid,start,standby,svc,terminating,spec "
@@ -66,6 +71,18 @@ static int load_rev(struct na_store *s)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "revision");
 }
 
+/* In place of SQLite's autocheckpoint (a hook replaces it): see na_store.h. */
+static int on_wal(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct na_store *s = arg;
+
+	s->wal_frames = frames;
+	if (frames >= NA_WAL_BACKSTOP &&
+	    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
+		s->wal_frames = 0;
+	return SQLITE_OK;
+}
+
 int na_store_open(struct na_store *s, const char *path, char *err, size_t errlen)
 {
 	char *e = NULL;
@@ -80,6 +97,7 @@ int na_store_open(struct na_store *s, const char *path, char *err, size_t errlen
 		return -1;
 	}
 	sqlite3_busy_timeout(s->sql.db, 5000);
+	sqlite3_wal_hook(s->sql.db, on_wal, s);
 	if (sqlite3_exec(s->sql.db, schema, NULL, NULL, &e) != SQLITE_OK || load_rev(s)) {
 		snprintf(err, errlen, "%s: %s", path, e ? e : s->err);
 		sqlite3_free(e);
@@ -180,9 +198,9 @@ int na_store_pod_put(struct na_store *s, const struct na_pod *p, bool bump, int6
 	s->err[0] = 0;
 	if (ctl_db_tx_begin(&s->sql, true))
 		return fail(s, "begin");
-	st = ctl_db_stmt(&s->sql, q_pod_put);
-	spec = json_dumps(p->spec ? p->spec : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!st || !spec) {
+	st = ctl_db_stmt(&s->sql, p->spec ? q_pod_put : q_pod_upd);
+	spec = p->spec ? json_dumps(p->spec, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	if (!st || (p->spec && !spec)) {
 		free(spec);
 		ctl_db_release(&s->sql, st);
 		return end_write(s, fail(s, "pod"), bump, rev);
@@ -199,9 +217,15 @@ int na_store_pod_put(struct na_store *s, const struct na_pod *p, bool bump, int6
 	sqlite3_bind_int(st, 10, p->standby);
 	sqlite3_bind_int(st, 11, p->svc);
 	sqlite3_bind_int(st, 12, p->terminating);
-	sqlite3_bind_text(st, 13, spec, -1, SQLITE_TRANSIENT);
+	if (spec)
+		sqlite3_bind_text(st, 13, spec, -1, SQLITE_TRANSIENT);
 	free(spec);
 	rc = step_done(s, st, "pod");
+	if (!rc && !p->spec && sqlite3_changes(s->sql.db) != 1) {
+		snprintf(s->err, sizeof(s->err),
+			 "pod %.200s: written without its spec and not stored before", p->id);
+		rc = -1;
+	}
 	if (!rc && bump)
 		rc = bump_rev(s);
 	return end_write(s, rc, bump, rev);
@@ -375,4 +399,33 @@ int na_store_bump(struct na_store *s, int64_t *rev)
 	if (ctl_db_tx_begin(&s->sql, true))
 		return fail(s, "begin");
 	return end_write(s, bump_rev(s), true, rev);
+}
+
+int na_store_checkpoint(struct na_store *s)
+{
+	sqlite3_stmt *st;
+	int log = 0, done = 0, opened, rc;
+
+	s->err[0] = 0;
+	if (s->wal_frames < NA_WAL_QUIET_MIN)
+		return 0;
+	if (sqlite3_wal_checkpoint_v2(s->sql.db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) !=
+	    SQLITE_OK)
+		return fail(s, "checkpoint");
+	s->wal_frames = log - done;
+	if (done < log)
+		return 1; /* a reader holds the rest: the next quiet moment */
+	/* the first write after a checkpoint restarts the WAL and syncs its
+	 * header: this one (the revision as it is), not a report's */
+	st = ctl_db_stmt(&s->sql, q_rev_put);
+	if (!st)
+		return fail(s, "checkpoint");
+	opened = ctl_db_one_begin(&s->sql, true);
+	if (opened < 0) {
+		ctl_db_release(&s->sql, st);
+		return fail(s, "checkpoint");
+	}
+	sqlite3_bind_int64(st, 1, s->rev);
+	rc = step_done(s, st, "checkpoint");
+	return ctl_db_one_end(&s->sql, opened, rc) ? -1 : 1;
 }

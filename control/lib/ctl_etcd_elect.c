@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Leader election on etcd (ctl_etcd.h): a lease and a create-if-absent
+ * txn on the election key, instead of the gateway's /v3/election/campaign,
+ * which blocks until elected (a request that hangs for as long as another
+ * leader lives does not fit a loop that must keep serving, nor our
+ * deadlines).
+ *
+ * Our own view of the lease is kept pessimistic: the lease is counted from
+ * before the keepalive that renewed it was sent, and when a renewal cannot
+ * be made and that time has passed we stop calling ourselves leader. That
+ * is only courtesy: correctness is the fence, checked by etcd in the same
+ * txn as the write.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl_etcd.h"
+#include "ctl_log.h"
+
+struct ctl_etcd_elect {
+	struct ctl_etcd *e;
+	char *key, *id;
+	int64_t ttl_s;
+	int64_t lease;	    /* ours, or 0 */
+	int64_t fence;	    /* our key's create_revision while we lead, else 0 */
+	long long renew_at; /* when the lease is renewed next (monotonic ms) */
+	long long expires;  /* the lease's end as we must assume it */
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void lost(struct ctl_etcd_elect *el, const char *why)
+{
+	if (el->fence)
+		ctl_log("election %s: no longer the leader (%s)", el->key, why);
+	el->fence = 0;
+	el->lease = 0;
+}
+
+/* keep the lease: renew it when due */
+static int renew(struct ctl_etcd_elect *el)
+{
+	long long sent = now_ms();
+	int64_t ttl = 0;
+	int rc;
+
+	if (!el->lease || sent < el->renew_at)
+		return CTL_ETCD_OK;
+	rc = ctl_etcd_lease_keepalive(el->e, el->lease, &ttl);
+	if (rc) {
+		if (now_ms() >= el->expires)
+			lost(el, "the lease could not be renewed in time");
+		return rc;
+	}
+	if (ttl <= 0) {
+		lost(el, "the lease expired");
+		return CTL_ETCD_OK;
+	}
+	el->expires = sent + ttl * 1000;
+	el->renew_at = sent + ttl * 1000 / 3;
+	return CTL_ETCD_OK;
+}
+
+static int campaign(struct ctl_etcd_elect *el)
+{
+	struct ctl_etcd_txn *t;
+	long long sent = now_ms();
+	int64_t rev = 0;
+	bool won = false;
+	int rc;
+
+	if (!el->lease) {
+		if ((rc = ctl_etcd_lease_grant(el->e, el->ttl_s, &el->lease)))
+			return rc;
+		el->expires = sent + el->ttl_s * 1000;
+		el->renew_at = sent + el->ttl_s * 1000 / 3;
+	}
+	if (!(t = ctl_etcd_txn_new()))
+		return CTL_ETCD_ERROR;
+	ctl_etcd_txn_cmp(t, el->key, CTL_ETCD_CREATE, CTL_ETCD_EQUAL, 0);
+	ctl_etcd_txn_put(t, true, el->key, el->id, strlen(el->id), el->lease);
+	rc = ctl_etcd_txn_commit(el->e, t, &won, &rev, NULL);
+	ctl_etcd_txn_free(t);
+	if (!rc && won) {
+		/* the txn wrote one key: its revision is the key's create_revision */
+		el->fence = rev;
+	} else if (!rc) {
+		/* ours already, if an earlier campaign's answer was lost: then
+		 * nobody else could ever lead while we renew the lease */
+		struct ctl_etcd_kvs r;
+
+		if ((rc = ctl_etcd_get(el->e, el->key, false, false, &r)))
+			return rc;
+		if (r.n && r.kv[0].lease == el->lease)
+			el->fence = r.kv[0].create_rev;
+		ctl_etcd_kvs_free(&r);
+	}
+	if (el->fence)
+		ctl_log("election %s: leader as %s (fence %lld)", el->key, el->id,
+			(long long)el->fence);
+	return rc;
+}
+
+int ctl_etcd_elect_step(struct ctl_etcd_elect *el, bool *leader)
+{
+	int rc = renew(el);
+
+	if (!rc && !el->fence)
+		rc = campaign(el);
+	*leader = el->fence != 0;
+	return rc;
+}
+
+int64_t ctl_etcd_elect_revision(const struct ctl_etcd_elect *el)
+{
+	return el->fence;
+}
+
+int ctl_etcd_elect_fence(const struct ctl_etcd_elect *el, struct ctl_etcd_txn *t)
+{
+	/* not leading: a compare that never holds (no key is created at -1) */
+	return ctl_etcd_txn_cmp(t, el->key, CTL_ETCD_CREATE, CTL_ETCD_EQUAL,
+				el->fence ? el->fence : -1);
+}
+
+struct ctl_etcd_elect *ctl_etcd_elect_new(struct ctl_etcd *e, const char *key, const char *id,
+					  int64_t ttl_s)
+{
+	struct ctl_etcd_elect *el = calloc(1, sizeof(*el));
+
+	if (!el || !(el->key = strdup(key)) || !(el->id = strdup(id))) {
+		if (el)
+			free(el->key);
+		free(el);
+		return NULL;
+	}
+	el->e = e;
+	el->ttl_s = ttl_s > 0 ? ttl_s : 10;
+	return el;
+}
+
+void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign)
+{
+	if (!el)
+		return;
+	if (resign && el->lease && ctl_etcd_lease_revoke(el->e, el->lease))
+		ctl_log("election %s: resign: %s", el->key, ctl_etcd_errmsg(el->e));
+	free(el->key);
+	free(el->id);
+	free(el);
+}

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The watch half of the etcd client (ctl_etcd.h): a list-and-watch on a
+ * prefix over the gateway's /v3/watch, a long response of newline-separated
+ * {"result": WatchResponse} objects, on curl's multi interface so that the
+ * owner's loop is never blocked by the stream.
+ *
+ * The revision delivered last is the resume point: a broken stream is
+ * reopened (on the next endpoint if this one is gone, after a backoff) at
+ * that revision + 1, so nothing is missed and nothing comes twice. When
+ * etcd has compacted past it the watch is cancelled with compact_revision:
+ * then the events in between are unreadable and the only safe thing is a
+ * full read, handed over as a snapshot, and a new watch from the read's
+ * revision + 1 (etcd #8668: starting from the compact revision instead can
+ * miss events).
+ */
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl_etcd.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+#define MAX_LINE       (64u << 20)
+
+struct ctl_etcd_watch {
+	struct ctl_etcd *e;
+	char *prefix;
+	struct ctl_etcd_watch_hooks h;
+	CURLM *multi;
+	CURL *stream;		       /* the open /v3/watch, or NULL */
+	char ep[CTL_ETCD_URL_MAX + 1]; /* the endpoint it is open on */
+	struct curl_slist *hdrs;
+	char *body;
+	char *buf;
+	size_t n;
+	int64_t rev;	    /* delivered up to here */
+	bool need_snapshot; /* before the next stream */
+	bool drop;	    /* close the stream after this read (cancelled, or nonsense) */
+	int calls;	    /* hooks called by this poll */
+	int backoff_ms;
+	long long retry_at; /* CLOCK_MONOTONIC ms; 0: now */
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void trouble(struct ctl_etcd_watch *w, int rc, const char *msg)
+{
+	if (w->h.trouble) {
+		w->h.trouble(w->h.arg, rc, msg);
+		w->calls++;
+	}
+}
+
+static void later(struct ctl_etcd_watch *w)
+{
+	w->backoff_ms = w->backoff_ms ? w->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (w->backoff_ms > BACKOFF_MAX_MS)
+		w->backoff_ms = BACKOFF_MAX_MS;
+	w->retry_at = now_ms() + w->backoff_ms;
+}
+
+static void close_stream(struct ctl_etcd_watch *w)
+{
+	if (w->stream) {
+		curl_multi_remove_handle(w->multi, w->stream);
+		curl_easy_cleanup(w->stream);
+		w->stream = NULL;
+	}
+	curl_slist_free_all(w->hdrs);
+	w->hdrs = NULL;
+	free(w->body);
+	w->body = NULL;
+	w->n = 0;
+	w->drop = false;
+}
+
+static void deliver(struct ctl_etcd_watch *w, json_t *events)
+{
+	size_t n = json_array_size(events), i, k = 0;
+	struct ctl_etcd_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	json_t *e;
+
+	if (!ev) {
+		w->drop = true; /* reopened at w->rev: nothing is lost */
+		return;
+	}
+	json_array_foreach(events, i, e)
+	{
+		const char *type = json_string_value(json_object_get(e, "type"));
+
+		if (ctl_etcd_kv_parse(json_object_get(e, "kv"), &ev[k].kv))
+			continue; /* not base64: etcd never sends it; skipped, not fatal */
+		ev[k].type = type && !strcmp(type, "DELETE") ? CTL_ETCD_DELETE : CTL_ETCD_PUT;
+		if (ev[k].kv.mod_rev > w->rev)
+			w->rev = ev[k].kv.mod_rev;
+		k++;
+	}
+	if (k) {
+		w->h.events(w->h.arg, ev, k);
+		w->calls++;
+	}
+	for (i = 0; i < k; i++)
+		ctl_etcd_kv_clear(&ev[i].kv);
+	free(ev);
+}
+
+/* one {"result": WatchResponse} (or {"error": ...}) of the stream */
+static void on_line(struct ctl_etcd_watch *w, const char *line, size_t len)
+{
+	json_t *o = json_loadb(line, len, 0, NULL), *r, *err;
+	char msg[800];
+
+	if (!o) {
+		snprintf(msg, sizeof(msg), "etcd at %s: the watch sent something not JSON", w->ep);
+		trouble(w, CTL_ETCD_ERROR, msg);
+		w->drop = true;
+		return;
+	}
+	r = json_object_get(o, "result");
+	if ((err = json_object_get(o, "error"))) {
+		const char *m = json_string_value(json_object_get(err, "message"));
+
+		if (!m)
+			m = json_string_value(err) ? json_string_value(err) : "?";
+		snprintf(msg, sizeof(msg), "etcd at %s: the watch failed: %s", w->ep, m);
+		trouble(w, CTL_ETCD_ERROR, msg);
+		w->drop = true;
+	} else if (json_is_true(json_object_get(r, "canceled"))) {
+		const char *cr = json_string_value(json_object_get(r, "compact_revision"));
+
+		if (cr && strtoll(cr, NULL, 10) > 0) {
+			w->need_snapshot = true; /* the gap is gone: read it all again */
+		} else {
+			const char *why = json_string_value(json_object_get(r, "cancel_reason"));
+
+			snprintf(msg, sizeof(msg), "etcd at %s: the watch was cancelled (%s)",
+				 w->ep, why ? why : "no reason given");
+			trouble(w, CTL_ETCD_ERROR, msg);
+			later(w);
+		}
+		w->drop = true;
+	} else if (json_array_size(json_object_get(r, "events"))) {
+		deliver(w, json_object_get(r, "events"));
+		w->backoff_ms = 0; /* it works: the next break retries at once */
+	} else if (json_is_true(json_object_get(r, "created"))) {
+		w->backoff_ms = 0;
+	}
+	json_decref(o);
+}
+
+static size_t on_data(char *p, size_t sz, size_t nm, void *arg)
+{
+	struct ctl_etcd_watch *w = arg;
+	size_t n = sz * nm, start = 0;
+	char *q;
+
+	if (w->drop)
+		return 0; /* ends the transfer: closed after this read */
+	if (w->n + n > MAX_LINE || !(q = realloc(w->buf, w->n + n + 1)))
+		return 0;
+	memcpy(q + w->n, p, n);
+	w->buf = q;
+	w->n += n;
+	for (size_t i = 0; i < w->n && !w->drop; i++)
+		if (q[i] == '\n') {
+			if (i > start)
+				on_line(w, q + start, i - start);
+			start = i + 1;
+		}
+	memmove(q, q + start, w->n - start);
+	w->n -= start;
+	return n;
+}
+
+static char *create_body(struct ctl_etcd_watch *w)
+{
+	char *key = ctl_etcd_b64(w->prefix, strlen(w->prefix));
+	char *end = ctl_etcd_prefix_end_b64(w->prefix), rev[24], *text = NULL;
+	json_t *o;
+
+	snprintf(rev, sizeof(rev), "%lld", (long long)w->rev + 1);
+	o = key && end ? json_pack("{s:{s:s,s:s,s:s}}", "create_request", "key", key, "range_end",
+				   end, "start_revision", rev)
+		       : NULL;
+	if (o)
+		text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	free(key);
+	free(end);
+	return text;
+}
+
+static int open_stream(struct ctl_etcd_watch *w)
+{
+	char url[600];
+
+	snprintf(w->ep, sizeof(w->ep), "%s", ctl_etcd_endpoint(w->e));
+	snprintf(url, sizeof(url), "%s/v3/watch", w->ep);
+	if (!(w->body = create_body(w)) || !(w->stream = curl_easy_init()))
+		return -1;
+	ctl_etcd_curl_setup(w->e, w->stream);
+	curl_easy_setopt(w->stream, CURLOPT_URL, url);
+	curl_easy_setopt(w->stream, CURLOPT_POSTFIELDS, w->body);
+	curl_easy_setopt(w->stream, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(w->stream, CURLOPT_WRITEDATA, w);
+	/* a member that dies without a FIN is noticed by keepalives */
+	curl_easy_setopt(w->stream, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(w->stream, CURLOPT_TCP_KEEPIDLE, 5L);
+	curl_easy_setopt(w->stream, CURLOPT_TCP_KEEPINTVL, 2L);
+	w->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	curl_easy_setopt(w->stream, CURLOPT_HTTPHEADER, w->hdrs);
+	return curl_multi_add_handle(w->multi, w->stream) ? -1 : 0;
+}
+
+static void snapshot(struct ctl_etcd_watch *w)
+{
+	struct ctl_etcd_kvs all;
+	int rc = ctl_etcd_get(w->e, w->prefix, true, false, &all);
+
+	if (rc) {
+		trouble(w, rc, ctl_etcd_errmsg(w->e));
+		later(w);
+		return;
+	}
+	w->h.snapshot(w->h.arg, &all);
+	w->calls++;
+	w->rev = all.revision;
+	w->need_snapshot = false;
+	ctl_etcd_kvs_free(&all);
+}
+
+/* the stream ended: why, and when to try again */
+static void ended(struct ctl_etcd_watch *w, CURLcode c)
+{
+	char msg[700];
+	bool dropped = w->drop;
+
+	close_stream(w);
+	if (dropped && c == CURLE_WRITE_ERROR)
+		return; /* we ended it; need_snapshot or the backoff says what next */
+	/* the member went away (or never came): the next one, from where we are */
+	snprintf(msg, sizeof(msg), "etcd at %s: the watch stream ended (%s); resuming at %lld",
+		 w->ep, curl_easy_strerror(c), (long long)w->rev + 1);
+	if (!strcmp(w->ep, ctl_etcd_endpoint(w->e)))
+		ctl_etcd_next_endpoint(w->e);
+	trouble(w, c == CURLE_OK ? CTL_ETCD_ERROR : CTL_ETCD_UNREACHABLE, msg);
+	later(w);
+}
+
+int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
+{
+	long long now = now_ms();
+	CURLMsg *m;
+	int left, running;
+
+	w->calls = 0;
+	if (!w->stream && now >= w->retry_at) {
+		if (w->need_snapshot)
+			snapshot(w);
+		if (!w->need_snapshot && open_stream(w)) {
+			close_stream(w);
+			trouble(w, CTL_ETCD_ERROR, "the watch could not be opened (out of memory)");
+			later(w);
+		}
+	}
+	if (w->calls)
+		timeout_ms = 0; /* the owner has news: give it back now */
+	if (!w->stream) {
+		long long wait = w->retry_at - now_ms();
+
+		if (timeout_ms > 0 && wait > 0) {
+			struct timespec ts = {0, 0};
+
+			if (wait > timeout_ms)
+				wait = timeout_ms;
+			ts.tv_sec = wait / 1000;
+			ts.tv_nsec = (wait % 1000) * 1000000;
+			nanosleep(&ts, NULL);
+		}
+		return w->calls;
+	}
+	curl_multi_poll(w->multi, NULL, 0, timeout_ms, NULL);
+	curl_multi_perform(w->multi, &running);
+	while ((m = curl_multi_info_read(w->multi, &left)))
+		if (m->msg == CURLMSG_DONE && m->easy_handle == w->stream)
+			ended(w, m->data.result);
+	if (w->stream && w->drop)
+		ended(w, CURLE_WRITE_ERROR);
+	return w->calls;
+}
+
+int64_t ctl_etcd_watch_revision(const struct ctl_etcd_watch *w)
+{
+	return w->rev;
+}
+
+struct ctl_etcd_watch *ctl_etcd_watch_start(struct ctl_etcd *e, const char *prefix,
+					    int64_t from_rev, const struct ctl_etcd_watch_hooks *h)
+{
+	struct ctl_etcd_watch *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->prefix = strdup(prefix)) || !(w->multi = curl_multi_init())) {
+		if (w)
+			free(w->prefix);
+		free(w);
+		return NULL;
+	}
+	w->e = e;
+	w->h = *h;
+	w->rev = from_rev > 0 ? from_rev - 1 : 0;
+	w->need_snapshot = from_rev <= 0;
+	return w;
+}
+
+void ctl_etcd_watch_stop(struct ctl_etcd_watch *w)
+{
+	if (!w)
+		return;
+	close_stream(w);
+	curl_multi_cleanup(w->multi);
+	free(w->buf);
+	free(w->prefix);
+	free(w);
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Two fornaxd on one etcd cluster with [Store] Election = on: A leads and
+# serves, B waits as standby (serves nothing). A is paused (SIGSTOP) past its
+# lease: B takes over with A's applications and serves writes. A request
+# sent to the paused A waits in its socket; A is continued (SIGCONT): it
+# writes nothing (the request is not answered 201, etcd does not have it),
+# and A stops with exit 3, saying it no longer leads.
+# usage: standby.sh PATH/TO/fornaxd
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+FXD=$(readlink -f "$1")
+source "$HERE/../lib.sh"
+source "$HERE/../edge/lib.sh"
+source "$HERE/../etcd.sh"
+T=$(mktemp -d /tmp/xgt-fxsb-XXXXXX)
+APID= BPID=
+cleanup() {
+	for p in $APID $BPID; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	etcd_stop
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+trap "exit 130" INT TERM
+
+etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
+trap cleanup EXIT
+TOK=$(secret tok)
+PREFIX=/xgt-sb$$/
+G=core.fornax-serverless.centaurusinfra.io
+APPS=/apis/$G/v1/namespaces/default/applications
+conf() { # conf NAME PORT
+	cat > "$T/$1.conf" <<EOF
+[API]
+Listen = 127.0.0.1:$2
+Token = $TOK
+[Store]
+Backend = etcd
+Endpoints = $ETCD_ENDPOINTS
+Prefix = $PREFIX
+Timeout = 1s
+Election = on
+ElectionTTL = 3s
+EOF
+}
+APORT=$(free_port) BPORT=$(free_port)
+conf a "$APORT"
+conf b "$BPORT"
+healthy() { curl -sf "http://127.0.0.1:$1/healthz" >/dev/null; }
+create() { # create PORT NAME [curl args]: prints the HTTP code
+	local port=$1 name=$2
+	shift 2
+	curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK" \
+		-H 'Content-Type: application/json' "$@" --data-binary \
+		"{\"metadata\":{\"name\":\"$name\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"command\":[\"/bin/true\"],\"ports\":[{\"containerPort\":8080,\"protocol\":\"TCP\"}],\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"32Mi\"}}}],\"scalingPolicy\":{\"minimumInstance\":0,\"maximumInstance\":1,\"burst\":1,\"scalingPolicyType\":\"idle_session_number\",\"idleSessionNumThreshold\":{\"high\":1,\"low\":0}}}}" \
+		"http://127.0.0.1:$port$APPS"
+}
+code_of() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOK" "http://127.0.0.1:$1$APPS/$2"; }
+in_etcd() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" get --keys-only "${PREFIX}apps/default/$1" | grep -q .; }
+state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+
+"$FXD" -c "$T/a.conf" 2>> "$T/a.log" & APID=$!
+wait_for 15 healthy "$APORT" && ok "A leads and serves" || not_ok "A: $(tail -3 "$T/a.log")"
+"$FXD" -c "$T/b.conf" 2>> "$T/b.log" & BPID=$!
+wait_for 10 grep -q "standby" "$T/b.log" && ok "B waits as standby: $(grep -m1 standby "$T/b.log")" ||
+	not_ok "B: $(tail -3 "$T/b.log")"
+check_not "B serves nothing meanwhile" healthy "$BPORT"
+[ "$(create "$APORT" one)" = 201 ] && ok "A creates one" || not_ok "A did not create one"
+
+kill -STOP "$APID"
+wait_for 5 test "$(state "$APID")" = T
+wait_for 20 healthy "$BPORT" && ok "A paused past its lease: B takes over" ||
+	not_ok "B did not take over: $(tail -3 "$T/b.log")"
+[ "$(code_of "$BPORT" one)" = 200 ] && ok "B has A's application one (read from etcd)" ||
+	not_ok "B lacks one"
+[ "$(create "$BPORT" two)" = 201 ] && ok "B creates two" || not_ok "B did not create two"
+
+# a write that waits in the paused A's socket, then A continues
+create "$APORT" evil -m 15 > "$T/evil.code" & CPID=$!
+sleep 0.5
+kill -CONT "$APID"
+wait "$CPID"
+EVIL=$(cat "$T/evil.code")
+[ "$EVIL" != 201 ] && ok "the deposed A does not create evil (HTTP $EVIL)" || not_ok "A answered 201 to evil"
+wait_for 10 test -z "$(state "$APID")" -o "$(state "$APID")" = Z
+wait "$APID"; RC=$?; APID=
+[ "$RC" = 3 ] && ok "A stops with exit 3" || not_ok "A's exit: $RC: $(tail -3 "$T/a.log")"
+grep -q "no longer the leader" "$T/a.log" && ok "A says: $(grep -m1 'no longer the leader' "$T/a.log")" ||
+	not_ok "A's log: $(tail -3 "$T/a.log")"
+check_not "etcd holds no evil" in_etcd evil
+check "etcd holds one and two" in_etcd two
+[ "$(code_of "$BPORT" evil)" = 404 ] && ok "B knows no evil" || not_ok "B has evil"
+summary

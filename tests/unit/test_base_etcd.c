@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The etcd client against a real three-member cluster on loopback, started
+ * by tests/etcd.sh (XGATE_ETCD_MEMBERS="pid=url ..."): reads, writes,
+ * deletes, transactions with compares, leases; a list-and-watch that
+ * resumes from its revision on another member after its member is killed,
+ * and rereads everything when that revision was compacted; then, with two
+ * members gone, a write fails as "no quorum" while a serializable read
+ * still answers, a paused member gives "timeout", a dead one
+ * "unreachable". */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_etcd.h"
+#include "unit.h"
+
+#define MEMBERS 3
+
+static pid_t pid[MEMBERS];
+static char url[MEMBERS][128];
+
+struct seen {
+	int snapshots, events, puts, deletes;
+	size_t snap_n;
+	char snap_keys[512]; /* the last snapshot's keys, space-separated */
+	char ev_keys[512];   /* every event since the last snapshot: +key or -key */
+	int troubles;
+};
+
+static void on_snapshot(void *arg, const struct ctl_etcd_kvs *all)
+{
+	struct seen *s = arg;
+
+	s->snapshots++;
+	s->snap_n = all->n;
+	s->snap_keys[0] = s->ev_keys[0] = 0;
+	for (size_t i = 0; i < all->n; i++)
+		snprintf(s->snap_keys + strlen(s->snap_keys),
+			 sizeof(s->snap_keys) - strlen(s->snap_keys), "%s%s", i ? " " : "",
+			 all->kv[i].key);
+}
+
+static void on_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
+{
+	struct seen *s = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		s->events++;
+		ev[i].type == CTL_ETCD_PUT ? s->puts++ : s->deletes++;
+		snprintf(s->ev_keys + strlen(s->ev_keys), sizeof(s->ev_keys) - strlen(s->ev_keys),
+			 "%s%c%s", s->ev_keys[0] ? " " : "", ev[i].type == CTL_ETCD_PUT ? '+' : '-',
+			 ev[i].kv.key);
+	}
+}
+
+static void on_trouble(void *arg, int rc, const char *msg)
+{
+	struct seen *s = arg;
+
+	s->troubles++;
+	printf("# watch: %s: %s\n", ctl_etcd_rc_name(rc), msg);
+}
+
+/* poll until cond holds (at most ~20 s: a reconnect and an election) */
+#define POLL_UNTIL(w, cond)                                                                        \
+	do {                                                                                       \
+		for (int i_ = 0; i_ < 400 && !(cond); i_++)                                        \
+			ctl_etcd_watch_poll(w, 50);                                                \
+	} while (0)
+
+static int members(void)
+{
+	const char *m = getenv("XGATE_ETCD_MEMBERS");
+	int n = 0;
+
+	while (m && *m && n < MEMBERS) {
+		if (sscanf(m, "%d=%127s", &pid[n], url[n]) != 2)
+			return -1;
+		n++;
+		m = strchr(m, ' ');
+		m = m ? m + 1 : NULL;
+	}
+	return n == MEMBERS ? 0 : -1;
+}
+
+/* Signal member i and wait until it is in state (" Z ": gone, " T ":
+ * stopped): a signal takes effect later than kill() returns, and a process
+ * stuck in an fsync keeps its sockets open for a while after a SIGKILL. */
+static void signal_member(int i, int sig, const char *state)
+{
+	char path[64], st[256] = "";
+	FILE *f;
+
+	kill(pid[i], sig);
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid[i]);
+	for (int t = 0; t < 200; t++) {
+		if (!(f = fopen(path, "r")))
+			return;
+		st[0] = 0;
+		if (!fgets(st, sizeof(st), f))
+			st[0] = 0;
+		fclose(f);
+		if (strstr(st, state))
+			return;
+		usleep(50000);
+	}
+}
+
+static void kill_member(int i)
+{
+	signal_member(i, SIGKILL, ") Z ");
+}
+
+static struct ctl_etcd *client(const char *endpoints, unsigned timeout_ms)
+{
+	struct ctl_etcd_conf c = {.endpoints = endpoints, .timeout_ms = timeout_ms};
+	char err[256];
+	struct ctl_etcd *e = ctl_etcd_new(&c, err, sizeof(err));
+
+	if (!e)
+		printf("# %s\n", err);
+	return e;
+}
+
+static void kv_and_txn(struct ctl_etcd *e)
+{
+	struct ctl_etcd_kvs r;
+	struct ctl_etcd_txn *t;
+	int64_t rev = 0, n = 0;
+	bool ok = false;
+
+	CHECK(!ctl_etcd_put(e, "/t/a", "1", 1, 0, &rev) && rev > 0, "put /t/a (rev %lld)",
+	      (long long)rev);
+	CHECK(!ctl_etcd_put(e, "/t/b", "two", 3, 0, NULL) &&
+		  !ctl_etcd_put(e, "/u/c", "", 0, 0, NULL),
+	      "put /t/b and /u/c (an empty value)");
+	CHECK(!ctl_etcd_get(e, "/t/", true, false, &r) && r.n == 2 &&
+		  !strcmp(r.kv[0].key, "/t/a") && !strcmp(r.kv[1].value, "two") &&
+		  r.kv[1].value_len == 3 && r.revision > rev,
+	      "the prefix /t/ reads 2 keys in order, values intact (%zu)", r.n);
+	ctl_etcd_kvs_free(&r);
+	CHECK(!ctl_etcd_get(e, "/u/c", false, true, &r) && r.n == 1 && r.kv[0].value_len == 0,
+	      "a serializable read of one key with an empty value");
+	ctl_etcd_kvs_free(&r);
+	CHECK(!ctl_etcd_get(e, "/t/zz", false, false, &r) && r.n == 0, "an absent key reads empty");
+	ctl_etcd_kvs_free(&r);
+
+	/* create-if-absent: the compare every fence and counter here is built on */
+	t = ctl_etcd_txn_new();
+	ctl_etcd_txn_cmp(t, "/t/k", CTL_ETCD_CREATE, CTL_ETCD_EQUAL, 0);
+	ctl_etcd_txn_put(t, true, "/t/k", "first", 5, 0);
+	ctl_etcd_txn_put(t, false, "/t/lost", "x", 1, 0);
+	CHECK(!ctl_etcd_txn_commit(e, t, &ok, NULL, NULL) && ok, "txn: /t/k absent, so created");
+	CHECK(!ctl_etcd_txn_commit(e, t, &ok, NULL, NULL) && !ok,
+	      "the same txn again: compare fails");
+	ctl_etcd_txn_free(t);
+	CHECK(!ctl_etcd_get(e, "/t/", true, false, &r) && r.n == 4 &&
+		  !strcmp(r.kv[2].value, "first") && !strcmp(r.kv[3].key, "/t/lost"),
+	      "the success branch ran once, the failure branch once (%zu keys)", r.n);
+	ctl_etcd_kvs_free(&r);
+
+	/* values compare as bytes: zero-padded numbers compare as numbers */
+	ctl_etcd_put(e, "/t/rev", "00000000000000000005", 20, 0, NULL);
+	t = ctl_etcd_txn_new();
+	ctl_etcd_txn_cmp_value(t, "/t/rev", CTL_ETCD_LESS, "00000000000000000012", 20);
+	ctl_etcd_txn_put(t, true, "/t/rev", "00000000000000000012", 20, 0);
+	ctl_etcd_txn_delete(t, false, "/t/a", false);
+	CHECK(!ctl_etcd_txn_commit(e, t, &ok, NULL, &n) && ok && n == 0,
+	      "txn: 5 < 12, so moved to 12");
+	CHECK(!ctl_etcd_txn_commit(e, t, &ok, NULL, &n) && !ok && n == 1,
+	      "again: 12 < 12 fails, the failure branch deleted /t/a (%lld)", (long long)n);
+	ctl_etcd_txn_free(t);
+	CHECK(!ctl_etcd_delete(e, "/t/", true, &n) && n == 4,
+	      "delete the prefix /t/: 4 keys (%lld)", (long long)n);
+	CHECK(!ctl_etcd_delete(e, "/t/", true, &n) && n == 0, "again: none");
+}
+
+static void leases(struct ctl_etcd *e)
+{
+	struct ctl_etcd_kvs r;
+	int64_t id = 0, ttl = 0;
+	bool ok = false;
+	struct ctl_etcd_txn *t;
+
+	CHECK(!ctl_etcd_lease_grant(e, 30, &id) && id, "grant a 30 s lease");
+	CHECK(!ctl_etcd_put(e, "/l/x", "v", 1, id, NULL), "put /l/x on it");
+	CHECK(!ctl_etcd_lease_keepalive(e, id, &ttl) && ttl > 20 && ttl <= 30,
+	      "keepalive: the lease is back at its TTL (%lld)", (long long)ttl);
+	CHECK(!ctl_etcd_lease_keepalive(e, id, &ttl) && ttl > 20, "a second keepalive works too");
+	CHECK(!ctl_etcd_get(e, "/l/x", false, false, &r) && r.n == 1 && r.kv[0].lease == id,
+	      "the key carries the lease");
+	ctl_etcd_kvs_free(&r);
+	t = ctl_etcd_txn_new();
+	ctl_etcd_txn_cmp(t, "/l/x", CTL_ETCD_LEASE, CTL_ETCD_EQUAL, id);
+	ctl_etcd_txn_put(t, true, "/l/fenced", "w", 1, 0);
+	CHECK(!ctl_etcd_txn_commit(e, t, &ok, NULL, NULL) && ok,
+	      "a txn fenced on the lease passes");
+	CHECK(!ctl_etcd_lease_revoke(e, id), "revoke it");
+	CHECK(!ctl_etcd_get(e, "/l/x", false, false, &r) && r.n == 0, "its key went with it");
+	ctl_etcd_kvs_free(&r);
+	CHECK(!ctl_etcd_txn_commit(e, t, &ok, NULL, NULL) && !ok,
+	      "the same fenced txn fails once the lease is gone");
+	ctl_etcd_txn_free(t);
+	CHECK(!ctl_etcd_lease_keepalive(e, id, &ttl) && ttl == 0,
+	      "a keepalive of the revoked lease says TTL 0");
+	CHECK(ctl_etcd_lease_revoke(e, id) == CTL_ETCD_ERROR && strstr(ctl_etcd_errmsg(e), "lease"),
+	      "revoking it again: etcd's error, quoted: %s", ctl_etcd_errmsg(e));
+	ctl_etcd_delete(e, "/l/", true, NULL);
+}
+
+int main(void)
+{
+	char all[3 * 130], err[256];
+	const struct ctl_etcd_conf bad = {.endpoints = "ftp://127.0.0.1:1"};
+	struct seen sa = {0}, sb = {0};
+	struct ctl_etcd_watch_hooks ha = {&sa, on_snapshot, on_events, on_trouble};
+	struct ctl_etcd_watch_hooks hb = {&sb, on_snapshot, on_events, on_trouble};
+	struct ctl_etcd *e, *one;
+	struct ctl_etcd_watch *wa, *wb;
+	struct ctl_etcd_kvs r;
+	int64_t rev = 0;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0); /* every line out, even if a sanitizer ends it */
+	if (members()) {
+		printf("not ok - XGATE_ETCD_MEMBERS is not 3 \"pid=url\" (run under tests/etcd.sh "
+		       "3)\n");
+		return 1;
+	}
+	CHECK(!ctl_etcd_new(&bad, err, sizeof(err)) && strstr(err, "'ftp://127.0.0.1:1'"),
+	      "a non-HTTP endpoint is refused, quoted: %s", err);
+	snprintf(all, sizeof(all), "%s,%s/,%s", url[0], url[1], url[2]);
+	if (!(e = client(all, 3000)))
+		return 1;
+	kv_and_txn(e);
+	leases(e);
+
+	/* two watches on /w/ from the start, both on member 0 (the first endpoint) */
+	ctl_etcd_put(e, "/w/a", "1", 1, 0, NULL);
+	wa = ctl_etcd_watch_start(e, "/w/", 0, &ha);
+	wb = ctl_etcd_watch_start(e, "/w/", 0, &hb);
+	POLL_UNTIL(wa, sa.snapshots);
+	POLL_UNTIL(wb, sb.snapshots);
+	CHECK(sa.snapshots == 1 && !strcmp(sa.snap_keys, "/w/a") && sb.snapshots == 1,
+	      "a watch from 0 starts with a snapshot (%s)", sa.snap_keys);
+	ctl_etcd_put(e, "/w/b", "2", 1, 0, NULL);
+	ctl_etcd_delete(e, "/w/a", false, NULL);
+	POLL_UNTIL(wa, sa.events >= 2);
+	POLL_UNTIL(wb, sb.events >= 2);
+	CHECK(!strcmp(sa.ev_keys, "+/w/b -/w/a") && !strcmp(sb.ev_keys, "+/w/b -/w/a"),
+	      "then the events in order (%s)", sa.ev_keys);
+
+	/* member 0 dies under both streams; writes go on elsewhere */
+	kill_member(0);
+	rc = ctl_etcd_put(e, "/w/c", "3", 1, 0, NULL);
+	CHECK(!rc, "a write moves on to another member (%s)", rc ? ctl_etcd_errmsg(e) : "ok");
+	POLL_UNTIL(wb, sb.events >= 3);
+	CHECK(sb.snapshots == 1 && !strcmp(sb.ev_keys, "+/w/b -/w/a +/w/c"),
+	      "watch B resumed from its revision on another member: /w/c once, no reread (%s)",
+	      sb.ev_keys);
+	ctl_etcd_put(e, "/w/d", "4", 1, 0, &rev);
+	CHECK(!ctl_etcd_compact(e, rev), "compact everything up to %lld", (long long)rev);
+	POLL_UNTIL(wa, sa.snapshots >= 2);
+	CHECK(sa.snapshots == 2 && !strcmp(sa.snap_keys, "/w/b /w/c /w/d"),
+	      "watch A resumed into a compacted revision: a full reread (%s)", sa.snap_keys);
+	ctl_etcd_put(e, "/w/e", "5", 1, 0, NULL);
+	POLL_UNTIL(wa, sa.events >= 3);
+	POLL_UNTIL(wb, sb.events >= 5);
+	CHECK(!strcmp(sa.ev_keys, "+/w/e") && !strcmp(sb.ev_keys, "+/w/b -/w/a +/w/c +/w/d +/w/e"),
+	      "both watch on after it (A: %s; B: %s)", sa.ev_keys, sb.ev_keys);
+	CHECK(ctl_etcd_watch_revision(wa) == ctl_etcd_watch_revision(wb) &&
+		  ctl_etcd_watch_revision(wa) > rev,
+	      "both at the same revision");
+	ctl_etcd_watch_stop(wa);
+	wb = (ctl_etcd_watch_stop(wb), NULL);
+
+	/* a watch resumed from a revision compacted away: the reread, at once */
+	memset(&sa, 0, sizeof(sa));
+	wa = ctl_etcd_watch_start(e, "/w/", 2, &ha);
+	POLL_UNTIL(wa, sa.snapshots);
+	CHECK(sa.snapshots == 1 && sa.events == 0 && sa.snap_n == 4,
+	      "a watch started at a compacted revision begins with a snapshot (%zu keys)",
+	      sa.snap_n);
+	ctl_etcd_watch_stop(wa);
+
+	/* member 1 goes too: one of three left, no quorum */
+	kill_member(1);
+	rc = ctl_etcd_put(e, "/w/f", "6", 1, 0, NULL);
+	CHECK(rc == CTL_ETCD_NO_QUORUM && strstr(ctl_etcd_errmsg(e), "quorum"),
+	      "a write without a quorum: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(e));
+	rc = ctl_etcd_get(e, "/w/", true, true, &r);
+	CHECK(!rc && r.n == 4, "a serializable read still answers what is known (%zu keys)", r.n);
+	ctl_etcd_kvs_free(&r);
+	rc = ctl_etcd_get(e, "/w/", true, false, &r);
+	CHECK(rc == CTL_ETCD_NO_QUORUM, "a linearizable read cannot: %s", ctl_etcd_rc_name(rc));
+	ctl_etcd_kvs_free(&r);
+
+	/* the last member paused: it takes the connection and never answers */
+	signal_member(2, SIGSTOP, ") T ");
+	one = client(url[2], 1000);
+	rc = ctl_etcd_get(one, "/w/", true, true, &r);
+	CHECK(rc == CTL_ETCD_TIMEOUT && strstr(ctl_etcd_errmsg(one), url[2]),
+	      "a paused member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
+	ctl_etcd_kvs_free(&r);
+	kill(pid[2], SIGCONT);
+	ctl_etcd_free(one);
+	one = client(url[0], 1000);
+	rc = ctl_etcd_get(one, "/w/", true, true, &r);
+	CHECK(rc == CTL_ETCD_UNREACHABLE && strstr(ctl_etcd_errmsg(one), url[0]),
+	      "a dead member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
+	ctl_etcd_kvs_free(&r);
+	ctl_etcd_free(one);
+	ctl_etcd_free(e);
+	return unit_summary();
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * xgate-cryptd -n INSTANCE -c CRYPTDEV [-s SECONDS]: the crypto workers of
+ * the gateway whose program runs in xgate instance INSTANCE. Finds the
+ * public NIC (xg_gw) and the internal one (xg_host) in the instance's maps,
+ * opens an AF_XDP socket per RX queue of each, registers them in xg_gw_xsk
+ * and the crypt interface in xg_gw (CRYPTDEV is the workers' end of a veth
+ * pair whose other end runs the gateway program), then opens and seals
+ * until SIGTERM/SIGINT. Counters are logged every SECONDS (default 60) when
+ * they moved, and at exit.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <linux/if_xdp.h>
+#include <bpf/bpf.h>
+#include <net/if.h>
+
+#include "cryptd.h"
+#include "dargs.h"
+#include "dlog.h"
+#include "xg.h"
+
+struct cryptd {
+	const char *instance;
+	char root[256];
+	int gw, xskmap, host, sfd;
+	struct keys keys;
+	struct xsock pub[XG_GW_MAX_QUEUES], intl[XG_GW_MAX_QUEUES], crypt;
+	unsigned n_pub, n_intl;
+	uint32_t crypt_ifindex; /* the gateway's end, registered in xg_gw */
+	struct cryptd_stats st, logged;
+};
+
+__attribute__((format(printf, 2, 3))) static void cd_log(struct cryptd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	dlog_v("xgate-cryptd", c->instance, 1024, fmt, ap);
+	va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: xgate-cryptd -n|--instance INSTANCE -c|--crypt DEV [-s|--stats SECONDS]\n"
+		"  the crypto workers of the gateway program in xgate instance INSTANCE;\n"
+		"  DEV: the workers' end of the crypt veth (the other end runs the program)\n");
+}
+
+static int set_crypt(struct cryptd *c, uint32_t ifindex)
+{
+	struct xg_gw_conf g;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(c->gw, &zero, &g))
+		return -1;
+	g.crypt_ifindex = ifindex;
+	return bpf_map_update_elem(c->gw, &zero, &g, BPF_ANY);
+}
+
+static int open_sockets(struct cryptd *c, const char *pub, const char *intl, const char *crypt)
+{
+	char err[256];
+	__u32 idx;
+	int fd;
+
+	c->n_pub = nic_rx_queues(pub);
+	c->n_intl = nic_rx_queues(intl);
+	for (unsigned q = 0; q < c->n_pub; q++)
+		if (xsock_open(&c->pub[q], pub, q, true, err, sizeof(err)))
+			goto fail;
+	for (unsigned q = 0; q < c->n_intl; q++)
+		if (xsock_open(&c->intl[q], intl, q, true, err, sizeof(err)))
+			goto fail;
+	if (xsock_open(&c->crypt, crypt, 0, false, err, sizeof(err)))
+		goto fail;
+	for (unsigned q = 0; q < c->n_pub; q++) {
+		fd = xsock_fd(&c->pub[q]);
+		idx = q;
+		if (bpf_map_update_elem(c->xskmap, &idx, &fd, BPF_ANY))
+			goto map_fail;
+	}
+	for (unsigned q = 0; q < c->n_intl; q++) {
+		fd = xsock_fd(&c->intl[q]);
+		idx = XG_GW_XSK_SEAL + q;
+		if (bpf_map_update_elem(c->xskmap, &idx, &fd, BPF_ANY))
+			goto map_fail;
+	}
+	cd_log(c, "workers on %s (%u queues, %s) and %s (%u queues), crypt interface %s", pub,
+	       c->n_pub, c->pub[0].zerocopy ? "zero-copy" : "copy mode", intl, c->n_intl, crypt);
+	return 0;
+map_fail:
+	snprintf(err, sizeof(err), "xg_gw_xsk[%u]: %s", idx, strerror(errno));
+fail:
+	cd_log(c, "%s", err);
+	return -1;
+}
+
+/* Frames the kernel could not give the workers (an RX ring full, no fill
+ * frame): lost before any counter of ours, so asked for. */
+static uint64_t rx_lost(struct cryptd *c)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < c->n_pub + c->n_intl; i++) {
+		struct xsock *s = i < c->n_pub ? &c->pub[i] : &c->intl[i - c->n_pub];
+		struct xdp_statistics x = {0};
+		socklen_t len = sizeof(x);
+
+		if (s->xsk && !getsockopt(xsock_fd(s), SOL_XDP, XDP_STATISTICS, &x, &len))
+			n += x.rx_dropped + x.rx_ring_full + x.rx_fill_ring_empty_descs;
+	}
+	return n;
+}
+
+static void log_stats(struct cryptd *c)
+{
+	char drops[512] = "";
+	size_t o = 0;
+
+	c->st.rx_lost = rx_lost(c);
+	if (!memcmp(&c->st, &c->logged, sizeof(c->st)))
+		return;
+	for (int r = 1; r < XG_R__COUNT; r++)
+		if (c->st.drops[r] && o < sizeof(drops))
+			o += (size_t)snprintf(drops + o, sizeof(drops) - o, " %s=%llu",
+					      xg_reason_name((unsigned)r),
+					      (unsigned long long)c->st.drops[r]);
+	cd_log(c, "opened %llu, sealed %llu, not sent %llu, lost in the rings %llu%s%s",
+	       (unsigned long long)c->st.opened, (unsigned long long)c->st.sealed,
+	       (unsigned long long)(c->crypt.tx_full + c->pub[0].tx_full),
+	       (unsigned long long)c->st.rx_lost, drops[0] ? ";" : "", drops);
+	c->logged = c->st;
+}
+
+static int run(struct cryptd *c, int sfd, unsigned stats_s)
+{
+	struct pollfd pf[2 * XG_GW_MAX_QUEUES + 1];
+	unsigned n = 0;
+	uint64_t next_log = dlog_now_ms() + (uint64_t)stats_s * 1000;
+
+	for (unsigned q = 0; q < c->n_pub; q++)
+		pf[n++] = (struct pollfd){.fd = xsock_fd(&c->pub[q]), .events = POLLIN};
+	for (unsigned q = 0; q < c->n_intl; q++)
+		pf[n++] = (struct pollfd){.fd = xsock_fd(&c->intl[q]), .events = POLLIN};
+	pf[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+	for (;;) {
+		uint64_t now;
+
+		bool pending = xsock_tx_pending(&c->crypt);
+
+		for (unsigned q = 0; q < c->n_pub; q++)
+			pending |= xsock_tx_pending(&c->pub[q]);
+		/* frames a busy device left in a TX ring: kicked again soon */
+		if (poll(pf, n, pending ? 1 : 1000) < 0 && errno != EINTR)
+			return -1;
+		if (pending) {
+			xsock_flush(&c->crypt);
+			for (unsigned q = 0; q < c->n_pub; q++)
+				xsock_flush(&c->pub[q]);
+		}
+		if (pf[n - 1].revents)
+			return 0; /* SIGTERM or SIGINT */
+		now = dlog_now_ms();
+		keys_refresh(&c->keys, now);
+		for (unsigned q = 0; q < c->n_pub; q++)
+			if (pf[q].revents & POLLIN)
+				work_batch(&c->keys, &c->pub[q], &c->crypt, true, &c->st);
+		for (unsigned q = 0; q < c->n_intl; q++)
+			if (pf[c->n_pub + q].revents & POLLIN)
+				work_batch(&c->keys, &c->intl[q], &c->pub[q % c->n_pub], false,
+					   &c->st);
+		if (stats_s && now >= next_log) {
+			log_stats(c);
+			next_log = now + (uint64_t)stats_s * 1000;
+		}
+	}
+}
+
+/* Finds the NICs, opens the sockets, registers and serves until a signal:
+ * the exit code. */
+static int serve(struct cryptd *c, const char *crypt, unsigned stats_s)
+{
+	char pub[IF_NAMESIZE] = "", intl[IF_NAMESIZE] = "", err[512];
+	struct xg_gw_conf g;
+	struct xg_host h;
+	__u32 zero = 0;
+	sigset_t ss;
+	int rc = 1, fd;
+
+	if (keys_open(&c->keys, c->root, err, sizeof(err))) {
+		cd_log(c, "%s", err);
+		return 1;
+	}
+	snprintf(err, sizeof(err), "%s/%s", c->root, XG_MAP_GW);
+	c->gw = bpf_obj_get(err);
+	snprintf(err, sizeof(err), "%s/%s", c->root, XG_MAP_GW_XSK);
+	c->xskmap = bpf_obj_get(err);
+	snprintf(err, sizeof(err), "%s/%s", c->root, XG_MAP_HOST);
+	fd = c->host = bpf_obj_get(err);
+	if (c->gw < 0 || c->xskmap < 0 || fd < 0 || bpf_map_lookup_elem(c->gw, &zero, &g) ||
+	    bpf_map_lookup_elem(fd, &zero, &h)) {
+		cd_log(c, "the gateway program's maps are not in %s", c->root);
+		return 1;
+	}
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	if ((c->sfd = signalfd(-1, &ss, SFD_CLOEXEC)) < 0)
+		return 1;
+	/* gatewayd names the public NIC when it starts: either may come first */
+	for (int i = 0; !g.pub_ifindex || !h.nic_ifindex; i++) {
+		struct pollfd w = {.fd = c->sfd, .events = POLLIN};
+
+		if (i == 0)
+			cd_log(c, "waiting for gatewayd to name the public NIC (xg_gw) and for the "
+				  "host address (xg_host)");
+		if (poll(&w, 1, 100) != 0)
+			return 0;
+		if (bpf_map_lookup_elem(c->gw, &zero, &g) || bpf_map_lookup_elem(fd, &zero, &h))
+			return 1;
+	}
+	if (!if_indextoname(g.pub_ifindex, pub) || !if_indextoname(h.nic_ifindex, intl)) {
+		cd_log(c, "the public NIC (%u) or the internal one (%u) is gone", g.pub_ifindex,
+		       h.nic_ifindex);
+		return 1;
+	}
+	/* Both directions' frames would arrive on one queue's socket, both
+	 * type 1 with our address on one side: not told apart here yet. */
+	if (g.pub_ifindex == h.nic_ifindex) {
+		cd_log(c, "%s is both the public and the internal NIC: the workers need two", pub);
+		return 1;
+	}
+	c->crypt_ifindex = nic_veth_peer(crypt);
+	if (!c->crypt_ifindex) {
+		cd_log(c, "--crypt %s: not one end of a veth pair", crypt);
+		return 2;
+	}
+	if (open_sockets(c, pub, intl, crypt) || set_crypt(c, c->crypt_ifindex))
+		return 1;
+	rc = run(c, c->sfd, stats_s) ? 1 : 0;
+	/* gone: new encrypt sessions are refused until workers are back */
+	if (!bpf_map_lookup_elem(c->gw, &zero, &g) && g.crypt_ifindex == c->crypt_ifindex)
+		set_crypt(c, 0);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *crypt = NULL, *stats = "60", *instance = NULL;
+	const struct darg opts[] = {
+	    {"instance", 'n', &instance}, {"crypt", 'c', &crypt}, {"stats", 's', &stats}, {0}};
+	struct cryptd *c;
+	char *end;
+	long st;
+	int rc;
+
+	if ((rc = dargs_parse(argc, argv, opts, usage)) >= 0)
+		return rc;
+	st = strtol(stats, &end, 10);
+	if (!crypt || *end || st < 0 || st > 86400) {
+		if (!crypt)
+			fprintf(stderr, "xgate-cryptd: --crypt DEV is required\n");
+		else
+			fprintf(stderr, "xgate-cryptd: --stats '%s': expected seconds 0-86400\n",
+				stats);
+		usage(stderr);
+		return 2;
+	}
+	if (!(c = calloc(1, sizeof(*c))))
+		return 1;
+	c->instance = instance;
+	c->gw = c->xskmap = c->host = c->sfd = -1;
+	c->keys.paddr = c->keys.peers = c->keys.gen = -1;
+	if (xg_instance_root(instance, c->root, sizeof(c->root))) {
+		fprintf(stderr, "xgate-cryptd: instance '%s' is not a valid instance name\n",
+			instance);
+		rc = 2;
+	} else if (xgt_init()) {
+		rc = 1;
+	} else {
+		rc = serve(c, crypt, (unsigned)st);
+	}
+	log_stats(c);
+	for (unsigned q = 0; q < c->n_pub; q++)
+		xsock_close(&c->pub[q]);
+	for (unsigned q = 0; q < c->n_intl; q++)
+		xsock_close(&c->intl[q]);
+	xsock_close(&c->crypt);
+	keys_close(&c->keys);
+	{
+		int fds[] = {c->gw, c->xskmap, c->host, c->sfd};
+
+		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	free(c);
+	return rc;
+}
