@@ -24,11 +24,6 @@
 # forward, encap) -> underlay bridge -> h2 (decap, bridge) -> pod veth.
 # The MTUs stay those of mtopo.sh: pods 1400, underlay 1500 (vxlan100 gets
 # 1450), WAN 1512 (vxwan gets 1462): no fragmentation anywhere, as in xgate.
-#
-# KT_WAN=wireguard: between the gateways WireGuard instead of vxwan, the
-# userspace implementation (wireguard-go, one process per gateway, device
-# ${P}<c> so that its control socket /var/run/wireguard/${P}<c>.sock is the
-# topology's own), MTU 1452 (WAN 1512 - 60), 10.1.<other>.0/24 routed into it.
 
 KT_VNI=100
 KT_WAN_VNI=1000
@@ -47,9 +42,10 @@ kt_unxgate() { # every xgate instance of this topology: programs, stubs, pins
 	done
 }
 
-# kt_cluster C OTHER: host h2 and the gateway of cluster C, routing to OTHER
-kt_cluster() {
-	local c=$1 o=$2 h2 gw pod mac
+# kt_inside C: host h2 and the cluster side of the gateway of cluster C (the
+# part bench/cross/wgtopo.sh shares)
+kt_inside() {
+	local c=$1 h2 gw pod mac
 	h2=$(host_ip "$c" h2)
 	gw=$(host_ip "$c" gw)
 	pod=${c}b
@@ -74,10 +70,13 @@ kt_cluster() {
 	kt_ok nsm "c${c}gw" ip link set vxlan100 up || return 1
 	kt_ok nsm "c${c}gw" bridge fdb replace "$mac" dev vxlan100 dst "$h2" self permanent || return 1
 	kt_ok nsm "c${c}gw" ip neigh replace "${POD_IP[$pod]}" lladdr "$mac" dev vxlan100 nud permanent || return 1
-	if [ "${KT_WAN:-vxlan}" = wireguard ]; then
-		kt_wg "$c" "$o" || return 1
-		return 0
-	fi
+	kt_ok nsm "c${c}gw" sysctl -qw net.ipv4.ip_forward=1 || return 1
+}
+
+# kt_cluster C OTHER: host h2 and the gateway of cluster C, routing to OTHER
+kt_cluster() {
+	local c=$1 o=$2
+	kt_inside "$c" || return 1
 	# gateway: WAN side, a point-to-point VXLAN to the other gateway
 	kt_ok nsm "c${c}gw" ip link add vxwan address "$(kt_wanmac "$c")" type vxlan id $KT_WAN_VNI \
 		local "$(pub_ip "$c")" remote "$(pub_ip "$o")" dev wan0 dstport $KT_PORT nolearning || return 1
@@ -85,33 +84,10 @@ kt_cluster() {
 	kt_ok nsm "c${c}gw" ip link set vxwan up || return 1
 	kt_ok nsm "c${c}gw" ip neigh replace "10.99.0.$o" lladdr "$(kt_wanmac "$o")" dev vxwan nud permanent || return 1
 	kt_ok nsm "c${c}gw" ip route add "10.1.$o.0/24" via "10.99.0.$o" dev vxwan || return 1
-	kt_ok nsm "c${c}gw" sysctl -qw net.ipv4.ip_forward=1 || return 1
-}
-
-# kt_wg C OTHER: gateway C's WAN side as a wireguard-go tunnel to OTHER
-kt_wg() {
-	local c=$1 o=$2 dev=${P}$1
-	# (it daemonizes; on Linux it runs only when told the kernel module is
-	# not wanted, which is the point here)
-	kt_ok nsm "c${c}gw" env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 wireguard-go "$dev" || return 1
-	kt_ok nsm "c${c}gw" wg set "$dev" private-key "$MT_RUN/wg$c.key" listen-port 51820 \
-		peer "$(cat "$MT_RUN/wg$o.pub")" allowed-ips "10.1.$o.0/24" endpoint "$(pub_ip "$o"):51820" || return 1
-	kt_ok nsm "c${c}gw" ip addr add "10.99.0.$c/24" dev "$dev" || return 1
-	kt_ok nsm "c${c}gw" ip link set "$dev" mtu 1452 up || return 1
-	kt_ok nsm "c${c}gw" ip route add "10.1.$o.0/24" dev "$dev" || return 1
-	kt_ok nsm "c${c}gw" sysctl -qw net.ipv4.ip_forward=1 || return 1
 }
 
 kt_build() { # on the mtopo topology of prefix $P
-	local c
 	kt_unxgate || return 1
-	if [ "${KT_WAN:-vxlan}" = wireguard ]; then
-		mkdir -p "$MT_RUN"
-		for c in 1 2; do
-			(umask 077; wg genkey > "$MT_RUN/wg$c.key") || return 1
-			wg pubkey < "$MT_RUN/wg$c.key" > "$MT_RUN/wg$c.pub" || return 1
-		done
-	fi
 	kt_cluster 1 2 || return 1
 	kt_cluster 2 1 || return 1
 }

@@ -19,6 +19,8 @@
 # associative arrays
 #   NAPI_PIDS[PREFIX]  the entry veth's NAPI thread(s) of topology PREFIX (the
 #                      script fills it in when it pins them to DP_CPU)
+#   CPU_PIDS[PREFIX]   other processes that run topology PREFIX's data path
+#                      (a userspace tunnel daemon), every thread counted
 #   BEST WIN_LIST OFFERED NSPKT BUSY PDROPS, indexed by path NAME
 #                      (pps_account fills them; see there)
 # The functions also use, once set by the script: XGATE, GEN (the binaries),
@@ -102,8 +104,10 @@ pps_now() { date +%s.%N; }
 # pps_cpu_ticks PREFIX -> "dp cpu steal", clock ticks (CLK_TCK a second) since boot:
 #  dp:    CPU time of the threads that run the data path: the entry veth's
 #         NAPI thread(s) NAPI_PIDS[PREFIX] (every softirq it raises runs
-#         inside it) and ksoftirqd of the data-path CPU (softirqs deferred
-#         there); other work on the CPU (builds, other benches) is not counted;
+#         inside it), ksoftirqd of the data-path CPU (softirqs deferred
+#         there) and the processes CPU_PIDS[PREFIX] (/proc/PID/stat of a
+#         process sums its threads); other work on the CPU (builds, other
+#         benches) is not counted;
 #  cpu:   busy time of the whole data-path CPU (user+nice+system+irq+softirq);
 #  steal: time the hypervisor gave the CPU's vCPU to someone else.
 NCPU=$(nproc)
@@ -111,10 +115,10 @@ GEN_CPU=0
 DP_CPU=$((NCPU > 1 ? 1 : 0))
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100) # unit of /proc/stat and /proc/PID/stat
 KSOFTIRQD=$(ps -eo pid=,comm= | awk -v n="ksoftirqd/$DP_CPU" '$2 == n {print $1}')
-declare -A NAPI_PIDS=()
+declare -A NAPI_PIDS=() CPU_PIDS=()
 pps_cpu_ticks() {
 	local pid dp=0 t
-	for pid in ${NAPI_PIDS[$1]:-} $KSOFTIRQD; do
+	for pid in ${NAPI_PIDS[$1]:-} $KSOFTIRQD ${CPU_PIDS[$1]:-}; do
 		t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) && dp=$((dp + t))
 	done
 	awk -v c="cpu$DP_CPU" -v dp="$dp" '$1 == c { print dp, $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
