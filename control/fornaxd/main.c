@@ -112,17 +112,50 @@ static void learn_leader(struct daemon *dm)
 	fx_api_set_standby(dm->api, true, who);
 }
 
+struct reread {
+	struct daemon *dm;
+	json_t *seen; /* "NS/NAME" -> true */
+};
+
 static int reread_app(void *arg, const char *text, uint64_t rv)
 {
-	struct daemon *dm = arg;
+	struct reread *r = arg;
 	json_t *o = json_loads(text, 0, NULL), *md = json_object_get(o, "metadata");
 	const char *ns = json_string_value(json_object_get(md, "namespace"));
 	const char *name = json_string_value(json_object_get(md, "name"));
+	char id[FX_ID_MAX + 1];
 
-	if (ns && name)
-		fx_core_app_stored(dm->core, ns, name, rv, text);
+	if (ns && name) {
+		fx_core_app_stored(r->dm->core, ns, name, rv, text);
+		snprintf(id, sizeof(id), "%s/%s", ns, name);
+		json_object_set_new(r->seen, id, json_true());
+	}
 	json_decref(o);
 	return 0;
+}
+
+/* what the view holds and the store does not (deleted while the watch
+ * could not tell: a compacted gap) goes */
+static void sweep(struct reread *r)
+{
+	uint64_t rev;
+	json_t *all = fx_core_list(r->dm->core, FX_K_APP, NULL, &rev), *a;
+	char id[FX_ID_MAX + 1];
+	size_t i;
+
+	json_array_foreach(all, i, a)
+	{
+		json_t *md = json_object_get(a, "metadata");
+		const char *ns = json_string_value(json_object_get(md, "namespace"));
+		const char *name = json_string_value(json_object_get(md, "name"));
+
+		if (!ns || !name)
+			continue;
+		snprintf(id, sizeof(id), "%s/%s", ns, name);
+		if (!json_object_get(r->seen, id))
+			fx_core_app_unstored(r->dm->core, ns, name);
+	}
+	json_decref(all);
 }
 
 /* the lead is ours: fence the store's writes on it, read the applications
@@ -131,9 +164,14 @@ static int take_over(struct daemon *dm)
 {
 	if (fx_store_etcd_fence(dm->store, dm->election))
 		return -1;
-	if (dm->store->ops->app_each(dm->store, reread_app, dm))
+	struct reread r = {dm, json_object()};
+
+	if (!r.seen || dm->store->ops->app_each(dm->store, reread_app, &r))
 		ctl_log("election: rereading the applications: %s; the watch's view stands",
 			dm->store->ops->errmsg(dm->store));
+	else
+		sweep(&r);
+	json_decref(r.seen);
 	dm->leading = true;
 	fx_api_set_standby(dm->api, false, NULL);
 	fx_nodes_set_standby(dm->nodes, false);
@@ -186,6 +224,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 
 /* the applications as etcd has them: a standby's view, and a leader's
  * write that timed out but was applied after all */
+/* every application follows as a put; one deleted in the gap stays in the
+ * view until a takeover's reread sweeps it */
 static void w_reset(void *arg)
 {
 	(void)arg;
