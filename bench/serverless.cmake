@@ -17,3 +17,10 @@ xgate_bench_script(session_open session_open.sh 900 SESSION_OPEN_ARGS
 xgate_bench_script(session_open_real session_open_real.sh 900 SESSION_OPEN_REAL_ARGS
   "session_open_real: warm and cold opens of real pods, nodeagentd's footprint"
   xgate fornaxd nodeagentd fornax-echo fx_probe)
+
+# Active/standby fornaxd on three etcd members: failover time over kills of
+# the leader, sessions lost (must be 0), the standby's watch lag; see
+# docs/bench.md "fornax_failover".
+xgate_bench_script(fornax_failover fornax_failover.sh 900 FORNAX_FAILOVER_ARGS
+  "fornax_failover: leader kill -9 -> new session Available, p50/p99; watch lag"
+  fornaxd)

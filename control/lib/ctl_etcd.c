@@ -32,6 +32,7 @@ struct ctl_etcd {
 	CURL *curl;
 	char detail[CURL_ERROR_SIZE]; /* curl's own words on the last failure (TLS alerts) */
 	char err[700];
+	bool maybe_applied; /* the last request failed after a member took it */
 };
 
 struct answer {
@@ -78,6 +79,11 @@ const char *ctl_etcd_rc_name(int rc)
 const char *ctl_etcd_errmsg(const struct ctl_etcd *e)
 {
 	return e->err;
+}
+
+bool ctl_etcd_maybe_applied(const struct ctl_etcd *e)
+{
+	return e->maybe_applied;
 }
 
 const char *ctl_etcd_endpoint(const struct ctl_etcd *e)
@@ -353,6 +359,7 @@ static int call_ex(struct ctl_etcd *e, const char *path, json_t *body, json_t **
 	int rc = CTL_ETCD_UNREACHABLE, refused = 0, tried = 0;
 	const char *ep, *silent = NULL;
 	bool no_leader = false;
+	unsigned silent_at = 0; /* the endpoints (bits) that took it and said nothing */
 
 	json_decref(body);
 	*out = NULL;
@@ -369,9 +376,10 @@ static int call_ex(struct ctl_etcd *e, const char *path, json_t *body, json_t **
 		rc = attempt(e, path, text, left < share ? (long)left : share, first_line, out);
 		if (rc != AGAIN && rc != SILENT)
 			break;
-		if (rc == SILENT)
+		if (rc == SILENT) {
 			silent = ep;
-		else if (strstr(e->err, "no leader"))
+			silent_at |= 1u << e->cur;
+		} else if (strstr(e->err, "no leader"))
 			no_leader = true;
 		else
 			refused++;
@@ -385,6 +393,13 @@ static int call_ex(struct ctl_etcd *e, const char *path, json_t *body, json_t **
 			nanosleep(&pause, NULL);
 		}
 	}
+	/* A member that took the request and said nothing may still apply it
+	 * (it was paused, or cut off and comes back), unless it has no leader
+	 * now: a proposal made without one is dropped. */
+	e->maybe_applied = false;
+	for (int i = 0; (rc == SILENT || rc == AGAIN) && i < e->n_ep; i++)
+		if ((silent_at & (1u << i)) && has_leader(e, e->ep[i]) != 0)
+			e->maybe_applied = true;
 	if (rc == AGAIN || rc == SILENT) {
 		if (silent) /* the member's status tells a lost quorum from a slow one */
 			rc = stalled(e, silent, "no answer in time");

@@ -52,6 +52,9 @@ struct ctl_etcd *ctl_etcd_new(const struct ctl_etcd_conf *c, char *err, size_t e
 void ctl_etcd_free(struct ctl_etcd *e);
 /* the last failure: which endpoint, what happened */
 const char *ctl_etcd_errmsg(const struct ctl_etcd *e);
+/* The last request failed, but a member took it and did not answer: it
+ * may still be applied (a write's outcome is unknown; read it back). */
+bool ctl_etcd_maybe_applied(const struct ctl_etcd *e);
 const char *ctl_etcd_rc_name(int rc);
 
 struct ctl_etcd_kv {

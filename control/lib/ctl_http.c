@@ -267,8 +267,10 @@ static int process(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 
 	memset(&rs, 0, sizeof(rs));
 	hs->ops->handle(hs->arg, &rq, &rs);
-	/* a GET of a missing name is a lookup (apply does one), not an event */
-	if (rs.code >= 400 && !(rs.code == 404 && c->method == CTL_GET))
+	/* a GET of a missing name is a lookup (apply does one), not an event;
+	 * nor is a health check's answer (a standby's /healthz is 503) */
+	if (rs.code >= 400 && !(rs.code == 404 && c->method == CTL_GET) &&
+	    !(c->method == CTL_GET && !strcmp(c->path, "/healthz")))
 		log_refusal(c, &rs);
 	free(c->body);
 	c->body = NULL;

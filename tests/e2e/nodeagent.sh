@@ -82,7 +82,8 @@ PublicIp = 10.88.0.1
 Instance = $NODE
 Netns = $NODE
 [Core]
-URL = ws://127.0.0.1:18471
+# a core that is not there first: the node goes on to the next
+URL = ws://127.0.0.1:1,ws://127.0.0.1:18471
 JoinToken = join-token-0123456789abcdef
 ReconnectMaxSeconds = 1
 [Store]

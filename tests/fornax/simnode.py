@@ -3,7 +3,8 @@
 written against the spec with python3-websockets: they register, answer the
 full sync, and play the node's part of every command (no real pods).
 
-  simnode.py run URL NAME DIR [--join T] [--count N] [options]
+  simnode.py run URL[,URL...] NAME DIR [--join T] [--count N] [options]
+      Several URLs: one link at a time, the next one when it fails or closes.
       N nodes (NAME, or NAME-0..NAME-N-1 with --count) on one event loop.
       Each keeps its state in DIR/NODE.json (credential, revision, pods,
       sessions), so a restarted simulator, or one whose fornaxd restarted,
@@ -183,9 +184,13 @@ class Node:
                   flush=True)
 
     async def run(self):
+        # URL may list several cores (comma-separated): a failed or closed
+        # link tries the next one, as nodeagentd does
+        urls, i = self.args.url.split(","), 0
         while True:
+            url, i = urls[i % len(urls)], i + 1
             try:
-                self.ws = await connect(self.args.url, self.args.stall)
+                self.ws = await connect(url, self.args.stall)
                 self.ready = False
                 await self.send({"type": "NodeRegister", "v": 1, "auth": self.auth(),
                                  "nodeRevision": self.st["rev"], "node": self.info()})

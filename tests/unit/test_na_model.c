@@ -208,6 +208,21 @@ int main(void)
 		    sizeof(err)) == -1 &&
 		  strstr(err, "t.conf:5:") && strstr(err, "wss://"),
 	      "ws:// off loopback refused (%s)", err);
+	CHECK(!parse("[Node]\nName = a\nIp = 10.0.0.1\n[Core]\nURL = "
+		     "ws://127.0.0.1:8470,ws://127.0.0.1:8471\n",
+		     &c, err, sizeof(err)) &&
+		  !strcmp(c.url, "ws://127.0.0.1:8470,ws://127.0.0.1:8471"),
+	      "two cores (active/standby), comma-separated (%s)", err);
+	CHECK(parse("[Node]\nName = a\nIp = 10.0.0.1\n[Core]\nURL = "
+		    "ws://127.0.0.1:8470,ws://10.1.1.1:8471\n",
+		    &c, err, sizeof(err)) == -1 &&
+		  strstr(err, "'ws://10.1.1.1:8471'") && strstr(err, "wss://"),
+	      "each core's URL is checked, the bad one quoted (%s)", err);
+	CHECK(parse("[Node]\nName = a\nIp = 10.0.0.1\n[Core]\nURL = ws://127.0.0.1:1,"
+		    "ws://127.0.0.1:2,ws://127.0.0.1:3,ws://127.0.0.1:4,ws://127.0.0.1:5\n",
+		    &c, err, sizeof(err)) == -1 &&
+		  strstr(err, "more than 4"),
+	      "at most NA_MAX_CORES cores (%s)", err);
 	CHECK(parse("[Node]\nName = a\nIp = 10.0.0.1\n[Pods]\nCgroup = v3\n", &c, err,
 		    sizeof(err)) == -1 &&
 		  strstr(err, "'v3'"),

@@ -39,6 +39,8 @@ struct fx_api {
 	struct ctl_watch *all[FX_K_COUNT];
 	struct ns_watch *nsw;
 	size_t n_nsw;
+	bool standby;	  /* reads only: another fornaxd leads */
+	char leader[320]; /* who leads, as its election key says ("" unknown) */
 };
 
 struct fx_stream {
@@ -548,6 +550,12 @@ static void do_watch(struct fx_api *a, const struct route *rt, const char *query
 
 /* ---- routing ---- */
 
+void fx_api_set_standby(struct fx_api *a, bool standby, const char *leader)
+{
+	a->standby = standby;
+	snprintf(a->leader, sizeof(a->leader), "%s", leader ? leader : "");
+}
+
 bool fx_api_is_public(const char *path)
 {
 	return !strcmp(path, "/healthz");
@@ -652,8 +660,13 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 	int code = 200;
 
 	if (!strcmp(rq->path, "/healthz")) {
-		rs->code = 200;
-		rs->body = strdup("ok\n");
+		char txt[400];
+
+		/* 200 on the leader only: a load balancer's check sends clients there */
+		snprintf(txt, sizeof(txt), "standby; the leader is %s\n",
+			 a->leader[0] ? a->leader : "unknown");
+		rs->code = a->standby ? 503 : 200;
+		rs->body = strdup(a->standby ? txt : "ok\n");
 		rs->content_type = "text/plain";
 		return;
 	}
@@ -724,6 +737,13 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 		api_err(rs, 405, NULL, "%s is not served on %s%s", rq->method_name, rt.r->name,
 			item ? "/NAME" : "");
 		rs->allow = allow_of(rt.r, item);
+		return;
+	}
+	if (a->standby) {
+		api_err(rs, 503, NULL,
+			"this fornaxd is a standby and serves reads only: send %s to the leader, "
+			"%s",
+			rq->method_name, a->leader[0] ? a->leader : "(not known yet)");
 		return;
 	}
 	if (rq->method == CTL_POST || rq->method == CTL_PUT || rq->method == CTL_PATCH) {

@@ -30,6 +30,10 @@ void fx_api_free(struct fx_api *a);
 /* The core's event hook: every watch of the kind sees it. */
 void fx_api_event(struct fx_api *a, enum fx_kind k, const char *type, json_t *obj, uint64_t rv);
 
+/* A standby serves reads (get, list, watch) and answers writes 503 with a
+ * Status naming the leader (its election id: its URL); /healthz is 503 too.
+ * leader: as the election key says, or NULL. */
+void fx_api_set_standby(struct fx_api *a, bool standby, const char *leader);
 bool fx_api_is_public(const char *path);
 void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_http_resp *rs);
 /* The APIResourceList of the group's version (what discovery serves). */

@@ -221,6 +221,8 @@ uint64_t fx_core_revision(const struct fx_core *c)
 	return c->rev;
 }
 
+static void app_remove(struct fx_core *c, struct fx_app *a, uint64_t rv, json_t **out);
+
 /* write obj (its metadata stamped with rv) to the store */
 static int app_write(struct fx_core *c, const char *ns, const char *name, json_t *obj, uint64_t rv,
 		     struct fx_err *e)
@@ -231,6 +233,11 @@ static int app_write(struct fx_core *c, const char *ns, const char *name, json_t
 	free(text);
 	if (rc) {
 		ctl_log("store: write application %s/%s: %s", ns, name, c->st->ops->errmsg(c->st));
+		/* what etcd applies later comes back through the watch of the applications */
+		if (rc == FX_STORE_UNKNOWN)
+			return fx_errf(e, 504, NULL,
+				       "the store did not confirm the write in time: it may still "
+				       "be applied; read the application back before you retry");
 		return fx_errf(e, 500, NULL, "the store failed; nothing was written");
 	}
 	return 0;
@@ -370,10 +377,20 @@ int fx_core_app_delete(struct fx_core *c, const char *ns, const char *name, json
 	rc = c->st->ops->app_del(c->st, ns, name, rv);
 	if (rc < 0) {
 		ctl_log("store: delete application %s: %s", a->id, c->st->ops->errmsg(c->st));
+		if (rc == FX_STORE_UNKNOWN)
+			return fx_errf(e, 504, NULL,
+				       "the store did not confirm the delete in time: it may still "
+				       "be applied; read the application back before you retry");
 		return fx_errf(e, 500, NULL, "the store failed; nothing was deleted");
 	}
 	c->rev = rv;
-	/* its sessions close, its pods go */
+	app_remove(c, a, rv, out);
+	return 0;
+}
+
+/* its sessions close, its pods go, its watchers see it DELETED at rv */
+static void app_remove(struct fx_core *c, struct fx_app *a, uint64_t rv, json_t **out)
+{
 	for (size_t i = 0; i < c->sessions.nb; i++)
 		for (struct fx_ent *en = c->sessions.b[i]; en; en = en->next) {
 			struct fx_sess *s = en->val;
@@ -393,12 +410,55 @@ int fx_core_app_delete(struct fx_core *c, const char *ns, const char *name, json
 	}
 	a->rv = rv;
 	set_rv(a->obj, rv);
-	*out = app_json(a);
+	if (out)
+		*out = app_json(a);
 	app_event(c, a, "DELETED");
 	fx_map_del(&c->apps, a->id);
 	ctl_log("application %s deleted", a->id);
 	app_free(a);
+}
+
+int fx_core_app_stored(struct fx_core *c, const char *ns, const char *name, uint64_t rv,
+		       const char *text)
+{
+	struct fx_app *a = fx_app_find(c, ns, name);
+	json_t *o;
+	struct fx_app_spec sp;
+	struct fx_err e;
+
+	if (a && a->rv >= rv)
+		return 0; /* our own write coming back, or older than what we hold */
+	if (!(o = json_loads(text, 0, NULL)) || fx_app_validate(o, NULL, &sp, &e)) {
+		ctl_log("store: application %s/%s does not load (%s); skipped", ns, name,
+			o ? e.msg : "not JSON");
+		json_decref(o);
+		return -1;
+	}
+	if (rv > c->rev)
+		c->rev = rv;
+	if (!a) {
+		if (!(a = app_add(c, o, &sp, rv)))
+			return -1;
+		ctl_log("application %s stored elsewhere (rv %" PRIu64 ")", a->id, rv);
+		app_event(c, a, "ADDED");
+	} else {
+		json_decref(a->obj);
+		a->obj = o;
+		a->spec = sp;
+		a->rv = rv;
+		a->next_round_ms = 0;
+		app_event(c, a, "MODIFIED");
+	}
+	fx_kick(c);
 	return 0;
+}
+
+void fx_core_app_unstored(struct fx_core *c, const char *ns, const char *name)
+{
+	struct fx_app *a = fx_app_find(c, ns, name);
+
+	if (a)
+		app_remove(c, a, ++c->rev, NULL);
 }
 
 /* ---- pods ---- */

@@ -83,6 +83,15 @@ json_t *fx_core_get(struct fx_core *c, enum fx_kind k, const char *ns, const cha
  * revision it is as of. */
 json_t *fx_core_list(struct fx_core *c, enum fx_kind k, const char *ns, uint64_t *rev);
 
+/* ---- the store's view (a standby's watch; a leader's write whose outcome
+ * it did not learn) ---- */
+/* The application as the store holds it at rv: added, or replaced when
+ * older than rv (our own writes coming back change nothing). */
+int fx_core_app_stored(struct fx_core *c, const char *ns, const char *name, uint64_t rv,
+		       const char *json);
+/* It is gone from the store: as a delete (its sessions close, pods go). */
+void fx_core_app_unstored(struct fx_core *c, const char *ns, const char *name);
+
 /* ---- the node link (nodes/): messages already authenticated ---- */
 /* A NodeRegister accepted for its name on link: *old the link it had (to
  * close; NULL if none). Sends NodeConfiguration (extra's fields merged in:

@@ -35,6 +35,7 @@ struct fx_nodes {
 	struct fx_nodes_conf cf;
 	struct fx_nodes **slot; /* the vhost's pointer to us */
 	struct fx_link *links;
+	bool standby; /* refuse every node: they link to the leader */
 };
 
 static void link_log(struct fx_link *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -100,6 +101,11 @@ static int on_register(struct fx_link *c, json_t *m)
 	void *old = NULL;
 	int subnet = -1, found;
 
+	/* commands come only from the leader: a node that reached a standby
+	 * tries its next core URL */
+	if (ns->standby)
+		return refuse(c, LWS_CLOSE_STATUS_GOINGAWAY, "standby",
+			      "this fornaxd is a standby: link to the leader");
 	if (strcmp(t, "NodeRegister"))
 		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
 			      "the first message must be a NodeRegister");
@@ -324,6 +330,11 @@ struct fx_nodes *fx_nodes_start(struct fx_core *core, struct fx_store *st,
 	ctl_log("nodes: %s on %s (%d join token%s)", FX_NODES_PROTOCOL, FX_NODES_PATH,
 		cf->n_join_tokens, cf->n_join_tokens == 1 ? "" : "s");
 	return ns;
+}
+
+void fx_nodes_set_standby(struct fx_nodes *ns, bool standby)
+{
+	ns->standby = standby;
 }
 
 void fx_nodes_stop(struct fx_nodes *ns)

@@ -18,12 +18,17 @@
 
 struct fx_store;
 
+/* A write that failed but may still be applied (etcd took it and did not
+ * answer in time): its outcome is unknown until it is read back. */
+#define FX_STORE_UNKNOWN (-2)
+
 struct fx_store_ops {
 	/* Create or replace one application ("NS", "NAME", its JSON) at rv;
-	 * durable when it returns 0. */
+	 * durable when it returns 0; -1 not written, FX_STORE_UNKNOWN. */
 	int (*app_put)(struct fx_store *s, const char *ns, const char *name, uint64_t rv,
 		       const char *json);
-	/* Delete it (the revision rv is remembered): 0, 1 if absent, -1. */
+	/* Delete it (the revision rv is remembered): 0, 1 if absent, -1,
+	 * FX_STORE_UNKNOWN. */
 	int (*app_del)(struct fx_store *s, const char *ns, const char *name, uint64_t rv);
 	/* Every application, fn(arg, json, rv); a nonzero fn stops and is returned. */
 	int (*app_each)(struct fx_store *s, int (*fn)(void *arg, const char *json, uint64_t rv),

@@ -43,7 +43,7 @@ static int fail(struct etcd_store *s, const char *what, int rc)
 {
 	snprintf(s->err, sizeof(s->err), "%s: %s: %s", what, ctl_etcd_rc_name(rc),
 		 ctl_etcd_errmsg(s->e));
-	return -1;
+	return ctl_etcd_maybe_applied(s->e) ? FX_STORE_UNKNOWN : -1;
 }
 
 /* Commit t, inside the leader's fence when there is one: the write is

@@ -26,7 +26,9 @@ struct na_link {
 	struct lws_vhost *vh;
 	struct na_link **slot;
 	struct ctl_wslink l;
-	struct ctl_url url;
+	struct ctl_url urls[NA_MAX_CORES]; /* [Core] URL: every core; the leader takes nodes */
+	char url_text[NA_MAX_CORES][256];
+	int n_urls, cur; /* the one tried now */
 	enum st st;
 	bool joined;	 /* this link registers with the join token */
 	bool ready_sent; /* NodeReady on this link */
@@ -53,12 +55,18 @@ static void link_down(struct na_link *k, const char *why)
 		return;
 	if (k->st == L_SYNCED || k->attempts == 0 || k->attempts % 10 == 0)
 		ctl_log("link: %s %s%s%s", k->st == L_SYNCED ? "lost the link to" : "cannot reach",
-			k->conf->url, why ? ": " : "", why ? why : "");
+			k->url_text[k->cur], why ? ": " : "", why ? why : "");
 	k->st = L_DOWN;
 	ctl_ws_reset(&k->l);
 	lws_sul_cancel(&k->state);
 	lws_sul_cancel(&k->conn_to);
-	ms = ctl_backoff_ms(k->attempts++, 500, (uint64_t)k->conf->reconnect_max_s * 1000);
+	/* the next core at once (a standby refuses nodes, a dead leader's
+	 * successor is there); the backoff grows per round over all of them */
+	k->cur = (k->cur + 1) % k->n_urls;
+	if (k->cur)
+		ms = 50;
+	else
+		ms = ctl_backoff_ms(k->attempts++, 500, (uint64_t)k->conf->reconnect_max_s * 1000);
 	lws_sul_schedule(k->lws, 0, &k->retry, on_retry, (lws_usec_t)ms * LWS_US_PER_MS);
 }
 
@@ -92,15 +100,17 @@ static void connect_core(struct na_link *k)
 	memset(&ci, 0, sizeof(ci));
 	ci.context = k->lws;
 	ci.vhost = k->vh;
-	ci.address = k->url.host;
-	ci.port = k->url.port;
-	ci.path = k->url.has_path && strcmp(k->url.path, "/") ? k->url.path : NA_LINK_PATH;
-	ci.host = k->url.host;
-	ci.origin = k->url.host;
+	ci.address = k->urls[k->cur].host;
+	ci.port = k->urls[k->cur].port;
+	ci.path = k->urls[k->cur].has_path && strcmp(k->urls[k->cur].path, "/")
+		      ? k->urls[k->cur].path
+		      : NA_LINK_PATH;
+	ci.host = k->urls[k->cur].host;
+	ci.origin = k->urls[k->cur].host;
 	ci.protocol = NA_PROTOCOL;
 	ci.local_protocol_name = NA_PROTOCOL;
 	ci.ietf_version_or_minus_one = -1;
-	ci.ssl_connection = k->url.tls ? LCCSCF_USE_SSL : 0;
+	ci.ssl_connection = k->urls[k->cur].tls ? LCCSCF_USE_SSL : 0;
 	ci.pwsi = &k->l.wsi;
 	k->st = L_CONNECTING;
 	lws_sul_schedule(k->lws, 0, &k->conn_to, on_connect_timeout,
@@ -334,8 +344,20 @@ struct na_link *na_link_start(const struct na_config *conf, struct na_store *sto
 	k->store = store;
 	k->lws = lws;
 	k->state_s = 60;
-	if (ctl_url_parse(conf->url, CTL_SCHEMES_WS, &k->url, err, sizeof(err))) {
-		ctl_log("[Core] URL: %s", err);
+	for (const char *p = conf->url; *p && k->n_urls < NA_MAX_CORES; k->n_urls++) {
+		size_t len = strcspn(p, ",");
+
+		snprintf(k->url_text[k->n_urls], sizeof(k->url_text[0]), "%.*s", (int)len, p);
+		if (ctl_url_parse(k->url_text[k->n_urls], CTL_SCHEMES_WS, &k->urls[k->n_urls], err,
+				  sizeof(err))) {
+			ctl_log("[Core] URL: %s", err);
+			free(k);
+			return NULL;
+		}
+		p += len + (p[len] == ',');
+	}
+	if (!k->n_urls) {
+		ctl_log("[Core] URL: none given");
 		free(k);
 		return NULL;
 	}

@@ -127,15 +127,26 @@ static int node_key(struct ini *in, struct na_config *c, const char *k, const ch
 static int core_key(struct ini *in, struct na_config *c, const char *k, const char *v)
 {
 	if (!strcasecmp(k, "URL")) {
-		struct ctl_url u;
-		char e[300];
+		/* one core, or every core of an active/standby set, comma-separated */
+		char one[sizeof(c->url)], e[300];
+		int n = 0;
 
-		if (ctl_url_parse(v, CTL_SCHEMES_WS, &u, e, sizeof(e)))
-			return ini_err(in, "URL: %s", e);
-		/* the credential crosses the link: in clear only on this host */
-		if (!u.tls && strcmp(u.host, "localhost") && strncmp(u.host, "127.", 4))
-			return ini_err(in, "URL '%s': ws:// only to loopback; use wss:// (and CA)",
-				       v);
+		for (const char *p = v; *p; n++) {
+			size_t len = strcspn(p, ",");
+			struct ctl_url u;
+
+			if (n == NA_MAX_CORES)
+				return ini_err(in, "URL '%s': more than %d cores", v, NA_MAX_CORES);
+			snprintf(one, sizeof(one), "%.*s", (int)len, p);
+			if (ctl_url_parse(one, CTL_SCHEMES_WS, &u, e, sizeof(e)))
+				return ini_err(in, "URL: %s", e);
+			/* the credential crosses the link: in clear only on this host */
+			if (!u.tls && strcmp(u.host, "localhost") && strncmp(u.host, "127.", 4))
+				return ini_err(
+				    in, "URL '%s': ws:// only to loopback; use wss:// (and CA)",
+				    one);
+			p += len + (p[len] == ',');
+		}
 		return copy(in, k, v, c->url, sizeof(c->url));
 	}
 	if (!strcasecmp(k, "CA")) {

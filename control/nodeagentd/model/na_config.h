@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define NA_NAME_MAX 63
+#define NA_NAME_MAX  63
+#define NA_MAX_CORES 4 /* [Core] URL: fornaxd of an active/standby set */
 
 enum na_cgroup_mode { NA_CG_AUTO, NA_CG_V1, NA_CG_V2, NA_CG_NONE };
 /* pod: runs pods (form 1 endpoints on its PublicIp, the pod side of form 2);
@@ -27,7 +28,7 @@ struct na_config {
 	unsigned max_pods;
 	enum na_role role; /* Role, default pod */
 	/* [Core] */
-	char url[256];
+	char url[NA_MAX_CORES * 256]; /* [Core] URL: one, or several comma-separated */
 	char ca[PATH_MAX];
 	char join_token[128];
 	unsigned reconnect_max_s;
