@@ -25,11 +25,11 @@
 #include "api.h"
 #include "config.h"
 #include "core.h"
-#include "ctl_etcd.h"
 #include "ctl_log.h"
 #include "ctl_signal.h"
 #include "dargs.h"
 #include "fs.h"
+#include "lead.h"
 #include "nodes.h"
 #include "store.h"
 
@@ -39,11 +39,7 @@ struct daemon {
 	struct fx_conf conf;
 	volatile sig_atomic_t stop;
 	struct fx_store *store;
-	struct ctl_etcd_elect *election; /* [Store] Election = on */
-	struct fx_store_watch *watch;	 /* the applications as etcd has them */
-	bool leading, deposed;
-	uint64_t next_campaign_ms;
-	char id[300], leader_key[FX_PATH_MAX + 8];
+	struct fx_lead *lead; /* the store on etcd: its view, and the election */
 	struct fx_core *core;
 	struct fx_api *api;
 	struct fx_http *http;
@@ -99,150 +95,23 @@ static void hook_kick(void *arg)
 	}
 }
 
-/* who leads, as the election key says (shown to clients a standby refuses) */
-static void learn_leader(struct daemon *dm)
+/* the lead changed hands: a standby serves reads only and takes no node */
+static void lead_standby(void *arg, bool standby, const char *leader)
 {
-	struct ctl_etcd_kvs kv = {0};
-	char who[320] = "";
+	struct daemon *dm = arg;
 
-	if (!ctl_etcd_get(fx_store_etcd_client(dm->store), dm->leader_key, false, true, &kv) &&
-	    kv.n == 1)
-		snprintf(who, sizeof(who), "%.*s", (int)kv.kv[0].value_len, kv.kv[0].value);
-	ctl_etcd_kvs_free(&kv);
-	fx_api_set_standby(dm->api, true, who);
-}
-
-struct reread {
-	struct daemon *dm;
-	json_t *seen; /* "NS/NAME" -> true */
-};
-
-static int reread_app(void *arg, const char *text, uint64_t rv)
-{
-	struct reread *r = arg;
-	json_t *o = json_loads(text, 0, NULL), *md = json_object_get(o, "metadata");
-	const char *ns = json_string_value(json_object_get(md, "namespace"));
-	const char *name = json_string_value(json_object_get(md, "name"));
-	char id[FX_ID_MAX + 1];
-
-	if (ns && name) {
-		fx_core_app_stored(r->dm->core, ns, name, rv, text);
-		snprintf(id, sizeof(id), "%s/%s", ns, name);
-		json_object_set_new(r->seen, id, json_true());
-	}
-	json_decref(o);
-	return 0;
-}
-
-/* what the view holds and the store does not (deleted while the watch
- * could not tell: a compacted gap) goes */
-static void sweep(struct reread *r)
-{
-	uint64_t rev;
-	json_t *all = fx_core_list(r->dm->core, FX_K_APP, NULL, &rev), *a;
-	char id[FX_ID_MAX + 1];
-	size_t i;
-
-	json_array_foreach(all, i, a)
-	{
-		json_t *md = json_object_get(a, "metadata");
-		const char *ns = json_string_value(json_object_get(md, "namespace"));
-		const char *name = json_string_value(json_object_get(md, "name"));
-
-		if (!ns || !name)
-			continue;
-		snprintf(id, sizeof(id), "%s/%s", ns, name);
-		if (!json_object_get(r->seen, id))
-			fx_core_app_unstored(r->dm->core, ns, name);
-	}
-	json_decref(all);
-}
-
-/* the lead is ours: fence the store's writes on it, read the applications
- * once more (the watch may lag), then writes and nodes */
-static int take_over(struct daemon *dm)
-{
-	if (fx_store_etcd_fence(dm->store, dm->election))
-		return -1;
-	struct reread r = {dm, json_object()};
-
-	if (!r.seen || dm->store->ops->app_each(dm->store, reread_app, &r))
-		ctl_log("election: rereading the applications: %s; the watch's view stands",
-			dm->store->ops->errmsg(dm->store));
-	else
-		sweep(&r);
-	json_decref(r.seen);
-	dm->leading = true;
-	fx_api_set_standby(dm->api, false, NULL);
-	fx_nodes_set_standby(dm->nodes, false);
-	ctl_log("election: this fornaxd leads now: serving writes and nodes");
-	return 0;
-}
-
-static void step_election(struct daemon *dm)
-{
-	bool leader = false;
-	int rc;
-
-	if (!dm->leading) {
-		/* a campaign is a request: once a second, not every tick */
-		if (ctl_now_ms() < dm->next_campaign_ms)
-			return;
-		dm->next_campaign_ms = ctl_now_ms() + 1000;
-		if ((rc = ctl_etcd_elect_step(dm->election, &leader)))
-			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc),
-				ctl_etcd_errmsg(fx_store_etcd_client(dm->store)));
-		if (!leader)
-			learn_leader(dm);
-		else if (take_over(dm))
-			dm->stop = 1;
-		return;
-	}
-	/* renews the lease when due (a request every TTL/3), else nothing */
-	rc = ctl_etcd_elect_step(dm->election, &leader);
-	if (!leader) {
-		/* the store's fence already refuses our writes: stop serving, a
-		 * standby takes over (restart this one as the next standby) */
-		ctl_log("election: no longer the leader%s%s: stopping", rc ? ": " : "",
-			rc ? ctl_etcd_errmsg(fx_store_etcd_client(dm->store)) : "");
-		dm->deposed = true;
-		dm->stop = 1;
-	}
+	fx_api_set_standby(dm->api, standby, leader);
+	fx_nodes_set_standby(dm->nodes, standby);
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct daemon *dm = lws_container_of(sul, struct daemon, tick);
 
-	if (dm->watch)
-		fx_store_watch_poll(dm->watch, 0);
-	if (dm->election)
-		step_election(dm);
+	if (dm->lead && fx_lead_step(dm->lead))
+		dm->stop = 1;
 	fx_core_tick(dm->core);
 	lws_sul_schedule(dm->lws, 0, sul, on_tick, TICK_MS * LWS_US_PER_MS);
-}
-
-/* the applications as etcd has them: a standby's view, and a leader's
- * write that timed out but was applied after all */
-/* every application follows as a put; one deleted in the gap stays in the
- * view until a takeover's reread sweeps it */
-static void w_reset(void *arg)
-{
-	(void)arg;
-}
-
-static void w_put(void *arg, const char *ns, const char *name, uint64_t rv, const char *json)
-{
-	struct daemon *dm = arg;
-
-	fx_core_app_stored(dm->core, ns, name, rv, json);
-}
-
-static void w_del(void *arg, const char *ns, const char *name)
-{
-	struct daemon *dm = arg;
-
-	fx_core_app_unstored(dm->core, ns, name);
 }
 
 static void api_close_link(void *arg, void *link)
@@ -302,34 +171,21 @@ static int open_store(struct daemon *dm)
 	return dm->store ? 0 : -1;
 }
 
-/* [Store] Election = on: campaign once. A standby serves reads from its
- * view (the store's applications, kept current by the watch) and refuses
- * writes and nodes; on_tick campaigns again and takes over. The election
- * id is the URL clients are sent to. */
-static int campaign(struct daemon *dm)
+/* The store on etcd: its view of the applications, and with [Store]
+ * Election = on a campaign, as the URL clients are sent to. */
+static int lead_new(struct daemon *dm)
 {
 	const struct fx_conf *c = &dm->conf;
-	char host[128] = "localhost";
-	bool leader = false;
-	int rc;
+	char host[128] = "localhost", id[300];
 
+	if (c->store != FX_STORE_ETCD)
+		return 0;
 	gethostname(host, sizeof(host) - 1);
-	snprintf(dm->leader_key, sizeof(dm->leader_key), "%sleader", c->etcd_prefix);
-	snprintf(dm->id, sizeof(dm->id), "%s://%s:%u (pid %d)", c->tls_cert[0] ? "https" : "http",
+	snprintf(id, sizeof(id), "%s://%s:%u (pid %d)", c->tls_cert[0] ? "https" : "http",
 		 c->listen.sin_addr.s_addr ? inet_ntoa(c->listen.sin_addr) : host,
 		 ntohs(c->listen.sin_port), (int)getpid());
-	if (!(dm->election = ctl_etcd_elect_new(fx_store_etcd_client(dm->store), dm->leader_key,
-						dm->id, c->election_ttl_s)))
-		return -1;
-	if ((rc = ctl_etcd_elect_step(dm->election, &leader)))
-		ctl_log("election: %s: %s", ctl_etcd_rc_name(rc),
-			ctl_etcd_errmsg(fx_store_etcd_client(dm->store)));
-	dm->next_campaign_ms = ctl_now_ms() + 1000;
-	if (leader)
-		return fx_store_etcd_fence(dm->store, dm->election) ? -1 : 1;
-	ctl_log("election: standby as %s; another fornaxd leads (%s): serving reads only", dm->id,
-		dm->leader_key);
-	return 0;
+	dm->lead = fx_lead_new(dm->store, c->etcd_prefix, id, c->election ? c->election_ttl_s : 0);
+	return dm->lead ? 0 : -1;
 }
 
 static int start(struct daemon *dm)
@@ -354,12 +210,10 @@ static int start(struct daemon *dm)
 	struct timeval tv;
 	char err[512];
 
-	const struct fx_store_app_hooks wh = {dm, w_reset, w_put, w_del};
-	int led = 1;
+	const struct fx_lead_hooks lh = {dm, lead_standby};
 
-	if (open_store(dm) || (c->election && (led = campaign(dm)) < 0))
+	if (open_store(dm) || lead_new(dm))
 		return -1;
-	dm->leading = led > 0;
 	gettimeofday(&tv, NULL);
 	/* revisions continue above the wall clock's microseconds: a restarted core never
 	 * hands out one a watcher already saw */
@@ -376,12 +230,8 @@ static int start(struct daemon *dm)
 	dm->lws = fx_http_context(dm->http);
 	if (!(dm->nodes = fx_nodes_start(dm->core, dm->store, &nc, fx_http_vhost(dm->http))))
 		return -1;
-	if (c->store == FX_STORE_ETCD && !(dm->watch = fx_store_etcd_watch_apps(dm->store, &wh)))
+	if (dm->lead && fx_lead_start(dm->lead, dm->core, &lh))
 		return -1;
-	if (!dm->leading) {
-		fx_nodes_set_standby(dm->nodes, true);
-		learn_leader(dm);
-	}
 	if (!(dm->signals = ctl_signals_new(dm->lws, stop_signals, 2, on_signal, dm))) {
 		ctl_log("signalfd: %s", strerror(errno));
 		return -1;
@@ -399,7 +249,6 @@ static void stop(struct daemon *dm)
 		lws_sul_cancel(&dm->tick);
 		lws_sul_cancel(&dm->kick);
 	}
-	fx_store_watch_stop(dm->watch);
 	fx_nodes_stop(dm->nodes);
 	dm->nodes = NULL;
 	ctl_signals_free(dm->signals);
@@ -408,8 +257,7 @@ static void stop(struct daemon *dm)
 	fx_http_stop(dm->http);
 	dm->lws = NULL;
 	fx_core_free(dm->core);
-	/* a leader that stops hands over now, not after its lease */
-	ctl_etcd_elect_free(dm->election, dm->leading && !dm->deposed);
+	fx_lead_free(dm->lead); /* a leader that stops hands over now */
 	if (dm->store)
 		dm->store->ops->close(dm->store);
 }
@@ -438,7 +286,7 @@ int main(int argc, char **argv)
 		;
 	if (!rc)
 		ctl_log("stopped");
-	if (dm.deposed)
+	if (fx_lead_deposed(dm.lead))
 		rc = 3;
 	stop(&dm);
 	sodium_memzero(&dm.conf, sizeof(dm.conf));
