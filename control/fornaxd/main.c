@@ -192,9 +192,15 @@ static int start(struct daemon *dm)
 {
 	static const int stop_signals[] = {SIGTERM, SIGINT};
 	struct fx_conf *c = &dm->conf;
-	struct fx_core_conf cc = {c->pod_net, c->pod_net_bits,	c->node_bits,
-				  c->vni,     c->port_lo,	c->port_hi,
-				  c->state_s, c->endpoint_form, c->max_sess_client};
+	struct fx_core_conf cc = {.pod_net = c->pod_net,
+				  .pod_net_bits = c->pod_net_bits,
+				  .node_bits = c->node_bits,
+				  .vni = c->vni,
+				  .port_lo = c->port_lo,
+				  .port_hi = c->port_hi,
+				  .state_s = c->state_s,
+				  .form = c->endpoint_form,
+				  .max_sess_client = c->max_sess_client};
 	struct fx_core_hooks h = {dm, hook_now, hook_send, hook_event, hook_kick};
 	struct fx_api_hooks ah = {dm, api_close_link};
 	struct fx_http_conf hc = {

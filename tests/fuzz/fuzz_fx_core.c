@@ -53,7 +53,13 @@ static void reg(struct fx_core *c, const char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fx_core_conf cf = {0x0af40000, 16, 24, 1, 30000, 30100, 60, 0};
+	struct fx_core_conf cf = {.pod_net = 0x0af40000,
+				  .pod_net_bits = 16,
+				  .node_bits = 24,
+				  .vni = 1,
+				  .port_lo = 30000,
+				  .port_hi = 30100,
+				  .state_s = 60};
 	uint64_t now = 1000000;
 	struct fx_core_hooks h = {&now, now_ms, sendf, NULL, NULL};
 	char *text = fz_text(data, size), *line, *save = NULL, err[256];
