@@ -262,8 +262,8 @@ static void stop(struct daemon *dm)
 	dm->api = NULL;
 	fx_http_stop(dm->http);
 	dm->lws = NULL;
+	fx_lead_free(dm->lead); /* it feeds the core; a leader that stops hands over now */
 	fx_core_free(dm->core);
-	fx_lead_free(dm->lead); /* a leader that stops hands over now */
 	if (dm->store)
 		dm->store->ops->close(dm->store);
 }
