@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "fx_core_test.h"
 #include "core_int.h"
 #include "fx_books.h"
 #include "unit.h"
@@ -116,21 +117,9 @@ static int app_status(struct env *e, const char *field)
 
 static struct fx_core *core_new(struct env *e)
 {
-	struct fx_core_conf cf = {.pod_net = 0x0af40000,
-				  .pod_net_bits = 16,
-				  .node_bits = 24,
-				  .vni = 7,
-				  .port_lo = 30000,
-				  .port_hi = 30100,
-				  .state_s = 60,
-				  .form = 1};
-	struct fx_core_hooks h = {e, now_ms, sendf, event, NULL};
-	char err[256];
-	struct fx_core *c = fx_core_new(e->st, &cf, &h, 1000, err, sizeof(err));
+	const struct fx_core_hooks h = {e, now_ms, sendf, event, NULL};
 
-	if (!c)
-		printf("# core: %s\n", err);
-	return c;
+	return fx_test_core_new(e->st, &h);
 }
 
 static void register_as(struct env *e, const char *name, void *link, int rev)
