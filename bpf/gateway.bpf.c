@@ -144,6 +144,17 @@ XG_INLINE __u64 xg_gw_next_ctr(struct xg_gw_pcpu *pc, struct xg_gw_txctr *txc)
 	return c;
 }
 
+/* Whether key may no longer carry counter ctr: past RejectAfterMessages
+ * (ctr_max) or RejectAfterTime (expires_ns), in either direction
+ * (proto/gatewayd.md, "Key limits"). gatewayd rekeys well before either;
+ * this holds when it cannot (its peer session down, gatewayd gone). The
+ * coarse clock is CLOCK_MONOTONIC_COARSE: a tick late at most. */
+XG_INLINE int xg_gw_key_spent(const struct xg_gw_key *k, __u64 ctr)
+{
+	return (k->ctr_max && ctr > k->ctr_max) ||
+	       (k->expires_ns && bpf_ktime_get_coarse_ns() >= k->expires_ns);
+}
+
 XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct xg_outer *o)
 {
 	struct xdp_md *ctx = p->ctx;
@@ -222,6 +233,8 @@ XG_INLINE int xg_gw_encap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 
 	/* Taken only now, so a counter is spent only on a packet sent. */
 	ctr = xg_gw_next_ctr(pc, txc);
+	if (xg_gw_key_spent(key, ctr))
+		return XG_DROP(p, DROP_GW_KEY_EXPIRED);
 	t->ver = XG_TUN_VERSION;
 	t->key_id = key->id;
 	t->flags = 0;
@@ -386,6 +399,8 @@ XG_INLINE int xg_gw_decap(struct xg_pkt *p, const struct xg_gw_conf *gw, struct 
 	if (!rp)
 		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_BAD_KEY);
 	ctr = bpf_be64_to_cpu(t->counter_be);
+	if (xg_gw_key_spent(&peer->rx[slot & 1], ctr))
+		return xg_gw_peer_drop(p, ps, XG_R_DROP_GW_KEY_EXPIRED);
 	/* To refuse the obviously old before paying for the tag; the window
 	 * below decides. */
 	if (rp->top > ctr && rp->top - ctr >= XG_GW_WINDOW)

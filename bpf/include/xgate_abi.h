@@ -383,6 +383,14 @@ struct xg_gw_key {
 	__u8 pad;
 	__u8 salt[4]; /* type 1: the nonce's first 4 bytes */
 	__u8 k[32];
+	/* Reject-After-Messages and Reject-After-Time (proto/gatewayd.md,
+	 * "Key limits"), enforced where the key is used: the XDP program and
+	 * the crypto workers neither seal nor open with a key past either, and
+	 * count the frame (drop_gw_key_expired). In the entry, not in a
+	 * process, so they hold across a restart of gatewayd or the workers.
+	 * 0: no limit (gatewayd always sets both). */
+	__u64 ctr_max;    /* the highest counter the key may carry */
+	__u64 expires_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_*ns) when it stops */
 };
 /* As INFO's cipher bits (proto/gatewayd.md) and enum xgt_cipher. */
 #define XG_GW_CIPHER_CHACHA20_POLY1305 1
@@ -744,7 +752,8 @@ struct xg_sess_rev {
 	X(INGRESS_ICMP_SNAT_GW, "transit: pod's ICMP error from its host, out")  \
 	X(DROP_SESS_ICMP_QUOTE, "drop: overlay session ICMP error, bad quote")   \
 	X(GW_TO_WORKER, "gateway: type 1 frame to its queue's crypto worker")    \
-	X(DROP_GW_NO_WORKER, "drop: gateway: no crypto worker on this queue")
+	X(DROP_GW_NO_WORKER, "drop: gateway: no crypto worker on this queue")    \
+	X(DROP_GW_KEY_EXPIRED, "drop: gateway: key past RejectAfterTime/Messages")
 
 #define XG_ENUM_ENTRY(name, desc) XG_R_##name,
 enum xg_reason {

@@ -79,6 +79,7 @@ struct keys {
 	int paddr, peers, gen; /* pinned maps */
 	uint32_t seen_gen;
 	uint64_t read_ms;
+	uint64_t now_ms; /* CLOCK_MONOTONIC, as of the last keys_refresh */
 	struct kpeer p[XG_GW_MAX_PEERS];
 	int n;
 };
@@ -91,9 +92,14 @@ void keys_refresh(struct keys *k, uint64_t now_ms);
 /* The peer whose public address is ip_be, NULL for none (not type 1:
  * the caller checks the flag). */
 const struct kpeer *keys_peer(struct keys *k, uint32_t ip_be);
-/* The peer's key of id (a receive key, or a sending key: tx), as xg_tun
- * takes it: false if it has none of a cipher under that id. */
-bool keys_get(const struct kpeer *p, bool tx, uint8_t id, struct xgt_key *out);
+/* The peer's key that tunnel header hdr names (a receive key, or a
+ * sending key: tx), as xg_tun takes it: 0, or the drop reason: no key of
+ * a cipher under that id (XG_R_DROP_GW_NO_KEY sending, _BAD_KEY
+ * receiving), or one past its limits for hdr's counter
+ * (XG_R_DROP_GW_KEY_EXPIRED: RejectAfterTime as of keys_refresh,
+ * RejectAfterMessages). */
+int keys_get(const struct keys *k, const struct kpeer *p, bool tx, const uint8_t *hdr,
+	     struct xgt_key *out);
 
 /* ---- work.c ------------------------------------------------------------ */
 

@@ -3,6 +3,7 @@
  * use and again after gatewayd wrote them (it bumps xg_gen after every
  * write of xg_gw_peers, keys included), or after a second at most. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ void keys_refresh(struct keys *k, uint64_t now_ms)
 	struct xg_gen g = {0};
 	__u32 zero = 0;
 
+	k->now_ms = now_ms;
 	bpf_map_lookup_elem(k->gen, &zero, &g);
 	if (g.gen == k->seen_gen && now_ms - k->read_ms < KEYS_MAX_AGE_MS)
 		return;
@@ -83,21 +85,38 @@ const struct kpeer *keys_peer(struct keys *k, uint32_t ip_be)
 	return p;
 }
 
-bool keys_get(const struct kpeer *p, bool tx, uint8_t id, struct xgt_key *out)
+/* Past RejectAfterMessages (ctr_max) or RejectAfterTime (expires_ns,
+ * CLOCK_MONOTONIC as bpf_ktime_get_ns, written by gatewayd): the workers
+ * check what the program checked before handing the frame over, because
+ * their copy of the entry (and the clock) is their own. 0: no limit. */
+static bool spent(const struct keys *k, const struct xg_gw_key *x, uint64_t ctr)
+{
+	return (x->ctr_max && ctr > x->ctr_max) ||
+	       (x->expires_ns && k->now_ms >= x->expires_ns / 1000000);
+}
+
+int keys_get(const struct keys *k, const struct kpeer *p, bool tx, const uint8_t *hdr,
+	     struct xgt_key *out)
 {
 	const struct xg_gw_key *ks = tx ? p->v.tx : p->v.rx;
+	uint8_t id = hdr[offsetof(struct xg_tun_hdr, key_id)];
+	uint64_t ctr = 0;
 
+	for (int i = 0; i < 8; i++)
+		ctr = ctr << 8 | hdr[offsetof(struct xg_tun_hdr, counter_be) + (size_t)i];
 	for (int i = 0; i < 2; i++) {
 		const struct xg_gw_key *x = &ks[i];
 
 		if (!x->valid || x->id != id || !x->cipher)
 			continue;
+		if (spent(k, x, ctr))
+			return XG_R_DROP_GW_KEY_EXPIRED;
 		out->id = x->id;
 		out->cipher = x->cipher;
 		out->valid = true;
 		memcpy(out->salt, x->salt, sizeof(out->salt));
 		memcpy(out->k, x->k, sizeof(out->k));
-		return true;
+		return 0;
 	}
-	return false;
+	return tx ? XG_R_DROP_GW_NO_KEY : XG_R_DROP_GW_BAD_KEY;
 }

@@ -36,9 +36,7 @@ static int key_of(struct keys *k, const uint8_t *pkt, size_t off, bool tx, struc
 		return XG_R_DROP_GW_UNKNOWN_PEER;
 	if (!(p->v.flags & XG_GW_PEER_AEAD))
 		return XG_R_DROP_GW_BAD_HDR; /* its type changed since the program looked */
-	if (!keys_get(p, tx, pkt[OUTER + offsetof(struct xg_tun_hdr, key_id)], key))
-		return tx ? XG_R_DROP_GW_NO_KEY : XG_R_DROP_GW_BAD_KEY;
-	return 0;
+	return keys_get(k, p, tx, pkt + OUTER, key);
 }
 
 int work_open(struct keys *k, uint8_t *pkt, uint32_t len)

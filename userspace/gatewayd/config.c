@@ -113,15 +113,53 @@ static int check_subnet(struct ini *s, const struct gw_conf *c, const char *valu
 	return 0;
 }
 
+/* A message count: decimal, or 2^N; at least 1. */
+static int parse_count(struct ini *s, const char *key, const char *v, uint64_t *out)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	if (!strncmp(v, "2^", 2)) {
+		n = strtoull(v + 2, &end, 10);
+		if (!errno && end != v + 2 && !*end && v[2] != '-' && n < 64) {
+			*out = 1ULL << n;
+			return 0;
+		}
+	} else {
+		n = strtoull(v, &end, 10);
+		if (!errno && end != v && !*end && *v != '-' && n > 0) {
+			*out = n;
+			return 0;
+		}
+	}
+	return ini_err(s, "%s '%s': expected a count of packets, 1-%llu or 2^N (N < 64)", key, v,
+		       (unsigned long long)UINT64_MAX);
+}
+
 enum section { SEC_NONE, SEC_GATEWAY, SEC_PEER };
 
 static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, unsigned *seen)
 {
 	char value[INI_LINE_MAX];
-	static const char *const keys[] = {
-	    "Name",	     "Cluster",	 "PrivateKey",	    "ListenAddress", "PublicAddress",
-	    "Database",	     "Instance", "GraceTime",	    "Keepalive",     "HoldTime",
-	    "RekeyInterval", "Subnet",	 "PublicInterface", "Divider",	     "RekeyGrace"};
+	static const char *const keys[] = {"Name",
+					   "Cluster",
+					   "PrivateKey",
+					   "ListenAddress",
+					   "PublicAddress",
+					   "Database",
+					   "Instance",
+					   "GraceTime",
+					   "Keepalive",
+					   "HoldTime",
+					   "RekeyInterval",
+					   "Subnet",
+					   "PublicInterface",
+					   "Divider",
+					   "RekeyGrace",
+					   "RekeyAfterMessages",
+					   "RejectAfterMessages",
+					   "RejectAfterTime"};
 	int i, n = sizeof(keys) / sizeof(keys[0]);
 
 	for (i = 0; i < n && strcasecmp(k, keys[i]); i++)
@@ -170,6 +208,12 @@ static int gateway_kv(struct ini *s, struct gw_conf *c, const char *k, char *v, 
 		return 0;
 	case 14:
 		return ini_seconds(s, "RekeyGrace", v, 1, 600, &c->rekey_grace_s);
+	case 15:
+		return parse_count(s, "RekeyAfterMessages", v, &c->rekey_msgs);
+	case 16:
+		return parse_count(s, "RejectAfterMessages", v, &c->reject_msgs);
+	case 17:
+		return ini_seconds(s, "RejectAfterTime", v, 11, 86400 + 3600, &c->reject_s);
 	case 13:
 		if (c->n_dividers >= 8)
 			return ini_err(s, "too many Divider lines (at most 8)");
@@ -330,6 +374,8 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 	c->hold_s = 15;
 	c->rekey_s = 120;
 	c->rekey_grace_s = 10;
+	c->rekey_msgs = 1ULL << 60;
+	c->reject_msgs = UINT64_MAX - (1ULL << 13);
 	c->listen.sin_family = AF_INET;
 	c->listen.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->listen.sin_port = htons(7100);
@@ -391,6 +437,21 @@ int gw_conf_parse(const char *file, const char *text, struct gw_conf *c, char *e
 	if (c->rekey_grace_s >= c->rekey_s)
 		return ini_err_at(&s, 0, "RekeyGrace (%us) must be less than RekeyInterval (%us)",
 				  c->rekey_grace_s, c->rekey_s);
+	/* WireGuard's Reject-After-Time is its Rekey-After-Time + 60 s */
+	if (!(gw_seen & (1u << 17)))
+		c->reject_s = c->rekey_s + 60;
+	if (c->reject_s <= c->rekey_s)
+		return ini_err_at(
+		    &s, 0,
+		    "RejectAfterTime (%us) must exceed RekeyInterval (%us): keys would "
+		    "stop before the next one is in use",
+		    c->reject_s, c->rekey_s);
+	if (c->rekey_msgs >= c->reject_msgs)
+		return ini_err_at(&s, 0,
+				  "RekeyAfterMessages (%llu) must be less than RejectAfterMessages "
+				  "(%llu)",
+				  (unsigned long long)c->rekey_msgs,
+				  (unsigned long long)c->reject_msgs);
 	if (c->hold_s <= c->keepalive_s)
 		return ini_err_at(&s, 0, "HoldTime (%us) must exceed Keepalive (%us)", c->hold_s,
 				  c->keepalive_s);

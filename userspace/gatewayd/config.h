@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 
 #define GW_NAME_MAX    32
@@ -50,6 +51,11 @@ struct gw_conf {
 	int n_dividers;
 	unsigned grace_s, keepalive_s, hold_s, rekey_s;
 	unsigned rekey_grace_s; /* a replaced key leaves the maps this long after */
+	/* key limits (proto/gatewayd.md, "Key limits"): a new sending key
+	 * after rekey_msgs counters, none used past reject_msgs counters or
+	 * reject_s seconds (WireGuard's 2^60, 2^64 - 2^13 - 1 and 180 s) */
+	uint64_t rekey_msgs, reject_msgs;
+	unsigned reject_s;
 	struct gw_prefix subnets[GW_MAX_SUBNETS];
 	int n_subnets;
 	struct gw_peer_conf peers[GW_MAX_PEERS];

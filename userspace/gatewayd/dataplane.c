@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -99,6 +100,7 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 
 	memset(dp, 0, sizeof(*dp));
 	dp->gw = dp->peers = dp->paddr = dp->route = dp->replay = dp->pstats = dp->gen = -1;
+	dp->txctr = -1;
 	if (!g->conf.instance[0])
 		return 0;
 	if (xg_instance_root(g->conf.instance, root, sizeof(root))) {
@@ -116,6 +118,8 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 	    (dp->replay =
 		 open_pin(root, XG_MAP_GW_REPLAY, __u32, struct xg_gw_replay, err, errlen)) < 0 ||
 	    (dp->pstats = open_pin(root, XG_MAP_GW_PSTATS, __u32, struct xg_gw_pcpu, err, errlen)) <
+		0 ||
+	    (dp->txctr = open_pin(root, XG_MAP_GW_TXCTR, __u32, struct xg_gw_txctr, err, errlen)) <
 		0 ||
 	    (dp->gen = open_pin(root, XG_MAP_GEN, __u32, struct xg_gen, err, errlen)) < 0)
 		return -1;
@@ -159,7 +163,7 @@ int gwd_dp_open(struct gwd *g, char *err, size_t errlen)
 void gwd_dp_close(struct gwd *g)
 {
 	int *fds[] = {&g->dp.gw,     &g->dp.peers,  &g->dp.paddr, &g->dp.route,
-		      &g->dp.replay, &g->dp.pstats, &g->dp.gen};
+		      &g->dp.replay, &g->dp.pstats, &g->dp.gen,	  &g->dp.txctr};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -512,9 +516,36 @@ static int rx_victim(struct gwd *g, __u32 id, const struct xg_gw_peer *v)
 	return r0.top <= r1.top ? 0 : 1;
 }
 
+/* CLOCK_MONOTONIC in ns: the data path's bpf_ktime_get_ns. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t gwd_dp_tx_last(struct gwd *g, int idx)
+{
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_txctr c = {0};
+
+	if (!g->dp.on || bpf_map_lookup_elem(g->dp.txctr, &id, &c))
+		return 0;
+	return c.last;
+}
+
 /* k as the map holds it: a SipHash key (16 bytes) in auth mode, the
  * cipher's key and salt with the session's cipher in encrypt mode. Anything
- * else (a key whose length is not its mode's) is refused with EINVAL. */
+ * else (a key whose length is not its mode's) is refused with EINVAL. It
+ * stops RejectAfterTime from now (the receiver installs it first, so its
+ * copy stops a round trip before the sender's); its counter limit is the
+ * caller's to set. */
 static int key_fill(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid,
 		    struct xg_gw_key *out)
 {
@@ -531,6 +562,7 @@ static int key_fill(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid
 	out->cipher = (__u8)cipher;
 	out->id = kid;
 	out->valid = 1;
+	out->expires_ns = mono_ns() + (uint64_t)g->conf.reject_s * 1000000000u;
 	return 0;
 }
 
@@ -585,6 +617,31 @@ uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot)
 	return r.top;
 }
 
+int gwd_dp_rx_limit(struct gwd *g, int idx, int slot, uint64_t top)
+{
+	__u32 id = (__u32)idx + 1;
+	struct xg_gw_peer v;
+	struct xg_gw_key *k;
+	int rc;
+
+	if (!g->dp.on)
+		return 0;
+	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
+		return -1;
+	k = &v.rx[slot & 1];
+	if (!k->valid || k->ctr_max) {
+		sodium_memzero(&v, sizeof(v));
+		return 0;
+	}
+	k->ctr_max = sat_add(top, g->conf.reject_msgs);
+	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
+	sodium_memzero(&v, sizeof(v));
+	if (rc)
+		return -1;
+	gen_bump(g->dp.gen);
+	return 0;
+}
+
 int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
 {
 	__u32 id = (__u32)idx + 1;
@@ -608,12 +665,13 @@ int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
 	return 0;
 }
 
-int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
+int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid, uint64_t *base)
 {
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
 	int next, rc;
 
+	*base = 0;
 	if (!g->dp.on)
 		return 0;
 	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
@@ -625,6 +683,11 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 		sodium_memzero(&v, sizeof(v));
 		return -1;
 	}
+	/* counters above this one are the new key's: it may carry
+	 * RejectAfterMessages of them (a CPU finishing a block reserved before
+	 * sends the rest of it with the new key: a block per CPU at most) */
+	*base = gwd_dp_tx_last(g, idx);
+	v.tx[next].ctr_max = sat_add(*base, g->conf.reject_msgs);
 	if (bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY)) {
 		sodium_memzero(&v, sizeof(v));
 		return -1;

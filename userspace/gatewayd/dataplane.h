@@ -23,7 +23,7 @@ struct gwd;
 
 struct gw_dp {
 	bool on;
-	int gw, peers, paddr, route, replay, pstats;
+	int gw, peers, paddr, route, replay, pstats, txctr;
 	int gen; /* the instance's xg_gen: bumped so per-CPU caches see changes */
 	int div_subnet[GW_MAX_DIVIDERS], div_vpc[GW_MAX_DIVIDERS], div_gen[GW_MAX_DIVIDERS];
 	int n_div;
@@ -53,8 +53,16 @@ uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot);
 /* Zero a receive slot's key, or the sending slot not in use (tx): the
  * key bytes and the valid flag, in the map. */
 int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot);
-/* Make k (id) our sending key (after the peer confirmed it holds it). */
-int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t id);
+/* Make k (id) our sending key (after the peer confirmed it holds it);
+ * *base: the peer's highest reserved counter then, what gwd_dp_tx_last
+ * is compared with for RekeyAfterMessages. */
+int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t id, uint64_t *base);
+/* The highest counter reserved for sending to the peer (xg_gw_txctr): an
+ * upper bound of the packets sent (0 without a data plane). */
+uint64_t gwd_dp_tx_last(struct gwd *g, int idx);
+/* The receive key in slot was first used with counters up to top: it may
+ * carry RejectAfterMessages from there (its sender's count began below). */
+int gwd_dp_rx_limit(struct gwd *g, int idx, int slot, uint64_t top);
 /* The key id to announce next for this peer (differs from the current). */
 uint8_t gwd_dp_next_id(struct gwd *g, int idx);
 /* Per-peer traffic counters summed over CPUs (zeros if off). */

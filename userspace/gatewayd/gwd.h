@@ -65,6 +65,9 @@ struct peer {
 	bool syncing;	     /* inside FULL_BEGIN .. FULL_END */
 	uint64_t next_rekey_ms;
 	uint64_t last_rekey_ms;
+	/* the peer's reserved counter when our sending key switched: the key
+	 * has sent at most gwd_dp_tx_last - this (RekeyAfterMessages) */
+	uint64_t tx_ctr_base;
 };
 
 struct own_subnet {

@@ -118,7 +118,7 @@ static const char *on_datakey(struct gwd *g, struct peer *p, const uint8_t *b, l
 	sodium_memzero(p->tx_eph_sk, sizeof(p->tx_eph_sk));
 	if (bad)
 		return "datakey: small-order ephemeral key";
-	bad = gwd_dp_tx_key(g, peer_idx(g, p), &k, m.id);
+	bad = gwd_dp_tx_key(g, peer_idx(g, p), &k, m.id, &p->tx_ctr_base);
 	sodium_memzero(&k, sizeof(k));
 	if (bad) {
 		gwd_log(g, "peer %s: cannot install sending key %u: %s", p->conf->name, m.id,
@@ -139,7 +139,7 @@ static const char *on_datakey(struct gwd *g, struct peer *p, const uint8_t *b, l
 static void key_wipes(struct gwd *g, int i, uint64_t now)
 {
 	struct peer *p = &g->peers[i];
-	uint64_t grace = (uint64_t)g->conf.rekey_grace_s * 1000;
+	uint64_t grace = (uint64_t)g->conf.rekey_grace_s * 1000, top;
 
 	if (p->tx_wipe_ms && now >= p->tx_wipe_ms) {
 		p->tx_wipe_ms = 0;
@@ -149,8 +149,12 @@ static void key_wipes(struct gwd *g, int i, uint64_t now)
 	}
 	if (p->rx_new_slot < 0)
 		return;
-	if (!p->rx_used_ms && gwd_dp_rx_top(g, i, p->rx_new_slot))
+	if (!p->rx_used_ms && (top = gwd_dp_rx_top(g, i, p->rx_new_slot))) {
 		p->rx_used_ms = now;
+		if (gwd_dp_rx_limit(g, i, p->rx_new_slot, top))
+			gwd_log(g, "peer %s: cannot set the receive key's message limit: %s",
+				p->conf->name, strerror(errno));
+	}
 	if (p->rx_used_ms && now >= p->rx_used_ms + grace) {
 		if (gwd_dp_wipe_key(g, i, false, p->rx_new_slot ^ 1))
 			gwd_log(g, "peer %s: cannot wipe the previous receive key: %s",
@@ -170,7 +174,17 @@ void gwd_rekeys(struct gwd *g)
 
 		key_wipes(g, i, now);
 
-		if (p->conn && now >= p->next_rekey_ms) {
+		if (!p->conn)
+			continue;
+		if (now >= p->next_rekey_ms) {
+			p->tx_epoch++;
+			announce_key(g, p);
+		} else if (gw_rekey_msgs_due(p->tx_pending, gwd_dp_tx_last(g, i), p->tx_ctr_base,
+					     g->conf.rekey_msgs)) {
+			gwd_log(g, "peer %s: %llu packets sent with data key %u: rekeying",
+				p->conf->name,
+				(unsigned long long)(gwd_dp_tx_last(g, i) - p->tx_ctr_base),
+				gwd_dp_next_id(g, i) - 1u);
 			p->tx_epoch++;
 			announce_key(g, p);
 		}

@@ -381,6 +381,13 @@ long gw_recv_ready(struct gw_session *s)
 	return have >= 4 + (size_t)clen ? (long)(clen - over) : -1;
 }
 
+bool gw_rekey_msgs_due(bool pending, uint64_t last, uint64_t base, uint64_t limit)
+{
+	/* last below base: the counter map was re-created; the next switch
+	 * takes a new base */
+	return !pending && last >= base && last - base >= limit;
+}
+
 void gw_rekey_pair(unsigned char pub[32], unsigned char sk[32])
 {
 	randombytes_buf(sk, 32);

@@ -74,6 +74,10 @@ void gw_rekey_pair(unsigned char pub[32], unsigned char sk[32]);
 int gw_rekey_derive(const struct gw_session *s, int to_peer, uint32_t epoch,
 		    const unsigned char my_sk[32], const unsigned char e_s[32],
 		    const unsigned char e_r[32], bool aead, struct gw_dkey *out);
+/* RekeyAfterMessages: is a new sending key due, the peer's reserved
+ * counter at last and at base when the current key took over? Not while an
+ * announce waits for its ack (pending): one rekey per limit reached. */
+bool gw_rekey_msgs_due(bool pending, uint64_t last, uint64_t base, uint64_t limit);
 void gw_session_wipe(struct gw_session *s);
 
 #endif
