@@ -160,15 +160,43 @@ int main(void)
 	expect_err(GW "RekeyInterval = 20\nRekeyGrace = 20\n",
 		   "t.conf:0: RekeyGrace (20s) must be less than RekeyInterval (20s)");
 
+	/* key limits: WireGuard's by default, lower ones for tests */
+	rc = parse(GW, err, sizeof(err));
+	CHECK(
+	    rc == 0 && c.rekey_msgs == 1ULL << 60 && c.reject_msgs == UINT64_MAX - (1ULL << 13) &&
+		c.reject_s == 180,
+	    "RekeyAfterMessages 2^60, RejectAfterMessages 2^64 - 2^13 - 1, RejectAfterTime 180 s");
+	rc = parse(GW "RekeyInterval = 300\n", err, sizeof(err));
+	CHECK(rc == 0 && c.reject_s == 360, "RejectAfterTime follows RekeyInterval + 60 s (%u)",
+	      c.reject_s);
+	rc = parse(GW
+		   "RekeyAfterMessages = 1000\nRejectAfterMessages = 2^20\nRejectAfterTime = 200\n",
+		   err, sizeof(err));
+	CHECK(rc == 0 && c.rekey_msgs == 1000 && c.reject_msgs == 1 << 20 && c.reject_s == 200,
+	      "RekeyAfterMessages = 1000, RejectAfterMessages = 2^20, RejectAfterTime = 200 (%s)",
+	      rc ? err : "");
+	expect_err(GW "RekeyAfterMessages = 0\n",
+		   "t.conf:6: RekeyAfterMessages '0': expected a count of packets, "
+		   "1-18446744073709551615 or 2^N (N < 64)");
+	expect_err(GW "RejectAfterMessages = 2^64\n",
+		   "t.conf:6: RejectAfterMessages '2^64': expected a count of packets, "
+		   "1-18446744073709551615 or 2^N (N < 64)");
+	expect_err(GW "RekeyAfterMessages = 2^20\nRejectAfterMessages = 2^20\n",
+		   "t.conf:0: RekeyAfterMessages (1048576) must be less than RejectAfterMessages "
+		   "(1048576)");
+	expect_err(GW "RejectAfterTime = 120\n",
+		   "t.conf:0: RejectAfterTime (120s) must exceed RekeyInterval (120s): keys would "
+		   "stop before the next one is in use");
+
 	/* the tunnel's mode and cipher, per peer */
 	rc = parse(GW "[Peer]\nName = b\nPublicKey = " K2 "\n[Peer]\nName = c\nPublicKey = " K3
 		      "\nMode = encrypt\nCipher = chacha20-poly1305\n",
 		   err, sizeof(err));
 	CHECK(rc == 0 && c.peers[0].mode == GW_MODE_ENCRYPT &&
-		      c.peers[0].ciphers == XGT_CIPHERS_ALL,
+		  c.peers[0].ciphers == XGT_CIPHERS_ALL,
 	      "Mode defaults to encrypt, Cipher to auto (%s)", rc ? err : "");
 	CHECK(rc == 0 && c.peers[1].mode == GW_MODE_ENCRYPT &&
-		      c.peers[1].ciphers == XGT_CHACHA20_POLY1305,
+		  c.peers[1].ciphers == XGT_CHACHA20_POLY1305,
 	      "Mode = encrypt, Cipher = chacha20-poly1305");
 	rc = parse(GW "[Peer]\nName = b\nPublicKey = " K2 "\nMode = AUTH\nCipher = aes-256-gcm\n",
 		   err, sizeof(err));
@@ -176,8 +204,9 @@ int main(void)
 	      "Mode = AUTH (any case), Cipher = aes-256-gcm");
 	expect_err(GW "[Peer]\nName = b\nPublicKey = " K2 "\nMode = wireguard\n",
 		   "t.conf:9: Mode 'wireguard': expected encrypt or auth");
-	expect_err(GW "[Peer]\nName = b\nPublicKey = " K2 "\nCipher = aes-128-gcm\n",
-		   "t.conf:9: Cipher 'aes-128-gcm': expected auto, chacha20-poly1305 or aes-256-gcm");
+	expect_err(
+	    GW "[Peer]\nName = b\nPublicKey = " K2 "\nCipher = aes-128-gcm\n",
+	    "t.conf:9: Cipher 'aes-128-gcm': expected auto, chacha20-poly1305 or aes-256-gcm");
 	expect_err(GW "[Peer]\nName = b\nMode = auth\nMode = encrypt\n",
 		   "t.conf:9: Mode given twice in this [Peer]");
 

@@ -92,6 +92,24 @@ static void rekey_checks(struct gw_session *a, struct gw_session *b)
 	      "a small-order ephemeral key is refused");
 }
 
+/* RekeyAfterMessages: a new sending key once the peer's reserved counter
+ * is the limit above where the current key took over, once per announce. */
+static void rekey_msgs_checks(void)
+{
+	uint64_t base = 5000, lim = 1000;
+
+	CHECK(!gw_rekey_msgs_due(false, base + lim - 1, base, lim), "limit - 1 counters: not due");
+	CHECK(gw_rekey_msgs_due(false, base + lim, base, lim), "limit counters: due");
+	CHECK(gw_rekey_msgs_due(false, base + 10 * lim, base, lim), "past it: due");
+	CHECK(!gw_rekey_msgs_due(true, base + 10 * lim, base, lim),
+	      "not again while the announce waits for its ack");
+	CHECK(!gw_rekey_msgs_due(false, base - 1, base, lim),
+	      "counter below the base (its map re-created): not due");
+	CHECK(gw_rekey_msgs_due(false, UINT64_MAX, 0, 1ULL << 60), "WireGuard's 2^60 is reached");
+	CHECK(!gw_rekey_msgs_due(false, (1ULL << 52) - 1, 0, 1ULL << 60),
+	      "and not before: the 52-bit counters end first (proto/xgtun.md)");
+}
+
 int main(void)
 {
 	struct side i = {.sk = sk_a, .expect = pk_b}, r = {.sk = sk_b};
@@ -120,6 +138,7 @@ int main(void)
 	n = gw_recv(&i.s, &type, buf, sizeof(buf), i.err, sizeof(i.err));
 	CHECK(n == 60000 && type == 4 && buf[59999] == 0x5a, "60 kB frame r->i");
 	rekey_checks(&i.s, &r.s);
+	rekey_msgs_checks();
 	memcpy(m1, i.s.master, 32);
 
 	/* 2. tampering with a frame on the wire is detected */
