@@ -79,7 +79,8 @@ struct keys {
 	int paddr, peers, gen; /* pinned maps */
 	uint32_t seen_gen;
 	uint64_t read_ms;
-	uint64_t now_ms; /* CLOCK_MONOTONIC, as of the last keys_refresh */
+	uint64_t now_ms;     /* CLOCK_MONOTONIC, as of the last keys_refresh */
+	uint32_t self_ip_be; /* our public address (xg_gw): a frame's way on one NIC */
 	struct kpeer p[XG_GW_MAX_PEERS];
 	int n;
 };
@@ -115,9 +116,14 @@ int work_open(struct keys *k, uint8_t *pkt, uint32_t len);
 /* Seal a frame the program built for a type 1 peer in place: 0 or the
  * reason. */
 int work_seal(struct keys *k, uint8_t *pkt, uint32_t len);
-/* Up to XS_BATCH frames from in's RX ring, each opened (open) or sealed
- * and sent on out, the frames returned to in's fill ring. The count. */
-unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, bool open,
+/* What a socket's frames are: to seal, to open, or either (a gateway whose
+ * public and internal NIC are one device: its sockets are in both halves
+ * of xg_gw_xsk, and each frame's addresses tell its way). */
+enum work_dir { WORK_SEAL = 0, WORK_OPEN = 1, WORK_EITHER = 2 };
+/* Up to XS_BATCH frames from in's RX ring, each opened and sent on out, or
+ * sealed and sent on out (on in for WORK_EITHER: in is on the public NIC),
+ * the frames returned to in's fill ring. The count. */
+unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, int dir,
 		    struct cryptd_stats *st);
 
 #endif

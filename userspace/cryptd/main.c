@@ -35,6 +35,7 @@ struct cryptd {
 	struct keys keys;
 	struct xsock pub[XG_GW_MAX_QUEUES], intl[XG_GW_MAX_QUEUES], crypt;
 	unsigned n_pub, n_intl;
+	bool one_nic;		/* the public NIC is the internal one: its sockets seal too */
 	uint32_t crypt_ifindex; /* the gateway's end, registered in xg_gw */
 	struct cryptd_stats st, logged;
 };
@@ -74,7 +75,9 @@ static int open_sockets(struct cryptd *c, const char *pub, const char *intl, con
 	int fd;
 
 	c->n_pub = nic_rx_queues(pub);
-	c->n_intl = nic_rx_queues(intl);
+	/* a queue takes one socket of its own UMEM: on one NIC, the public
+	 * side's sockets are in both halves of xg_gw_xsk */
+	c->n_intl = c->one_nic ? 0 : nic_rx_queues(intl);
 	for (unsigned q = 0; q < c->n_pub; q++)
 		if (xsock_open(&c->pub[q], pub, q, true, err, sizeof(err)))
 			goto fail;
@@ -88,6 +91,9 @@ static int open_sockets(struct cryptd *c, const char *pub, const char *intl, con
 		idx = q;
 		if (bpf_map_update_elem(c->xskmap, &idx, &fd, BPF_ANY))
 			goto map_fail;
+		idx = XG_GW_XSK_SEAL + q;
+		if (c->one_nic && bpf_map_update_elem(c->xskmap, &idx, &fd, BPF_ANY))
+			goto map_fail;
 	}
 	for (unsigned q = 0; q < c->n_intl; q++) {
 		fd = xsock_fd(&c->intl[q]);
@@ -95,8 +101,15 @@ static int open_sockets(struct cryptd *c, const char *pub, const char *intl, con
 		if (bpf_map_update_elem(c->xskmap, &idx, &fd, BPF_ANY))
 			goto map_fail;
 	}
-	cd_log(c, "workers on %s (%u queues, %s) and %s (%u queues), crypt interface %s", pub,
-	       c->n_pub, c->pub[0].zerocopy ? "zero-copy" : "copy mode", intl, c->n_intl, crypt);
+	if (c->one_nic)
+		cd_log(c,
+		       "workers on %s (%u queues, %s), the public and the internal NIC, crypt "
+		       "interface %s",
+		       pub, c->n_pub, c->pub[0].zerocopy ? "zero-copy" : "copy mode", crypt);
+	else
+		cd_log(c, "workers on %s (%u queues, %s) and %s (%u queues), crypt interface %s",
+		       pub, c->n_pub, c->pub[0].zerocopy ? "zero-copy" : "copy mode", intl,
+		       c->n_intl, crypt);
 	return 0;
 map_fail:
 	snprintf(err, sizeof(err), "xg_gw_xsk[%u]: %s", idx, strerror(errno));
@@ -174,7 +187,8 @@ static int run(struct cryptd *c, int sfd, unsigned stats_s)
 		keys_refresh(&c->keys, now);
 		for (unsigned q = 0; q < c->n_pub; q++)
 			if (pf[q].revents & POLLIN)
-				work_batch(&c->keys, &c->pub[q], &c->crypt, true, &c->st);
+				work_batch(&c->keys, &c->pub[q], &c->crypt,
+					   c->one_nic ? WORK_EITHER : WORK_OPEN, &c->st);
 		for (unsigned q = 0; q < c->n_intl; q++)
 			if (pf[c->n_pub + q].revents & POLLIN)
 				work_batch(&c->keys, &c->intl[q], &c->pub[q % c->n_pub], false,
@@ -235,12 +249,10 @@ static int serve(struct cryptd *c, const char *crypt, unsigned stats_s)
 		       h.nic_ifindex);
 		return 1;
 	}
-	/* Both directions' frames would arrive on one queue's socket, both
-	 * type 1 with our address on one side: not told apart here yet. */
-	if (g.pub_ifindex == h.nic_ifindex) {
-		cd_log(c, "%s is both the public and the internal NIC: the workers need two", pub);
-		return 1;
-	}
+	/* One device: both ways arrive on one queue's socket, told apart by
+	 * which side our public address is on (work.c) */
+	c->one_nic = g.pub_ifindex == h.nic_ifindex;
+	c->keys.self_ip_be = g.pub_ip_be;
 	c->crypt_ifindex = nic_veth_peer(crypt);
 	if (!c->crypt_ifindex) {
 		cd_log(c, "--crypt %s: not one end of a veth pair", crypt);

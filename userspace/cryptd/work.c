@@ -72,7 +72,26 @@ int work_seal(struct keys *k, uint8_t *pkt, uint32_t len)
 	return rc;
 }
 
-unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, bool open,
+/* On one NIC a socket takes both ways. The program sends a frame to seal
+ * from our public address to a peer's, and one to open from a peer's to
+ * ours, found in xg_gw_paddr by its source. A frame with ours on both
+ * sides (a peer that claimed our address) could be either: refused. */
+static int dir_of(const struct keys *k, const uint8_t *pkt, uint32_t len)
+{
+	uint32_t src, dst;
+
+	if (len < OUTER)
+		return -1;
+	src = ip_at(pkt, IP_SRC);
+	dst = ip_at(pkt, IP_DST);
+	if (dst == k->self_ip_be && src != k->self_ip_be)
+		return WORK_OPEN;
+	if (src == k->self_ip_be && dst != k->self_ip_be)
+		return WORK_SEAL;
+	return -1;
+}
+
+unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, int how,
 		    struct cryptd_stats *st)
 {
 	uint32_t idx, fidx, n = xsk_ring_cons__peek(&in->rx, XS_BATCH, &idx);
@@ -83,7 +102,11 @@ unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, bool op
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&in->rx, idx + i);
 		uint8_t *pkt = xsk_umem__get_data(in->buf, d->addr);
-		int rc = open ? work_open(k, pkt, d->len) : work_seal(k, pkt, d->len);
+		int open = how == WORK_EITHER ? dir_of(k, pkt, d->len) : how;
+		struct xsock *to = how == WORK_EITHER && open == WORK_SEAL ? in : out;
+		int rc = open < 0 ? XG_R_DROP_GW_BAD_HDR
+			 : open	  ? work_open(k, pkt, d->len)
+				  : work_seal(k, pkt, d->len);
 
 		addrs[i] = xsk_umem__extract_addr(d->addr);
 		if (rc) {
@@ -92,7 +115,7 @@ unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, bool op
 			/* nothing half-done leaves: a failed open zeroed the inner frame */
 			continue;
 		}
-		if (!xsock_send(out, pkt, d->len))
+		if (!xsock_send(to, pkt, d->len))
 			continue;
 		if (open)
 			st->opened++;
@@ -108,5 +131,7 @@ unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, bool op
 		*xsk_ring_prod__fill_addr(&in->fq, fidx + i) = addrs[i];
 	xsk_ring_prod__submit(&in->fq, n);
 	xsock_flush(out);
+	if (how == WORK_EITHER)
+		xsock_flush(in);
 	return n;
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# A gateway whose public and internal NIC are one device, in encrypt mode:
+# netns a is the gateway (eth0 carries its public address 10.97.0.1 and its
+# cluster address 10.99.1.1; the gateway program on eth0 and on the crypt
+# veth xgc1; xgate-cryptd on eth0 and xgc0; gatewayd), netns b the other
+# end of eth0: its peer gateway's control plane (gatewayd without a data
+# plane, 10.97.0.2) and, on the same link, its cluster's bouncer 10.99.1.9.
+# Frames are sent and read in b by tests/gw/one_nic.py. Checks: the workers
+# start on one NIC (one socket per queue, in both halves of xg_gw_xsk); a
+# divider's frame for the peer leaves sealed with the key gatewayd agreed;
+# a peer's frame is opened and handed to the cluster; both counted by the
+# workers.
+# usage: one_nic.sh PATH/TO/gatewayd PATH/TO/xgate PATH/TO/xgate-cryptd
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+GWD=$(readlink -f "$1")
+XG=$(readlink -f "$2")
+CRYPTD=$(readlink -f "$3")
+source "$HERE/../lib.sh"
+P="xg1n$$"
+T=$(mktemp -d /tmp/xgt-gw1nic-XXXXXX)
+declare -A PID
+cleanup() {
+	for p in "${PID[@]}"; do kill "$p" 2>/dev/null; done
+	sleep 0.3
+	for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	for n in a b; do
+		"$XG" -n "$P-$n" reset >/dev/null 2>&1
+		ip netns del "$P-$n" 2>/dev/null
+	done
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
+for n in a b; do ip netns add "$P-$n"; ip -n "$P-$n" link set lo up; done
+ip link add "$P-ea" netns "$P-a" type veth peer name "$P-eb" netns "$P-b"
+ip -n "$P-a" link set "$P-ea" name eth0; ip -n "$P-b" link set "$P-eb" name eth0
+for n in a b; do ip -n "$P-$n" link set eth0 up; done
+ip -n "$P-a" addr add 10.97.0.1/24 dev eth0; ip -n "$P-a" addr add 10.99.1.1/24 dev eth0
+ip -n "$P-b" addr add 10.97.0.2/24 dev eth0; ip -n "$P-b" addr add 10.99.1.9/24 dev eth0
+mac() { ip -n "$P-$1" -j link show eth0 | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[0]['address'])"; }
+AMAC=$(mac a); BMAC=$(mac b)
+for ip in 10.97.0.2 10.99.1.9; do ip -n "$P-a" neigh replace "$ip" lladdr "$BMAC" dev eth0 nud permanent; done
+ip -n "$P-a" link add xgc0 type veth peer name xgc1
+ip -n "$P-a" link set xgc0 up; ip -n "$P-a" link set xgc1 up
+xga() { "$XG" -N "$P-a" -n "$P-a" "$@"; }
+xga attach eth0 gateway >/dev/null && xga attach xgc1 gateway >/dev/null &&
+	xga host set ip 10.99.1.1 >/dev/null && xga vpc add 100 dividers 10.99.1.9 >/dev/null &&
+	xga subnet add 100 10.1.0.0/16 bouncers 10.99.1.9 >/dev/null ||
+	{ not_ok "gateway instance on one NIC"; summary; exit 1; }
+# frames the gateway redirects out of eth0 reach b only if b's end runs XDP too (veth)
+"$XG" -N "$P-b" -n "$P-b" attach eth0 pass >/dev/null || { not_ok "pass program in b"; summary; exit 1; }
+# gw-b's gatewayd needs a data plane to derive and announce keys: a gateway program on a
+# veth of its own, off the path (b's frames are python's), with a crypt interface
+# registered as xgate-cryptd would (crypt_ifindex: xg_gw's last 4 bytes)
+ip -n "$P-b" link add dp0 type veth peer name dp1
+ip -n "$P-b" link set dp0 up; ip -n "$P-b" link set dp1 up
+"$XG" -N "$P-b" -n "$P-b" attach dp0 gateway >/dev/null 2>&1 || { not_ok "gw-b's data plane"; summary; exit 1; }
+v=$(bpftool -j map lookup pinned "/sys/fs/bpf/xgate/$P-b/xg_gw" key 0 0 0 0 |
+	/usr/bin/python3 -c "import json,sys,struct; b=[int(x,16) for x in json.load(sys.stdin)['value']]; b[12:16]=struct.pack('<I',int(sys.argv[1])); print(' '.join(map(str,b)))" \
+		"$(ip -n "$P-b" -j link show dp1 | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[0]['ifindex'])")")
+bpftool map update pinned "/sys/fs/bpf/xgate/$P-b/xg_gw" key 0 0 0 0 value $v
+
+for n in a b; do "$XG" gw genkey > "$T/$n.key"; "$XG" gw pubkey < "$T/$n.key" > "$T/$n.pub"; done
+conf() { # conf NAME INDEX SUBNET [DATAPLANE LINES]
+	local n=$1 i=$2 o
+	o=$([ "$n" = a ] && echo b || echo a)
+	printf '[Gateway]\nName = gw-%s\nCluster = edge-%s\nPrivateKey = %s\n' "$n" "$n" "$(cat "$T/$n.key")"
+	printf 'ListenAddress = 10.97.0.%s:7100\nPublicAddress = 10.97.0.%s:6082\n' "$i" "$i"
+	printf 'Database = %s/%s.db\nKeepalive = 1\nHoldTime = 3\nSubnet = %s\n%s' "$T" "$n" "$3" "${4:-}"
+	printf '\n[Peer]\nName = gw-%s\nPublicKey = %s\nEndpoint = 10.97.0.%s:7100\n' "$o" "$(cat "$T/$o.pub")" "$([ "$o" = a ] && echo 1 || echo 2)"
+	printf 'Mode = encrypt\nCipher = chacha20-poly1305\n'
+}
+conf a 1 "100 10.1.0.0/16" "$(printf 'Instance = %s\nPublicInterface = eth0\n' "$P-a")" > "$T/a.conf"
+conf b 2 "100 10.2.0.0/16" "$(printf 'Instance = %s\nPublicInterface = dp0\n' "$P-b")" > "$T/b.conf"
+nsenter --net="/run/netns/$P-a" "$CRYPTD" -n "$P-a" -c xgc0 -s 1 2> "$T/cryptd.log" & PID[c]=$!
+for n in a b; do
+	nsenter --net="/run/netns/$P-$n" "$GWD" -c "$T/$n.conf" -s "$T/$n.sock" 2>> "$T/$n.log" & PID[$n]=$!
+done
+
+wait_for 10 grep -q "workers on eth0 (1 queues, copy mode), the public and the internal NIC" "$T/cryptd.log" &&
+	ok "xgate-cryptd runs on one NIC" || { not_ok "cryptd: $(cat "$T/cryptd.log")"; summary; exit 1; }
+peer1() { bpftool -j map lookup pinned "/sys/fs/bpf/xgate/$P-a/xg_gw_peers" key 1 0 0 0 2>/dev/null; }
+K="import json,sys; v=json.load(sys.stdin)['formatted']['value']"
+key() { # key tx|rx: id key_hex salt_hex of a's sending key, or of its receive key
+	peer1 | /usr/bin/python3 -c "$K
+ks = [v['tx'][v['tx_slot'] & 1]] if sys.argv[1] == 'tx' else v['rx']
+k = [k for k in ks if k['valid'] and k['cipher'] == 1]
+print(k[0]['id'], bytes(k[0]['k']).hex(), bytes(k[0]['salt']).hex()) if k else None" "$1"
+}
+keyed() { [ -n "$(key tx)" ] && [ -n "$(key rx)" ]; }
+wait_for 15 keyed && ok "encrypt session up: type 1 keys both ways in gw-a's maps" ||
+	{ not_ok "keys: tx $(key tx 2>&1), rx $(key rx 2>&1); $(tail -3 "$T/a.log")"; summary; exit 1; }
+route() { bpftool map lookup pinned "/sys/fs/bpf/xgate/$P-a/xg_gw_route" key 48 0 0 0 0 0 0 100 10 2 0 0 >/dev/null 2>&1; }
+wait_for 5 route || not_ok "gw-b's subnet not in gw-a's xg_gw_route"
+
+b_py() { ip netns exec "$P-b" /usr/bin/python3 "$HERE/one_nic.py" "$@"; }
+# shellcheck disable=SC2046
+out=$(b_py seal eth0 "$AMAC" $(key tx) 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+[ $rc = 0 ] && ok "sealed: a divider's frame for gw-b left the one NIC as type 1, opened with the agreed key" ||
+	not_ok "seal path"
+# shellcheck disable=SC2046
+out=$(b_py open eth0 "$AMAC" $(key rx) 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+[ $rc = 0 ] && ok "opened: gw-b's frame went to the cluster as Geneve, in clear only there" ||
+	not_ok "open path: $(xga stats 2>&1 | grep -i 'gw\|drop' | head -8)"
+counted() { grep -Eq "opened [1-9][0-9]*, sealed [1-9]" "$T/cryptd.log"; }
+wait_for 4 counted && ok "the workers counted both ways ($(grep -Eo 'opened [0-9]+, sealed [0-9]+' "$T/cryptd.log" | tail -1))" ||
+	not_ok "cryptd counters: $(tail -2 "$T/cryptd.log")"
+summary
