@@ -120,10 +120,11 @@ int work_seal(struct keys *k, uint8_t *pkt, uint32_t len);
  * public and internal NIC are one device: its sockets are in both halves
  * of xg_gw_xsk, and each frame's addresses tell its way). */
 enum work_dir { WORK_SEAL = 0, WORK_OPEN = 1, WORK_EITHER = 2 };
-/* Up to XS_BATCH frames from in's RX ring, each opened and sent on out, or
- * sealed and sent on out (on in for WORK_EITHER: in is on the public NIC),
- * the frames returned to in's fill ring. The count. */
-unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, int dir,
+/* Up to XS_BATCH frames from in's RX ring (how: enum work_dir), each
+ * opened and sent on out, or sealed and sent on out (on in for
+ * WORK_EITHER: in is on the public NIC), the frames returned to in's fill
+ * ring. The count. */
+unsigned work_batch(struct keys *k, struct xsock *in, struct xsock *out, int how,
 		    struct cryptd_stats *st);
 
 #endif
