@@ -14,6 +14,9 @@ packet sockets, the cipher from proto/xgtun.md with python3-cryptography.
       a peer's type 1 frame (10.97.0.2 -> 10.97.0.1:6082) sealed with
       KEY/SALT as KEY_ID, counter 1; the gateway must open it and hand the
       inner frame to its cluster as Geneve to the bouncer 10.99.1.9
+  one_nic.py seal|open ... none
+      the same frame, which the gateway must not send on at all (its key is
+      past its limits)
 Prints ok/not ok lines; exit 1 on any failure.
 """
 import socket
@@ -88,6 +91,7 @@ def frames(sock, want, seconds=3):
 def main():
     how, dev, gw_mac, key_id = sys.argv[1], sys.argv[2], mac(sys.argv[3]), int(sys.argv[4])
     key, salt = bytes.fromhex(sys.argv[5]), bytes.fromhex(sys.argv[6])
+    none = sys.argv[7:] == ["none"]
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((dev, 0))
     me = s.getsockname()[4]
@@ -97,7 +101,11 @@ def main():
         gnv = struct.pack("!BBHI", 0, 0, 0x6558, 100 << 8) + inner("10.1.0.5", "10.2.0.7", marker)
         s.send(eth(gw_mac, me, ipv4("10.99.1.9", "10.99.1.1", udp(12345, 6081, gnv))))
         f = frames(s, lambda f: len(f) > 74 and f[12:14] == b"\x08\x00" and f[23] == 17
-                   and f[26:30] == ip4("10.97.0.1") and f[36:38] == struct.pack("!H", 6082))
+                   and f[26:30] == ip4("10.97.0.1") and f[36:38] == struct.pack("!H", 6082),
+                   1.5 if none else 3)
+        if none:
+            check(f is None, "the Geneve frame did not leave the gateway")
+            return
         check(f is not None, "the Geneve frame left the gateway's one NIC as a tunnel frame")
         if f is None:
             return
@@ -121,7 +129,10 @@ def main():
         s.send(eth(gw_mac, me, ipv4("10.97.0.2", "10.97.0.1", udp(0xC123, 6082, tun))))
         f = frames(s, lambda f: len(f) > 50 and f[23] == 17 and
                    f[26:34] == ip4("10.99.1.1") + ip4("10.99.1.9") and
-                   f[36:38] == struct.pack("!H", 6081))
+                   f[36:38] == struct.pack("!H", 6081), 1.5 if none else 3)
+        if none:
+            check(f is None, "the type 1 frame did not reach the cluster")
+            return
         check(f is not None, "the type 1 frame came back out of the one NIC as Geneve to the "
               "bouncer")
         if f is not None:

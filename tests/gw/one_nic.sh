@@ -9,7 +9,11 @@
 # start on one NIC (one socket per queue, in both halves of xg_gw_xsk); a
 # divider's frame for the peer leaves sealed with the key gatewayd agreed;
 # a peer's frame is opened and handed to the cluster; both counted by the
-# workers.
+# workers. Then the key limits with gatewayd gone (proto/gatewayd.md, "Key
+# limits"): restarted with RejectAfterTime 11 s and killed again, its keys
+# stop 11 s later: neither way carries a frame any more, each counted as
+# drop_gw_key_expired. (The workers check too: with the program's check
+# removed, nothing leaves either, but the count is theirs.)
 # usage: one_nic.sh PATH/TO/gatewayd PATH/TO/xgate PATH/TO/xgate-cryptd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -84,11 +88,15 @@ wait_for 10 grep -q "workers on eth0 (1 queues, copy mode), the public and the i
 	ok "xgate-cryptd runs on one NIC" || { not_ok "cryptd: $(cat "$T/cryptd.log")"; summary; exit 1; }
 peer1() { bpftool -j map lookup pinned "/sys/fs/bpf/xgate/$P-a/xg_gw_peers" key 1 0 0 0 2>/dev/null; }
 K="import json,sys; v=json.load(sys.stdin)['formatted']['value']"
-key() { # key tx|rx: id key_hex salt_hex of a's sending key, or of its receive key
+key() { # key tx|rx [expiry]: id key_hex salt_hex of a's sending key, or of the receive key
+	# that stops first; with expiry, when it stops (expires_ns)
 	peer1 | /usr/bin/python3 -c "$K
 ks = [v['tx'][v['tx_slot'] & 1]] if sys.argv[1] == 'tx' else v['rx']
-k = [k for k in ks if k['valid'] and k['cipher'] == 1]
-print(k[0]['id'], bytes(k[0]['k']).hex(), bytes(k[0]['salt']).hex()) if k else None" "$1"
+k = sorted((k for k in ks if k['valid'] and k['cipher'] == 1), key=lambda k: k['expires_ns'])
+if k and sys.argv[2:]:
+    print(k[0]['expires_ns'])
+elif k:
+    print(k[0]['id'], bytes(k[0]['k']).hex(), bytes(k[0]['salt']).hex())" "$@"
 }
 keyed() { [ -n "$(key tx)" ] && [ -n "$(key rx)" ]; }
 wait_for 15 keyed && ok "encrypt session up: type 1 keys both ways in gw-a's maps" ||
@@ -110,4 +118,33 @@ echo "$out" | sed 's/^/# /'
 counted() { grep -Eq "opened [1-9][0-9]*, sealed [1-9]" "$T/cryptd.log"; }
 wait_for 4 counted && ok "the workers counted both ways ($(grep -Eo 'opened [0-9]+, sealed [0-9]+' "$T/cryptd.log" | tail -1))" ||
 	not_ok "cryptd counters: $(tail -2 "$T/cryptd.log")"
+
+# gatewayd gone for longer than RejectAfterTime (here 11 s): its last keys stop, both ways,
+# dropped and counted, and nothing leaves in clear
+kill -9 "${PID[a]}"; wait "${PID[a]}" 2>/dev/null
+sed -i 's/^Keepalive = 1$/Keepalive = 1\nRekeyInterval = 10\nRejectAfterTime = 11/' "$T/a.conf"
+before_tx=$(key tx)
+nsenter --net="/run/netns/$P-a" "$GWD" -c "$T/a.conf" -s "$T/a.sock" 2>> "$T/a.log" & PID[a]=$!
+rekeyed() { local t; t=$(key tx); [ -n "$t" ] && [ "$t" != "$before_tx" ]; }
+wait_for 15 rekeyed || not_ok "gw-a restarted with RejectAfterTime 11 s: no new key"
+kill -9 "${PID[a]}" "${PID[b]}"; wait "${PID[a]}" "${PID[b]}" 2>/dev/null
+tx=$(key tx); rx=$(key rx)
+expired=$(( $(key tx expiry) > $(key rx expiry) ? $(key tx expiry) : $(key rx expiry) ))
+[ "$expired" -gt 0 ] || not_ok "no expiry in the keys"
+until [ "$(/usr/bin/python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))')" -gt $((expired + 100000000)) ]; do
+	sleep 0.5
+done
+counter() { xga stats -o json | /usr/bin/python3 -c '
+import json,sys
+print(sum(v.get(sys.argv[1],{}).get("packets",0) for v in (x["counters"] for x in json.load(sys.stdin))))' "$1"; }
+c0=$(counter drop_gw_key_expired)
+# shellcheck disable=SC2086
+out=$(b_py seal eth0 "$AMAC" $tx none 2>&1) && ok "keys past RejectAfterTime, gatewayd gone: nothing sealed leaves" ||
+	not_ok "seal with an expired key: $out"
+# shellcheck disable=SC2086
+out=$(b_py open eth0 "$AMAC" $rx none 2>&1) && ok "and nothing from the peer is opened into the cluster" ||
+	not_ok "open with an expired key: $out"
+c1=$(counter drop_gw_key_expired)
+[ "$c1" -ge $((c0 + 2)) ] && ok "both frames counted as drop_gw_key_expired ($c0 -> $c1)" ||
+	not_ok "drop_gw_key_expired $c0 -> $c1: $(xga stats 2>&1 | grep -i drop | head -5)"
 summary
