@@ -16,7 +16,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 GWD=$(readlink -f "$1")
 XG=$(readlink -f "$2")
 source "$HERE/../lib.sh"
-P="xgk$$"
+P="xgd$$"
 T=$(mktemp -d /tmp/xgt-gwkl-XXXXXX)
 declare -A PID
 cleanup() {

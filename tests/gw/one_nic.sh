@@ -21,7 +21,7 @@ GWD=$(readlink -f "$1")
 XG=$(readlink -f "$2")
 CRYPTD=$(readlink -f "$3")
 source "$HERE/../lib.sh"
-P="xg1n$$"
+P="xgd$$"
 T=$(mktemp -d /tmp/xgt-gw1nic-XXXXXX)
 declare -A PID
 cleanup() {
