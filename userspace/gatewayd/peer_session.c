@@ -165,7 +165,7 @@ static void key_wipes(struct gwd *g, int i, uint64_t now)
 
 void gwd_rekeys(struct gwd *g)
 {
-	uint64_t now = gwd_now_ms();
+	uint64_t now = gwd_now_ms(), last;
 
 	if (!g->dp.on)
 		return;
@@ -179,12 +179,11 @@ void gwd_rekeys(struct gwd *g)
 		if (now >= p->next_rekey_ms) {
 			p->tx_epoch++;
 			announce_key(g, p);
-		} else if (gw_rekey_msgs_due(p->tx_pending, gwd_dp_tx_last(g, i), p->tx_ctr_base,
-					     g->conf.rekey_msgs)) {
+		} else if (gw_rekey_msgs_due(p->tx_pending, last = gwd_dp_tx_last(g, i),
+					     p->tx_ctr_base, g->conf.rekey_msgs)) {
 			gwd_log(g, "peer %s: %llu packets sent with data key %u: rekeying",
-				p->conf->name,
-				(unsigned long long)(gwd_dp_tx_last(g, i) - p->tx_ctr_base),
-				gwd_dp_next_id(g, i) - 1u);
+				p->conf->name, (unsigned long long)(last - p->tx_ctr_base),
+				(unsigned)(uint8_t)(gwd_dp_next_id(g, i) - 1));
 			p->tx_epoch++;
 			announce_key(g, p);
 		}
