@@ -183,7 +183,14 @@ void ec_store_close(struct ec_store *s)
 
 const char *ec_store_errmsg(struct ec_store *s)
 {
+	if (s->hook_err[0])
+		return s->hook_err;
 	return s->sql.db ? sqlite3_errmsg(s->sql.db) : "no database";
+}
+
+bool ec_store_maybe_applied(const struct ec_store *s)
+{
+	return s->maybe_applied;
 }
 
 /* ---- statements (kept: ctl_db.h) ---- */
@@ -280,13 +287,15 @@ static int row_from(sqlite3_stmt *st, void *out)
 
 static void on_update(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
 {
-	struct ec_store *s = arg;
-
 	(void)op;
 	(void)db;
 	(void)rowid;
-	if (strcmp(table, "meta"))
-		return;
+	if (!strcmp(table, "meta"))
+		ec_store_notify(arg);
+}
+
+void ec_store_notify(struct ec_store *s)
+{
 	for (int i = 0; i < EC_STORE_HOOKS; i++)
 		if (s->on_revision[i].fn)
 			s->on_revision[i].fn(s->on_revision[i].arg);
@@ -437,6 +446,10 @@ static int before_end(struct ctl_db *db, int rc)
 	if (rc == 0 && s->outbox_dirty && outbox_save(s))
 		rc = -1;
 	s->outbox_dirty = false;
+	s->hook_err[0] = 0;
+	s->maybe_applied = false;
+	if (s->commit_hook)
+		rc = s->commit_hook(s->commit_arg, rc);
 	return rc;
 }
 

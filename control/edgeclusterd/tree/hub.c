@@ -604,7 +604,9 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		return h && path_is_hub(wsi) ? 0 : 1; /* anything else: refused upgrade */
+		/* a standby root takes no children: they go to the leader (their
+		 * Parent lists both roots) */
+		return h && path_is_hub(wsi) && !h->d->standby ? 0 : 1; /* else: refused upgrade */
 	case LWS_CALLBACK_ESTABLISHED:
 		c = h ? calloc(1, sizeof(*c)) : NULL;
 		if (!c)

@@ -47,6 +47,7 @@ struct uplink {
 	bool quiet;	    /* we close the link for a new phase: no backoff, no log */
 	bool stopping;
 	unsigned attempts;   /* failures in a row */
+	unsigned pidx;	     /* of several parents (roots on etcd), the one tried now */
 	unsigned hb_s, to_s; /* heartbeat interval and parent-silence timeout */
 	uint64_t last_rx_ms;
 	int64_t ack;	   /* seq of the last list/missions applied */
@@ -126,6 +127,9 @@ static void link_down(struct uplink *u, const char *why)
 	if (was_ready || u->attempts == 0 || u->attempts % 10 == 0)
 		ctl_log("uplink: %s %s%s%s", was_ready ? "lost the link to" : "cannot reach",
 			u->a.parent, why ? ": " : "", why ? why : "");
+	/* of several parents, the next: a standby root refuses children, and
+	 * after the leader's loss another root leads */
+	u->pidx++;
 	if (u->a.phase == PH_DEREGISTERING && !was_ready && u->attempts >= 3) {
 		snprintf(u->a.last_error, sizeof(u->a.last_error),
 			 "the parent could not be told of the detach");
@@ -194,7 +198,12 @@ static void connect_parent(struct uplink *u)
 	struct lws *w;
 	char err[256];
 
-	if (tree_hub_url(u->a.parent, &url, err, sizeof(err))) {
+	unsigned n = tree_parent_count(u->a.parent);
+	char one[EC_PATH_MAX] = "";
+
+	if (n)
+		tree_parent_at(u->a.parent, u->pidx % n, one, sizeof(one));
+	if (tree_hub_url(one, &url, err, sizeof(err))) {
 		snprintf(u->a.last_error, sizeof(u->a.last_error), "parent URL: %.200s", err);
 		set_phase(u, PH_INACTIVE, u->a.last_error);
 		return;
