@@ -162,7 +162,7 @@ static void on_etcd_tick(lws_sorted_usec_list_t *sul)
 	switch (ec_etcd_step(dm->etcd)) {
 	case EC_ETCD_WON:
 		dm->ctx.standby = false;
-		if (lead_start(dm)) {
+		if (lead_start(dm) || hub_lead(dm->hub)) {
 			dm->exit_code = 1;
 			dm->stop = 1;
 			return;

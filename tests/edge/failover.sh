@@ -169,6 +169,9 @@ grep -q "election: this root leads now" "$T/r2.log" && ok "r2 logged its takeove
 start r1
 expect 10 "r1 restarts as the standby (503)" 503 code r1
 expect 10 "with r2's missions, m6 too" "$(rvs_at r2)" rvs_at r1
+sleep 4 # past HeartbeatTimeout: a standby's hub must not judge the children (the leader's to do)
+grep -q "hub: marking" "$T/r1.log" && not_ok "the standby r1 tried to mark children: $(grep 'hub: marking' "$T/r1.log" | tail -1)" ||
+	ok "the standby writes nothing of its own about the children"
 
 # ---- a deposed leader writes nothing: r2 paused past its lease ----
 kill -STOP "${PID[r2]}"

@@ -402,10 +402,17 @@ int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 /* Step a write once and release it: 0 or -1 (also when st is NULL). */
 static int step_done(struct ec_store *s, sqlite3_stmt *st)
 {
-	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	/* on etcd, every write is in a group: its end is where etcd gets it */
+	int own = st && s->commit_hook ? ec_store_one_begin(s, 0) : 0;
+	int rc = own >= 0 && st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 
 	ec_store_release(s, st);
-	return rc;
+	return own > 0 ? ec_store_one_end(s, own, rc) : rc;
+}
+
+int ec_store_step_write(struct ec_store *s, sqlite3_stmt *st)
+{
+	return step_done(s, st);
 }
 
 /* The outbox counter as far as handed out, in the commit it was used in. */

@@ -310,6 +310,19 @@ static int commit_hook(void *arg, int rc)
 	return rc;
 }
 
+/* SQLite's commit hook: a commit of changed rows that did not pass
+ * commit_hook (a write outside a group) is turned into a rollback, so
+ * that the view never holds what etcd does not */
+static int commit_guard(void *arg)
+{
+	struct ec_etcd *m = arg;
+
+	if (!m->sess || sqlite3session_isempty(m->sess))
+		return 0;
+	ctl_log("etcd: a write outside a group was rolled back (etcd would not have it)");
+	return 1;
+}
+
 /* ---- the view: what etcd holds, in SQLite ---- */
 
 static int exec(struct ec_etcd *m, const char *sql)
@@ -552,6 +565,7 @@ struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, c
 	}
 	s->commit_hook = commit_hook;
 	s->commit_arg = m;
+	sqlite3_commit_hook(s->sql.db, commit_guard, m);
 	if ((rc = ctl_etcd_elect_step(m->el, &won)))
 		ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(m->e));
 	m->next_campaign_ms = ctl_now_ms() + CAMPAIGN_MS;
@@ -623,6 +637,7 @@ void ec_etcd_close(struct ec_etcd *m, bool resign)
 	if (m->s->commit_arg == m) {
 		m->s->commit_hook = NULL;
 		m->s->commit_arg = NULL;
+		sqlite3_commit_hook(m->s->sql.db, NULL, NULL);
 	}
 	if (m->w)
 		ctl_etcd_watch_stop(m->w);
