@@ -152,13 +152,18 @@ in_etcd refused && not_ok "etcd has the refused mission" || ok "etcd has nothing
 
 # ---- kill -9 the leader ----
 RVS=$(rvs_at r1)
+T0=$(date +%s%N)
 kill -9 "${PID[r1]}"
 wait "${PID[r1]}" 2>/dev/null
 PID[r1]=
 expect 20 "r2 takes over (/healthz 200)" 200 code r2
+T1=$(date +%s%N)
 [ "$(rvs_at r2)" = "$RVS" ] && ok "every acknowledged mission is at r2, at its resourceVersion" ||
 	not_ok "r2 has $(rvs_at r2), r1 had $RVS"
 expect 30 "c links to r2 and reports (health ok at r2)" "c=ok root=ok" tree_at r2
+T2=$(date +%s%N)
+# printed, not asserted (ElectionTTL = 3 s sets the floor)
+echo "# failover: kill -9 to the standby leading $(((T1 - T0) / 1000000)) ms, to c linked and healthy at it $(((T2 - T0) / 1000000)) ms"
 rc=$(create r2 m6)
 [ "$rc" = 201 ] && ok "r2 takes writes: m6 made (201)" || not_ok "create m6 at r2: $rc $(cat "$T/last")"
 expect 20 "m6 flows down to c" "m1 m2 m3 m4 m5 m6" missions_at c

@@ -169,6 +169,14 @@ int main(void)
 	      "b has the credential's digest, byte for byte");
 
 	CHECK(!del(&a, "m2"), "a deletes m2");
+	{
+		struct ctl_etcd_kvs kv = {0};
+
+		snprintf(key, sizeof(key), "%srows/mstate/[\"m2\",\"c\"]", prefix);
+		CHECK(!ctl_etcd_get(e, key, false, false, &kv) && kv.n == 0,
+		      "etcd lost m2's state row with it (the trigger's delete is sent too)");
+		ctl_etcd_kvs_free(&kv);
+	}
 	CHECK(sees(&b, "m2", 0), "b's view loses m2");
 	CHECK(ec_store_state_get(&b.s, "m2", "c", &v) == EC_ST_NOTFOUND, "and its state rows");
 	free(v);
