@@ -210,6 +210,25 @@ int main(void)
 	}
 	CHECK(ec_etcd_step(a.m) == EC_ETCD_LOST, "a's next step says it lost the lead");
 
+	/* ---- a row etcd has that the leader did not write just before: a write
+	 * of its own that etcd applied late (here written behind its back),
+	 * then a write of the leader's: the leader rereads ---- */
+	{
+		static const char row[] =
+		    "{\"name\":\"late\",\"uid\":\"u-late\",\"rv\":99,\"created\":"
+		    "\"2023-11-14T22:13:20Z\",\"labels\":\"{}\",\"spec\":\"{}\",\"state\":"
+		    "\"{}\",\"annotations\":\"{}\"}";
+		uint64_t rv3 = 0;
+
+		snprintf(key, sizeof(key), "%srows/missions/[\"late\"]", prefix);
+		CHECK(!ctl_etcd_put(e, key, row, strlen(row), 0, NULL),
+		      "a row appears in etcd behind the leader's back");
+		CHECK(!create(&b, "m3", &rv3), "then the leader b writes m3");
+		CHECK(sees(&b, "late", 99) && sees(&b, "m3", rv3),
+		      "b's view gets the row (a reread) and keeps m3");
+	}
+	snprintf(key, sizeof(key), "%sleader", prefix);
+
 	/* ---- a standby whose watch resumes from a compacted revision ---- */
 	CHECK(!open_root(&c, ep, "c") && !ec_etcd_leading(c.m), "c opens as a standby");
 	CHECK(!create(&b, "m4", &rv4) && !create(&b, "m5", &rv5) && !del(&b, "m1"),

@@ -46,7 +46,14 @@ struct ec_etcd {
 	char *rows, *lkey, *id; /* PREFIX "rows/", PREFIX "leader" */
 	unsigned max_ops;
 	bool leading, deposed;
-	int64_t own_rev; /* the newest etcd revision this root wrote or read whole */
+	int64_t own_rev;  /* the newest etcd revision this root wrote or read whole */
+	int64_t read_rev; /* the revision of the last full read */
+	/* the revisions of the leader's last writes: a watch event at another is
+	 * a write of ours etcd applied after it had not answered (504), maybe
+	 * after a later write of the same row: the leader rereads everything */
+	int64_t mine[512];
+	unsigned n_mine;
+	bool reread_due;
 	uint64_t next_campaign_ms, next_leader_ms;
 	char leader[320];
 };
@@ -274,6 +281,7 @@ static int push(struct ec_etcd *m, json_t *ops)
 			return -1;
 		}
 		m->own_rev = rev;
+		m->mine[m->n_mine++ % (sizeof(m->mine) / sizeof(m->mine[0]))] = rev;
 	}
 	return 0;
 }
@@ -395,6 +403,7 @@ static int apply_all(struct ec_etcd *m, const struct ctl_etcd_kvs *all)
 	}
 	if (all->revision > m->own_rev)
 		m->own_rev = all->revision;
+	m->read_rev = all->revision;
 	return 0;
 }
 
@@ -426,18 +435,32 @@ static void w_snapshot(void *arg, const struct ctl_etcd_kvs *all)
 			all->revision);
 }
 
+static bool is_mine(const struct ec_etcd *m, int64_t rev)
+{
+	for (size_t i = 0; i < sizeof(m->mine) / sizeof(m->mine[0]); i++)
+		if (m->mine[i] == rev)
+			return true;
+	return false;
+}
+
 static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
 {
 	struct ec_etcd *m = arg;
 	int rc = 0;
 
+	if (m->leading) {
+		/* the leader's view has its own writes already: applying them
+		 * again would briefly undo a newer write of the same row */
+		for (size_t i = 0; i < n; i++)
+			if (ev[i].kv.mod_rev > m->read_rev && !is_mine(m, ev[i].kv.mod_rev))
+				m->reread_due = true;
+		return;
+	}
 	if (exec(m, "BEGIN IMMEDIATE"))
 		return;
 	sqlite3session_enable(m->sess, 0);
 	for (size_t i = 0; i < n && !rc; i++) {
-		/* the leader's own writes are in its view already: applying them
-		 * again would briefly undo a newer write of the same row */
-		if (ev[i].kv.mod_rev <= m->own_rev)
+		if (ev[i].kv.mod_rev <= m->own_rev) /* in the full read already */
 			continue;
 		rc = apply_kv(m, ev[i].kv.key, ev[i].type == CTL_ETCD_PUT ? ev[i].kv.value : NULL,
 			      ev[i].kv.value_len);
@@ -445,7 +468,7 @@ static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
 	sqlite3session_enable(m->sess, 1);
 	if (rc || exec(m, "COMMIT"))
 		exec(m, "ROLLBACK");
-	if (n && ev[n - 1].kv.mod_rev > m->own_rev && !m->leading)
+	if (n && ev[n - 1].kv.mod_rev > m->own_rev)
 		m->own_rev = ev[n - 1].kv.mod_rev;
 }
 
@@ -602,8 +625,13 @@ int ec_etcd_step(struct ec_etcd *m)
 	}
 	/* renews the lease when due (a request every TTL/3), else nothing */
 	rc = ctl_etcd_elect_step(m->el, &leader);
-	if (leader)
+	if (leader) {
+		if (m->reread_due && !reread(m)) {
+			m->reread_due = false;
+			ctl_log("etcd: a write of ours applied late: the view was reread");
+		}
 		return EC_ETCD_SAME;
+	}
 	ctl_log("election: no longer the leader%s%s", rc ? ": " : "",
 		rc ? ctl_etcd_errmsg(m->e) : "");
 	m->leading = false;
