@@ -10,7 +10,9 @@
 # writes with 503 naming the leader, and children. kill -9 of the leader:
 # the standby takes over with every acknowledged mission, the child links
 # to it and keeps reporting, new missions flow down. The old leader comes
-# back as the standby.
+# back as the standby. A watch on the standby sees the leader's creates. A
+# leader paused past its lease acknowledges nothing after it is continued,
+# and stops. One etcd member stopped: writes, the standby and the child go on.
 # usage: failover.sh PATH/TO/edgeclusterd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +22,9 @@ source "$HERE/lib.sh"
 source "$HERE/../etcd.sh"
 T=$(mktemp -d /tmp/xgt-edfo-XXXXXX)
 declare -A PID PORT
+WPID=
 cleanup() {
+	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
 	for n in "${!PID[@]}"; do
 		[ -n "${PID[$n]}" ] && kill -CONT "${PID[$n]}" 2>/dev/null && kill -9 "${PID[$n]}" 2>/dev/null
 	done
@@ -128,6 +132,8 @@ expect 30 "c attached to the leader, r1 (the standby refused it)" "c=ok root=ok"
 expect 5 "the standby's view has c too" "c=ok root=ok" tree_at r2
 
 # ---- missions at the leader; the standby serves them ----
+curl -sN --max-time 60 -H "Authorization: Bearer $TOK" "$(url r2)/apis/edge.xgate.io/v1/missions?watch=1" > "$T/watch" &
+WPID=$!
 made=""
 for i in 1 2 3 4 5; do
 	rc=$(create r1 "m$i")
@@ -138,6 +144,11 @@ for i in 1 2 3 4 5; do in_etcd "m$i" || not_ok "m$i is not in etcd"; done
 ok "etcd holds the five missions' rows"
 expect 10 "the standby lists them" "m1 m2 m3 m4 m5" missions_at r2
 expect 5 "with the leader's resourceVersions" "$(rvs_at r1)" rvs_at r2
+added() { jq -r 'select(.type == "ADDED") | .object.metadata.name' "$T/watch" 2>/dev/null | sort | paste -sd' '; }
+expect 5 "a watch on the standby sees them ADDED" "m1 m2 m3 m4 m5" added
+kill "$WPID" 2>/dev/null
+wait "$WPID" 2>/dev/null
+WPID=
 expect 20 "c applied m5 and reported it up to the leader" ok state_at r1 m5 c
 expect 5 "the child's report is in the standby's view" ok state_at r2 m5 c
 expect 10 "c has the five missions" "m1 m2 m3 m4 m5" missions_at c
@@ -196,6 +207,16 @@ PID[r2]=
 grep -q "no longer lead" "$T/r2.log" && ok "(its log says so)" || not_ok "r2's log: $(tail -3 "$T/r2.log")"
 expect 30 "c links to r1 again" "c=ok root=ok" tree_at r1
 [ "$(missions_at r1)" = "m1 m2 m3 m4 m5 m6" ] && ok "r1 has every mission and not the late one" || not_ok "r1: $(missions_at r1)"
+
+# ---- one etcd member stopped: nothing changes ----
+kill "${ETCD_PID[0]}"
+wait_for 10 etcd_gone "${ETCD_PID[0]}" && ok "etcd member 0 stopped" || not_ok "etcd member 0 still runs"
+rc=$(create r1 m7)
+[ "$rc" = 201 ] && ok "the leader still takes writes (m7: 201)" || not_ok "create m7 with a member down: $rc $(cat "$T/last")"
+start r2
+expect 10 "r2 comes back as the standby (503)" 503 code r2
+expect 10 "with m7" "m1 m2 m3 m4 m5 m6 m7" missions_at r2
+expect 20 "m7 flows down to c" "m1 m2 m3 m4 m5 m6 m7" missions_at c
 
 if [ "$FAILED" -gt 0 ]; then
 	for n in r1 r2 c; do echo "# --- $n.log"; tail -15 "$T/$n.log" | sed 's/^/# /'; done
