@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Two roots of the edge tree on a three-member etcd cluster ([Store]
-# Backend = etcd), active/standby, with a child attached:
+# Two roots of the edge tree on a three-member etcd cluster behind TLS with
+# client certificates ([Store] Backend = etcd), active/standby, with a child
+# attached:
 #
 #   r1, r2 (one root, two processes; one leads)
 #   `- c   (Parent lists both roots, the standby first: it links to the leader)
@@ -35,6 +36,9 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 130" INT TERM
 
+# etcd behind TLS with client certificates, as a root would use it
+test_ca "$T" || { not_ok "openssl: no test CA"; summary; exit 1; }
+export ETCD_TLS_DIR=$T
 etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
 trap cleanup EXIT
 TOK=$(secret tok)
@@ -59,6 +63,9 @@ Database = $T/$1.db
 Backend = etcd
 Endpoints = $ETCD_ENDPOINTS
 Prefix = $PREFIX
+TLSCA = $T/ca.pem
+TLSCert = $T/srv.pem
+TLSKey = $T/srv.key
 Timeout = 1s
 ElectionTTL = 3s
 [Intervals]
@@ -115,7 +122,7 @@ create() { # create ROOT NAME: the HTTP code; the body in $T/last
 		-H 'Content-Type: application/json' --data-binary "$(mission "$2")" \
 		"$(url "$1")/apis/edge.xgate.io/v1/missions"
 }
-in_etcd() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" get --keys-only "${PREFIX}rows/missions/[\"$1\"]" | grep -q .; }
+in_etcd() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" --cacert "$T/ca.pem" --cert "$T/srv.pem" --key "$T/srv.key" get --keys-only "${PREFIX}rows/missions/[\"$1\"]" | grep -q .; }
 dead() { ! kill -0 "$1" 2>/dev/null; }
 
 # ---- two roots: r1 leads, r2 stands by ----
