@@ -14,6 +14,9 @@
 # back as the standby. A watch on the standby sees the leader's creates. A
 # leader paused past its lease acknowledges nothing after it is continued,
 # and stops. One etcd member stopped: writes, the standby and the child go on.
+# A second one paused (no quorum): a write fails (500, or 504: it may still
+# be applied), the standby reads on; the quorum back: a root leads, both
+# roots agree on every mission and rv, the child links to the leader.
 # usage: failover.sh PATH/TO/edgeclusterd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -224,6 +227,26 @@ start r2
 expect 10 "r2 comes back as the standby (503)" 503 code r2
 expect 10 "with m7" "m1 m2 m3 m4 m5 m6 m7" missions_at r2
 expect 20 "m7 flows down to c" "m1 m2 m3 m4 m5 m6 m7" missions_at c
+
+# ---- a second member paused: no quorum ----
+kill -STOP "${ETCD_PID[1]}"
+rc=$(create r1 no-quorum)
+[ "$rc" = 500 ] || [ "$rc" = 504 ] && ok "no quorum: a write fails ($rc: $(jq -r .message "$T/last" 2>/dev/null))" ||
+	not_ok "a write without a quorum: $rc $(cat "$T/last")"
+[ "$(api r2 missions/m7 | jq -r .metadata.name)" = m7 ] && ok "the standby still serves reads from its view" ||
+	not_ok "r2's read without a quorum: $(api r2 missions/m7)"
+kill -CONT "${ETCD_PID[1]}"
+leads() { [ "$(code r1)" = 200 ] || [ "$(code r2)" = 200 ]; }
+wait_for 30 leads && ok "quorum back: a root leads" || not_ok "nobody leads: $(tail -2 "$T/r1.log") $(tail -2 "$T/r2.log")"
+L=r1
+[ "$(code r1)" = 200 ] || L=r2
+O=$([ $L = r1 ] && echo r2 || echo r1)
+if dead "${PID[$O]:-0}" 2>/dev/null || [ -z "${PID[$O]}" ]; then start "$O"; fi
+[ "$(code "$O")" = 503 ] || wait_for 10 is 503 code "$O"
+both_same() { [ "$(rvs_at r1)" = "$(rvs_at r2)" ] && [ -n "$(rvs_at r1)" ]; }
+wait_for 10 both_same && ok "both roots agree on every mission and rv ($L leads; no-quorum: $(api $L missions/no-quorum >/dev/null && echo applied late || echo not there))" ||
+	not_ok "the roots differ: r1 $(rvs_at r1) r2 $(rvs_at r2)"
+expect 30 "c links to the leader, $L" "c=ok root=ok" tree_at "$L"
 
 if [ "$FAILED" -gt 0 ]; then
 	for n in r1 r2 c; do echo "# --- $n.log"; tail -15 "$T/$n.log" | sed 's/^/# /'; done
