@@ -248,6 +248,13 @@ wait_for 10 both_same && ok "both roots agree on every mission and rv ($L leads;
 	not_ok "the roots differ: r1 $(rvs_at r1) r2 $(rvs_at r2)"
 expect 30 "c links to the leader, $L" "c=ok root=ok" tree_at "$L"
 
+# what exited on its own (a deposed root) or on SIGTERM reports leaks and errors
+for n in r1 r2 c; do [ -n "${PID[$n]}" ] && kill "${PID[$n]}" 2>/dev/null; done
+for n in r1 r2 c; do [ -n "${PID[$n]}" ] && wait "${PID[$n]}" 2>/dev/null; PID[$n]=; done
+grep -q "Sanitizer\|runtime error" "$T"/r1.log "$T"/r2.log "$T"/c.log &&
+	not_ok "sanitizer reports: $(grep -h -A5 'Sanitizer\|runtime error' "$T"/*.log | head -20)" ||
+	ok "no sanitizer report in the daemons' logs"
+
 if [ "$FAILED" -gt 0 ]; then
 	for n in r1 r2 c; do echo "# --- $n.log"; tail -15 "$T/$n.log" | sed 's/^/# /'; done
 fi

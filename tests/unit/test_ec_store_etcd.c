@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* edgeclusterd's store on etcd (store_etcd.h) against a real etcd
  * (XGATE_ETCD_ENDPOINTS, from tests/etcd.sh), each root with its own
- * SQLite view: what the leader writes reaches etcd and the standby's view
+ * SQLite view (leases of 30 s: a leader is deposed here by taking its key
+ * away, not by time): what the leader writes reaches etcd and the standby's view
  * (rows, resourceVersions, state, a credential's bytes, deletes with their
  * state rows); the standby's writes are refused and reach nowhere; a
  * leader deposed without noticing (its election key taken away) writes
@@ -29,7 +30,7 @@ static int open_root(struct root *r, const char *ep, const char *name)
 {
 	char path[160], err[600];
 	const struct ec_etcd_conf c = {
-	    .endpoints = ep, .prefix = prefix, .id = name, .timeout_ms = 1000, .ttl_s = 3};
+	    .endpoints = ep, .prefix = prefix, .id = name, .timeout_ms = 1000, .ttl_s = 30};
 
 	snprintf(path, sizeof(path), "%s/%s.db", dir, name);
 	if (ec_store_open(&r->s, path, err, sizeof(err))) {
@@ -181,6 +182,48 @@ int main(void)
 	CHECK(ec_store_state_get(&b.s, "m2", "c", &v) == EC_ST_NOTFOUND, "and its state rows");
 	free(v);
 	v = NULL;
+
+	/* ---- a group larger than one etcd txn takes: by ops, by bytes ---- */
+	{
+		char name[32];
+		uint64_t rvl = 0;
+		int rc = ec_store_tx_begin(&a.s, 0);
+
+		for (int i = 0; i < 200 && !rc; i++) {
+			snprintf(name, sizeof(name), "many-%03d", i);
+			rc = create(&a, name, &rvl);
+		}
+		CHECK(!ec_store_tx_end(&a.s, rc), "a writes 200 missions in one group (%s)",
+		      ec_store_errmsg(&a.s));
+		CHECK(sees(&b, "many-199", rvl) && sees(&b, "many-000", rvl - 199),
+		      "b's view has all of them (etcd's txns take 128 ops at most)");
+	}
+	{
+		char name[32], *big = malloc(100 << 10);
+		uint64_t rvl = 0;
+		int rc = big ? ec_store_tx_begin(&a.s, 0) : -1;
+
+		if (big) {
+			memset(big, 'x', (100 << 10) - 1);
+			big[(100 << 10) - 1] = 0;
+		}
+		for (int i = 0; i < 20 && !rc; i++) {
+			struct ec_row row = mk("");
+
+			snprintf(row.name, sizeof(row.name), "big-%02d", i);
+			free(row.spec);
+			if (asprintf(&row.spec, "{\"content\":\"%s\"}", big) < 0)
+				row.spec = NULL;
+			rc = row.spec ? ec_store_create(&a.s, EC_T_MISSIONS, &row) : -1;
+			rvl = row.rv;
+			ec_row_free(&row);
+		}
+		free(big);
+		CHECK(!ec_store_tx_end(&a.s, rc), "a writes 2 MB of missions in one group (%s)",
+		      ec_store_errmsg(&a.s));
+		snprintf(name, sizeof(name), "big-%02d", 19);
+		CHECK(sees(&b, name, rvl), "b's view has them (etcd takes 1.5 MiB a request)");
+	}
 
 	/* ---- the standby writes nothing ---- */
 	CHECK(create(&b, "from-b", NULL) == -1, "b's create is refused: %s", ec_store_errmsg(&b.s));

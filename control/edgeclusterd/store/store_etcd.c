@@ -22,6 +22,7 @@
 #define N_TABLES    5
 #define MAX_COLS    16
 #define CAMPAIGN_MS 1000 /* a campaign is a request: once a second, not every tick */
+#define TXN_BYTES   (768u << 10)
 
 /* the tables whose rows etcd holds: what the API, the hub and the children's
  * reports write at a root; the rest is this process's own */
@@ -249,17 +250,28 @@ static int push(struct ec_etcd *m, json_t *ops)
 			snprintf(m->s->hook_err, sizeof(m->s->hook_err), "etcd: out of memory");
 			return -1;
 		}
-		for (unsigned k = 0; k < m->max_ops && i < n; k++, i++) {
+		/* and about TXN_BYTES of keys and values (etcd refuses a request
+		 * over its --max-request-bytes, 1.5 MiB by default): half of it, so
+		 * that a row as large as MaxBody still fits with the ones before */
+		for (size_t k = 0, bytes = 0; k < m->max_ops && i < n && bytes < TXN_BYTES;
+		     k++, i++) {
 			json_t *op = json_array_get(ops, i), *row = json_array_get(op, 1);
 			const char *key = json_string_value(json_array_get(op, 0));
 			char *txt;
 
+			bytes += strlen(key);
 			if (json_is_null(row)) {
 				ctl_etcd_txn_delete(t, true, key, false);
 				continue;
 			}
-			txt = json_dumps(row, JSON_COMPACT);
-			ctl_etcd_txn_put(t, true, key, txt, txt ? strlen(txt) : 0, 0);
+			if (!(txt = json_dumps(row, JSON_COMPACT))) {
+				ctl_etcd_txn_free(t);
+				snprintf(m->s->hook_err, sizeof(m->s->hook_err),
+					 "etcd: out of memory");
+				return -1;
+			}
+			bytes += strlen(txt);
+			ctl_etcd_txn_put(t, true, key, txt, strlen(txt), 0);
 			free(txt);
 		}
 		rc = ctl_etcd_txn_commit(m->e, t, &ok, &rev, NULL);
