@@ -237,7 +237,7 @@ fail:
  * larger than etcd takes at once (a child's full report). */
 static int push(struct ec_etcd *m, json_t *ops)
 {
-	size_t i = 0, n = json_array_size(ops);
+	size_t i = 0, n = json_array_size(ops), sent = 0;
 
 	while (i < n) {
 		struct ctl_etcd_txn *t = ctl_etcd_txn_new();
@@ -276,10 +276,17 @@ static int push(struct ec_etcd *m, json_t *ops)
 		}
 		rc = ctl_etcd_txn_commit(m->e, t, &ok, &rev, NULL);
 		ctl_etcd_txn_free(t);
+		if ((rc || !ok) && sent) {
+			/* the group's first txns are in etcd and SQLite rolls back
+			 * all of it: the client hears "may be applied", the view is
+			 * read again from etcd */
+			m->s->maybe_applied = true;
+			m->reread_due = true;
+		}
 		if (rc) {
 			snprintf(m->s->hook_err, sizeof(m->s->hook_err), "etcd: %s: %s",
 				 ctl_etcd_rc_name(rc), ctl_etcd_errmsg(m->e));
-			m->s->maybe_applied = ctl_etcd_maybe_applied(m->e);
+			m->s->maybe_applied |= ctl_etcd_maybe_applied(m->e);
 			return -1;
 		}
 		if (!ok) {
@@ -294,6 +301,7 @@ static int push(struct ec_etcd *m, json_t *ops)
 		}
 		m->own_rev = rev;
 		m->mine[m->n_mine++ % (sizeof(m->mine) / sizeof(m->mine[0]))] = rev;
+		sent++;
 	}
 	return 0;
 }
