@@ -427,11 +427,12 @@ static int apply_all(struct ec_etcd *m, const struct ctl_etcd_kvs *all)
 	return 0;
 }
 
-/* read every row from etcd (linearizable: it has all the leader wrote) */
-static int reread(struct ec_etcd *m)
+/* read every row from etcd: linearizable (it has all the leader wrote), or
+ * serializable (a member's own copy, also without a quorum; maybe behind) */
+static int read_all(struct ec_etcd *m, bool serializable)
 {
 	struct ctl_etcd_kvs all = {0};
-	int rc = ctl_etcd_get(m->e, m->rows, true, false, &all);
+	int rc = ctl_etcd_get(m->e, m->rows, true, serializable, &all);
 
 	if (rc) {
 		ctl_log("etcd: reading the rows: %s: %s", ctl_etcd_rc_name(rc),
@@ -441,6 +442,11 @@ static int reread(struct ec_etcd *m)
 	rc = apply_all(m, &all);
 	ctl_etcd_kvs_free(&all);
 	return rc;
+}
+
+static int reread(struct ec_etcd *m)
+{
+	return read_all(m, false);
 }
 
 static void w_snapshot(void *arg, const struct ctl_etcd_kvs *all)
@@ -596,9 +602,15 @@ struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, c
 		snprintf(err, errlen, "the change session: %s", sqlite3_errmsg(s->sql.db));
 		goto fail;
 	}
+	/* without a quorum, a member's own copy: this root starts as a standby
+	 * that serves what etcd knew (a takeover reads again, linearizably) */
 	if (reread(m)) {
-		snprintf(err, errlen, "reading %s: %s", m->rows, ctl_etcd_errmsg(m->e));
-		goto fail;
+		if (read_all(m, true)) {
+			snprintf(err, errlen, "reading %s: %s", m->rows, ctl_etcd_errmsg(m->e));
+			goto fail;
+		}
+		ctl_log("etcd: the rows as a member has them (no quorum?): serving them, maybe "
+			"behind, until the quorum returns");
 	}
 	h.arg = m;
 	if (!(m->w = ctl_etcd_watch_start(m->e, m->rows, m->own_rev + 1, &h)) ||
