@@ -172,9 +172,19 @@ static int reset_session(struct ec_etcd *m)
 	if (sqlite3session_create(db, "main", &m->sess) != SQLITE_OK)
 		return -1;
 	for (int i = 0; i < N_TABLES; i++)
-		if (sqlite3session_attach(m->sess, mirrored[i]) != SQLITE_OK)
+		if (sqlite3session_attach(m->sess, mirrored[i]) != SQLITE_OK) {
+			sqlite3session_delete(m->sess);
+			m->sess = NULL;
 			return -1;
+		}
 	return 0;
+}
+
+/* the view's own writes (what etcd holds already) are not recorded */
+static void recording(struct ec_etcd *m, int on)
+{
+	if (m->sess)
+		sqlite3session_enable(m->sess, on);
 }
 
 /* [[key, row or null], ...] of what the open group changed */
@@ -312,7 +322,14 @@ static int commit_hook(void *arg, int rc)
 	struct ec_etcd *m = arg;
 	json_t *ops = NULL;
 
-	if (!m->sess || sqlite3session_isempty(m->sess))
+	/* without a session nothing says what changed: refuse rather than let
+	 * SQLite hold what etcd would not */
+	if (!m->sess && reset_session(m)) {
+		snprintf(m->s->hook_err, sizeof(m->s->hook_err), "no change session: %s",
+			 sqlite3_errmsg(m->s->sql.db));
+		return rc ? rc : -1;
+	}
+	if (sqlite3session_isempty(m->sess))
 		return rc;
 	if (rc == 0 && !(ops = collect(m))) {
 		snprintf(m->s->hook_err, sizeof(m->s->hook_err), "reading the changed rows: %s",
@@ -405,7 +422,7 @@ static int apply_all(struct ec_etcd *m, const struct ctl_etcd_kvs *all)
 
 	if (exec(m, "BEGIN IMMEDIATE"))
 		return -1;
-	sqlite3session_enable(m->sess, 0);
+	recording(m, 0);
 	for (int i = 0; i < N_TABLES && !rc; i++) {
 		snprintf(sql, sizeof(sql), "DELETE FROM %s", mirrored[i]);
 		rc = exec(m, sql);
@@ -416,7 +433,7 @@ static int apply_all(struct ec_etcd *m, const struct ctl_etcd_kvs *all)
 		    exec(m, "INSERT OR IGNORE INTO meta VALUES ('revision', 0), ('outbox_seq', 0)");
 	for (size_t i = 0; i < all->n && !rc; i++)
 		rc = apply_kv(m, all->kv[i].key, all->kv[i].value, all->kv[i].value_len);
-	sqlite3session_enable(m->sess, 1);
+	recording(m, 1);
 	if (rc || exec(m, "COMMIT")) {
 		exec(m, "ROLLBACK");
 		return -1;
@@ -484,14 +501,14 @@ static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
 	}
 	if (exec(m, "BEGIN IMMEDIATE"))
 		return;
-	sqlite3session_enable(m->sess, 0);
+	recording(m, 0);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (ev[i].kv.mod_rev <= m->own_rev) /* in the full read already */
 			continue;
 		rc = apply_kv(m, ev[i].kv.key, ev[i].type == CTL_ETCD_PUT ? ev[i].kv.value : NULL,
 			      ev[i].kv.value_len);
 	}
-	sqlite3session_enable(m->sess, 1);
+	recording(m, 1);
 	if (rc || exec(m, "COMMIT"))
 		exec(m, "ROLLBACK");
 	if (n && ev[n - 1].kv.mod_rev > m->own_rev)
