@@ -149,6 +149,14 @@ void api_attach(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 	if (rq->method == EC_PUT) {
 		if (attach_body(rq, rs, parent, token))
 			return;
+		/* its roots' state is etcd's and both would link up as one child */
+		if (d->conf.etcd) {
+			fail(rs, 409, NULL,
+			     "this cluster keeps its state in etcd ([Store] Backend = etcd): that "
+			     "is "
+			     "for the root of the tree, which has no parent");
+			return;
+		}
 		if (a.phase == PH_DEREGISTERING || a.phase == PH_UNINSTALLING) {
 			fail(rs, 409, NULL, "a detach is in progress (%s): wait for inactive",
 			     tree_phase_name(a.phase));
