@@ -71,7 +71,7 @@ TLSCA = $T/ca.pem
 TLSCert = $T/srv.pem
 TLSKey = $T/srv.key
 Timeout = 1s
-ElectionTTL = 3s
+ElectionTTL = 4s
 [Intervals]
 Heartbeat = 1
 HeartbeatTimeout = 3
@@ -184,7 +184,7 @@ T1=$(date +%s%N)
 	not_ok "r2 has $(rvs_at r2), r1 had $RVS"
 expect 30 "c links to r2 and reports (health ok at r2)" "c=ok root=ok" tree_at r2
 T2=$(date +%s%N)
-# printed, not asserted (ElectionTTL = 3 s sets the floor)
+# printed, not asserted (ElectionTTL = 4 s sets the floor)
 echo "# failover: kill -9 to the standby leading $(((T1 - T0) / 1000000)) ms, to c linked and healthy at it $(((T2 - T0) / 1000000)) ms"
 rc=$(create r2 m6)
 [ "$rc" = 201 ] && ok "r2 takes writes: m6 made (201)" || not_ok "create m6 at r2: $rc $(cat "$T/last")"
