@@ -54,6 +54,10 @@ struct ecd {
 	const struct ec_link_state *link;
 	/* the missions' watches (api/api_watch.c), kept by the API's transport */
 	struct ec_watch *watch;
+	/* [Store] Backend = etcd: this root is a standby (it serves reads, refuses
+	 * writes and children); leader() names who leads ("" unknown) */
+	bool standby;
+	const char *(*leader)(struct ecd *d);
 
 	/* ---- events, wired by main; each may be NULL ---- */
 	/* a mission was written or deleted (API or tree sync): the missions apply it */

@@ -12,6 +12,7 @@
  * reported to the parent) is a callback set here. See docs/architecture.md
  * "Control-plane layout".
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libwebsockets.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "ctl_exec.h"
@@ -30,6 +32,7 @@
 #include "ecd.h"
 #include "links.h"
 #include "missions.h"
+#include "store_etcd.h"
 
 /* The one command runner (missions and attach scripts share its signalfd
  * for SIGCHLD): at most this many children at once, the rest queue. */
@@ -46,6 +49,9 @@ struct daemon {
 	struct ec_run *run;
 	struct hub *hub;
 	struct uplink *up;
+	struct ec_etcd *etcd;		  /* [Store] Backend = etcd: the view and the election */
+	lws_sorted_usec_list_t etcd_tick; /* its step */
+	int exit_code;
 };
 
 static struct daemon *daemon_of(struct ecd *d)
@@ -97,6 +103,87 @@ static void on_signal(void *arg, int signo)
 	}
 }
 
+/* ---- the root on etcd ---- */
+
+#define ETCD_TICK_MS 100
+
+static const char *leader_of(struct ecd *d)
+{
+	return ec_etcd_leader(daemon_of(d)->etcd);
+}
+
+/* Election id: the URL clients are sent to, and which process it is. */
+static int etcd_open(struct daemon *dm)
+{
+	const struct ec_conf *c = &dm->ctx.conf;
+	char host[128] = "localhost", id[300], err[512];
+	struct ec_etcd_conf ec = {c->etcd_endpoints,
+				  c->etcd_prefix,
+				  c->etcd_ca[0] ? c->etcd_ca : NULL,
+				  c->etcd_cert[0] ? c->etcd_cert : NULL,
+				  c->etcd_key[0] ? c->etcd_key : NULL,
+				  id,
+				  c->etcd_timeout_s * 1000,
+				  c->election_ttl_s,
+				  0};
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(id, sizeof(id), "%s://%s:%u (pid %d)", c->tls_cert[0] ? "https" : "http",
+		 c->listen.sin_addr.s_addr ? inet_ntoa(c->listen.sin_addr) : host,
+		 ntohs(c->listen.sin_port), (int)getpid());
+	if (!(dm->etcd = ec_etcd_open(&dm->ctx.store, &ec, err, sizeof(err)))) {
+		ctl_log("store on etcd (%s): %s", c->etcd_endpoints, err);
+		return -1;
+	}
+	dm->ctx.standby = !ec_etcd_leading(dm->etcd);
+	dm->ctx.leader = leader_of;
+	return 0;
+}
+
+/* what only the leader runs: this cluster's own row, the missions */
+static int lead_start(struct daemon *dm)
+{
+	struct ecd *d = &dm->ctx;
+
+	if (tree_self_sync(d)) {
+		ctl_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
+		return -1;
+	}
+	if (!(dm->run = mission_start(d, http_context(dm->http), dm->exec)))
+		return -1;
+	d->nodes = mission_nodes(dm->run);
+	return 0;
+}
+
+static void on_etcd_tick(lws_sorted_usec_list_t *sul)
+{
+	struct daemon *dm = lws_container_of(sul, struct daemon, etcd_tick);
+
+	switch (ec_etcd_step(dm->etcd)) {
+	case EC_ETCD_WON:
+		dm->ctx.standby = false;
+		if (lead_start(dm) || hub_lead(dm->hub)) {
+			dm->exit_code = 1;
+			dm->stop = 1;
+			return;
+		}
+		ctl_log("serving writes and children");
+		break;
+	case EC_ETCD_LOST:
+		/* etcd already refuses our writes: stop; restarted, this root is
+		 * the next standby */
+		ctl_log("election: this root no longer leads: stopping");
+		dm->ctx.standby = true;
+		dm->exit_code = 3;
+		dm->stop = 1;
+		return;
+	default:
+		break;
+	}
+	lws_sul_schedule(http_context(dm->http), 0, &dm->etcd_tick, on_etcd_tick,
+			 ETCD_TICK_MS * LWS_US_PER_MS);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: edgeclusterd -c FILE\n"
@@ -126,8 +213,12 @@ static int start(struct daemon *dm)
 		ctl_log("database: %s", err);
 		return -1;
 	}
-	/* the attach record decides the live parent before this cluster's row is synced */
-	if (tree_prepare(d) || tree_self_sync(d) || ec_store_revision(&d->store, &rev)) {
+	if (d->conf.etcd && etcd_open(dm))
+		return -1;
+	/* the attach record decides the live parent before this cluster's row is
+	 * synced (by the leader only: a standby's rows are etcd's) */
+	if (tree_prepare(d) || (!d->standby && tree_self_sync(d)) ||
+	    ec_store_revision(&d->store, &rev)) {
 		ctl_log("database %s: %s", d->conf.database, ec_store_errmsg(&d->store));
 		return -1;
 	}
@@ -149,17 +240,25 @@ static int start(struct daemon *dm)
 		ctl_log("cannot set up the command runner: %s", strerror(errno));
 		return -1;
 	}
-	if (!(dm->run = mission_start(d, lws, dm->exec)))
+	/* a standby applies nothing: the missions start when it leads */
+	if (!d->standby && !(dm->run = mission_start(d, lws, dm->exec)))
 		return -1;
-	d->nodes = mission_nodes(dm->run);
+	if (dm->run)
+		d->nodes = mission_nodes(dm->run);
 	/* the hub children attach to, the link to the parent */
 	if (!(dm->hub = hub_start(d, lws, http_vhost(dm->http))) ||
 	    !(dm->up = uplink_start(d, lws, dm->exec)))
 		return -1;
 	d->link = uplink_link_state(dm->up);
-	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s at revision %" PRIu64,
+	if (dm->etcd)
+		lws_sul_schedule(lws, 0, &dm->etcd_tick, on_etcd_tick,
+				 ETCD_TICK_MS * LWS_US_PER_MS);
+	ctl_log("cluster %s: distro %s, driver %s, %s%s; database %s%s at revision %" PRIu64,
 		d->conf.name, ec_distro_name(d->conf.distro), ec_driver_name(d->conf.driver),
 		d->parent.url[0] ? "parent " : "root of its tree", d->parent.url, d->conf.database,
+		!dm->etcd    ? ""
+		: d->standby ? " (a view of etcd; standby)"
+			     : " (a view of etcd; leader)",
 		rev);
 	return 0;
 }
@@ -178,9 +277,14 @@ static void stop(struct daemon *dm)
 	mission_stop(dm->run);
 	dm->run = NULL;
 	ctl_exec_free(dm->exec); /* stops what still runs; before the context its pipes live in */
+	if (dm->etcd && dm->http)
+		lws_sul_cancel(&dm->etcd_tick);
 	ctl_signals_free(dm->signals);
 	d->watch = NULL;
 	http_stop(dm->http);
+	/* a leader that stops cleanly hands over now, not after its lease */
+	ec_etcd_close(dm->etcd, true);
+	dm->etcd = NULL;
 	ec_store_close(&d->store);
 	json_decref(d->self_labels);
 }
@@ -212,6 +316,8 @@ int main(int argc, char **argv)
 	if (!rc)
 		ctl_log("stopped");
 	stop(&dm);
+	if (!rc)
+		rc = dm.exit_code;
 	sodium_memzero(&dm.ctx.conf, sizeof(dm.ctx.conf));
 	return rc;
 }

@@ -114,6 +114,43 @@ int main(void)
 	    sizeof(err));
 	CHECK(rc == 0, "0.0.0.0 with TLS and a token is accepted (%s)", err);
 
+	/* the root on etcd; a child listing two roots */
+	rc = ec_conf_parse("etcd.conf",
+			   MIN "[Store]\nBackend = etcd\nEndpoints = http://127.0.0.1:2379, "
+			       "http://127.0.0.2:2379\n",
+			   &c, err, sizeof(err));
+	CHECK(rc == 0 && c.etcd && !strcmp(c.etcd_prefix, "/xgate/edge/edge-a/") &&
+		  c.etcd_timeout_s == 2 && c.election_ttl_s == 10,
+	      "Backend = etcd: Prefix by Name, Timeout 2 s, ElectionTTL 10 s (%s)", err);
+	rc = ec_conf_parse("min.conf", MIN, &c, err, sizeof(err));
+	CHECK(rc == 0 && !c.etcd, "sqlite is the default");
+	rc = ec_conf_parse("kid.conf",
+			   "[Cluster]\nName = k\nParent = ws://10.0.0.1:7443, wss://b.example\n"
+			   "[API]\nToken = " TOK "\n",
+			   &c, err, sizeof(err));
+	CHECK(rc == 0 && !strcmp(c.parent_url.host, "10.0.0.1") && c.parent_url.port == 7443,
+	      "Parent with two roots: the first parsed (%s)", err);
+	expect_err("[Cluster]\nName = k\nParent = ws://10.0.0.1:7443,ftp://b\n",
+		   "t.conf:3: Parent 'ftp://b': expected wss://");
+	expect_err(MIN "[Store]\nBackend = mysql\n",
+		   "t.conf:6: Backend 'mysql': expected sqlite or etcd");
+	expect_err(MIN "[Store]\nEndpoints = http://h:1\n",
+		   "t.conf:6: Endpoints is for Backend = etcd (the store is sqlite)");
+	expect_err(MIN "[Store]\nBackend = etcd\n", "t.conf:6: Backend = etcd needs Endpoints");
+	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = ftp://h\n",
+		   "t.conf:7: Endpoints 'ftp://h': expected http://HOST:PORT");
+	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nPrefix = xgate\n",
+		   "t.conf:8: Prefix 'xgate': expected /PATH/");
+	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 5s\n"
+		       "ElectionTTL = 10s\n",
+		   "t.conf:9: ElectionTTL 10s must be at least 3 x Timeout (5s)");
+	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTLSCA = /etc/hostname\n",
+		   "t.conf:8: TLSCA is given but an endpoint is http://");
+	expect_err(
+	    "[Cluster]\nName = k\nParent = ws://h:1\n[API]\nToken = " TOK
+	    "\n[Store]\nBackend = etcd\nEndpoints = http://h:1\n",
+	    "t.conf:7: Backend = etcd is for the root of the tree, and Parent is set (line 3)");
+
 	/* every error names the line */
 	expect_err("Name = x\n", "t.conf:1: 'Name = x' outside a section");
 	expect_err("[Cluster]\nName = a\n[Nodes]\n", "t.conf:3: unknown section [Nodes]");

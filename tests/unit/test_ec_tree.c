@@ -442,6 +442,22 @@ int main(void)
 		    "\"ws://127.0.0.1:9\",\"token\":\"short\"}}",
 		    &rs);
 		CHECK(rs.code == 422 && strstr(rs.body, "spec.token"), "PUT a short token: 422");
+		d.conf.etcd = true;
+		call(
+		    &d, EC_PUT,
+		    "{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"Attach\",\"spec\":{\"parent\":"
+		    "\"ws://127.0.0.1:9\",\"token\":\"0123456789abcdef\"}}",
+		    &rs);
+		CHECK(rs.code == 409 && strstr(rs.body, "Backend = etcd"),
+		      "PUT on a root on etcd: 409 (a root has no parent)");
+		d.conf.etcd = false;
+		call(
+		    &d, EC_PUT,
+		    "{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"Attach\",\"spec\":{\"parent\":"
+		    "\"ws://127.0.0.1:9,ftp://x\",\"token\":\"0123456789abcdef\"}}",
+		    &rs);
+		CHECK(rs.code == 422 && strstr(rs.body, "ftp://x"),
+		      "PUT with two parents, the second bad: 422 naming it");
 		call(
 		    &d, EC_PUT,
 		    "{\"apiVersion\":\"edge.xgate.io/v1\",\"kind\":\"Attach\",\"spec\":{\"parent\":"

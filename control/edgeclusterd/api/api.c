@@ -58,6 +58,12 @@ int api_errorf(struct api_resp *rs, int code, const char *reason, const char *fi
 int api_store_failed(struct ecd *d, struct api_resp *rs, const char *what)
 {
 	ctl_log("store: %s: %s", what, ec_store_errmsg(&d->store));
+	/* etcd took the write and did not answer: it may still be applied */
+	if (ec_store_maybe_applied(&d->store))
+		return api_errorf(rs, 504, "Timeout", NULL,
+				  "the store did not answer (%s): the write may still be applied; "
+				  "read it back",
+				  what);
 	return api_errorf(rs, 500, NULL, NULL, "the store failed (%s); nothing was written", what);
 }
 
@@ -464,12 +470,30 @@ static int dispatch(struct ecd *d, const struct api_req *rq, struct api_resp *rs
 	const char *name;
 
 	if (!strcmp(rq->path, "/healthz")) {
+		char txt[400];
+
 		if (rq->method != EC_GET)
 			return not_allowed(rq, rs, "GET");
-		rs->code = 200;
+		/* a standby is not where clients and children go: a load balancer's
+		 * check of /healthz takes it out */
+		snprintf(txt, sizeof(txt), "standby; the leader is %s\n",
+			 d->standby && d->leader && d->leader(d)[0] ? d->leader(d)
+								    : "not known yet");
+		rs->code = d->standby ? 503 : 200;
 		rs->content_type = "text/plain";
-		rs->body = strdup("ok\n");
+		rs->body = strdup(d->standby ? txt : "ok\n");
 		return 0;
+	}
+	/* a standby root serves reads from its view of etcd; writes go to the
+	 * leader (no forwarding: the client retries there, with its own token) */
+	if (d->standby && rq->method != EC_GET) {
+		const char *who = d->leader ? d->leader(d) : "";
+
+		return api_errorf(rs, 503, "ServiceUnavailable", NULL,
+				  "this edgeclusterd is a standby root and serves reads only: send "
+				  "%s to the leader, %s",
+				  rq->method_name ? rq->method_name : "writes",
+				  who[0] ? who : "(not known yet)");
 	}
 	if (!strcmp(rq->path, CTL_DISCOVERY_OPENAPI_PATH)) {
 		if (rq->method != EC_GET)

@@ -104,10 +104,20 @@ static int attach_body(const struct api_req *rq, struct api_resp *rs, char *pare
 	}
 	p = json_string_value(json_object_get(spec, "parent"));
 	t = json_string_value(json_object_get(spec, "token"));
-	if (!p || strlen(p) >= EC_PATH_MAX || tree_hub_url(p, &u, why, sizeof(why))) {
+	if (!p || strlen(p) >= EC_PATH_MAX || !tree_parent_count(p)) {
 		fail(rs, 422, "spec.parent", "spec.parent: %s",
-		     p ? why : "required: the parent's URL (wss://HOST:PORT)");
+		     p ? "too long, or no URL" : "required: the parent's URL (wss://HOST:PORT)");
 		goto out;
+	}
+	/* several: the roots of an active/standby pair, each a URL */
+	for (unsigned i = 0, n = tree_parent_count(p); i < n; i++) {
+		char one[EC_PATH_MAX];
+
+		tree_parent_at(p, i, one, sizeof(one));
+		if (tree_hub_url(one, &u, why, sizeof(why))) {
+			fail(rs, 422, "spec.parent", "spec.parent: %s", why);
+			goto out;
+		}
 	}
 	if (!t || strlen(t) < EC_TOKEN_MIN || strlen(t) > EC_TOKEN_MAX || strpbrk(t, " \t\r\n")) {
 		fail(rs, 422, "spec.token", "spec.token: the join token, %d-%d characters",
@@ -139,6 +149,14 @@ void api_attach(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 	if (rq->method == EC_PUT) {
 		if (attach_body(rq, rs, parent, token))
 			return;
+		/* its roots' state is etcd's and both would link up as one child */
+		if (d->conf.etcd) {
+			fail(rs, 409, NULL,
+			     "this cluster keeps its state in etcd ([Store] Backend = etcd): that "
+			     "is "
+			     "for the root of the tree, which has no parent");
+			return;
+		}
 		if (a.phase == PH_DEREGISTERING || a.phase == PH_UNINSTALLING) {
 			fail(rs, 409, NULL, "a detach is in progress (%s): wait for inactive",
 			     tree_phase_name(a.phase));

@@ -26,7 +26,8 @@ struct pstate {
 	struct ini in;
 	struct ec_conf *c;
 	int sec_line[5]; /* where each section started, for "needs a ..." errors */
-	int key_line[32];
+	int key_line[48];
+	bool plain_endpoint;		/* an http:// one among the Endpoints */
 	int label_lines[EC_MAX_LABELS]; /* where each label was set */
 };
 
@@ -103,6 +104,14 @@ static const struct ini_key keys[] = {
     {SEC_CLUSTER, "InstallScript", 0},
     {SEC_CLUSTER, "UninstallScript", 0},
     {SEC_HUB, "SendQueueMax", 0},
+    {SEC_STORE, "Backend", 0},
+    {SEC_STORE, "Endpoints", 0},
+    {SEC_STORE, "Prefix", 0},
+    {SEC_STORE, "TLSCA", 0},
+    {SEC_STORE, "TLSCert", 0},
+    {SEC_STORE, "TLSKey", 0},
+    {SEC_STORE, "Timeout", 0},
+    {SEC_STORE, "ElectionTTL", 0},
 };
 enum {
 	K_NAME,
@@ -134,10 +143,64 @@ enum {
 	K_INSTALL,
 	K_UNINSTALL,
 	K_SENDQ,
+	K_BACKEND,
+	K_ENDPOINTS,
+	K_PREFIX,
+	K_ETCD_CA,
+	K_ETCD_CERT,
+	K_ETCD_KEY,
+	K_ETCD_TIMEOUT,
+	K_ELECTION_TTL,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
 _Static_assert(K_COUNT <= sizeof(((struct pstate *)0)->key_line) / sizeof(int), "key_line");
+
+/* http(s)://HOST:PORT[,...]: each quoted when it is not that */
+static int endpoints(struct pstate *s, char *v, struct ec_conf *c)
+{
+	char copy[sizeof(c->etcd_endpoints)], *save = NULL, *ep;
+	int n = 0;
+
+	if (ini_str(&s->in, "Endpoints", v, c->etcd_endpoints, sizeof(c->etcd_endpoints)))
+		return -1;
+	strcpy(copy, v);
+	for (ep = strtok_r(copy, ", ", &save); ep; ep = strtok_r(NULL, ", ", &save), n++) {
+		const char *hp = !strncmp(ep, "http://", 7)    ? ep + 7
+				 : !strncmp(ep, "https://", 8) ? ep + 8
+							       : NULL;
+
+		if (!hp || !*hp || !strchr(hp, ':'))
+			return ini_err(&s->in,
+				       "Endpoints '%s': expected http://HOST:PORT or "
+				       "https://HOST:PORT",
+				       ep);
+		if (strncmp(ep, "https://", 8))
+			s->plain_endpoint = true;
+	}
+	if (n > 16)
+		return ini_err(&s->in, "Endpoints: %d of them, at most 16", n);
+	return 0;
+}
+
+/* Parent: one URL, or several separated by commas (the roots of an
+ * active/standby pair): each must parse; the first goes to parent_url */
+static int parents(struct pstate *s, char *v, struct ec_conf *c)
+{
+	char copy[sizeof(c->parent)], *save = NULL, *p, why[256];
+	struct ctl_url u;
+	int n = 0;
+
+	if (ini_str(&s->in, "Parent", v, c->parent, sizeof(c->parent)))
+		return -1;
+	strcpy(copy, v);
+	for (p = strtok_r(copy, ", ", &save); p; p = strtok_r(NULL, ", ", &save), n++)
+		if (ctl_url_parse(p, CTL_SCHEMES_WS, n ? &u : &c->parent_url, why, sizeof(why)))
+			return ini_err(&s->in, "Parent %s", why);
+	if (!n)
+		return ini_err(&s->in, "Parent '%s': no URL", v);
+	return 0;
+}
 
 static int key_value(void *arg, int i, char *v)
 {
@@ -146,7 +209,6 @@ static int key_value(void *arg, int i, char *v)
 	const struct ctl_conf_tokens api_tokens = {c->tokens, &c->n_tokens, EC_MAX_TOKENS};
 	const struct ctl_conf_tokens join_tokens = {c->join_tokens, &c->n_join_tokens,
 						    EC_MAX_TOKENS};
-	char why[320];
 
 	switch (i) {
 	case K_NAME: {
@@ -187,11 +249,7 @@ static int key_value(void *arg, int i, char *v)
 	case K_KUBECONFIG:
 		return ini_readable(&s->in, "Kubeconfig", v, c->kubeconfig, sizeof(c->kubeconfig));
 	case K_PARENT:
-		if (ini_str(&s->in, "Parent", v, c->parent, sizeof(c->parent)))
-			return -1;
-		if (ctl_url_parse(v, CTL_SCHEMES_WS, &c->parent_url, why, sizeof(why)))
-			return ini_err(&s->in, "Parent %s", why);
-		return 0;
+		return parents(s, v, c);
 	case K_JOIN:
 		if (strlen(v) < EC_TOKEN_MIN || strlen(v) > EC_TOKEN_MAX || strpbrk(v, " \t"))
 			return ini_err(&s->in, "JoinToken must be %d-%d characters without spaces",
@@ -242,8 +300,69 @@ static int key_value(void *arg, int i, char *v)
 				    sizeof(c->uninstall_script));
 	case K_SENDQ:
 		return ini_size(&s->in, "SendQueueMax", v, &c->hub_queue_max);
+	case K_BACKEND:
+		if (strcasecmp(v, "sqlite") && strcasecmp(v, "etcd"))
+			return ini_err(&s->in, "Backend '%s': expected sqlite or etcd", v);
+		c->etcd = !strcasecmp(v, "etcd");
+		return 0;
+	case K_ENDPOINTS:
+		return endpoints(s, v, c);
+	case K_PREFIX:
+		if (v[0] != '/' || v[strlen(v) - 1] != '/')
+			return ini_err(&s->in,
+				       "Prefix '%s': expected /PATH/ (starts and ends with /)", v);
+		return ini_str(&s->in, "Prefix", v, c->etcd_prefix, sizeof(c->etcd_prefix));
+	case K_ETCD_CA:
+		return ini_readable(&s->in, "TLSCA", v, c->etcd_ca, sizeof(c->etcd_ca));
+	case K_ETCD_CERT:
+		return ini_readable(&s->in, "TLSCert", v, c->etcd_cert, sizeof(c->etcd_cert));
+	case K_ETCD_KEY:
+		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
+	case K_ETCD_TIMEOUT:
+		return ini_seconds(&s->in, "Timeout", v, 1, 60, &c->etcd_timeout_s);
+	case K_ELECTION_TTL:
+		return ini_seconds(&s->in, "ElectionTTL", v, 2, 300, &c->election_ttl_s);
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
+}
+
+/* [Store]: etcd's keys only with it, its TLS whole and used; a root only */
+static int store_check(struct pstate *s, struct ec_conf *c)
+{
+	int *kl = s->key_line;
+
+	if (!c->etcd) {
+		for (int k = K_ENDPOINTS; k <= K_ELECTION_TTL; k++)
+			if (kl[k])
+				return ini_err_at(&s->in, kl[k],
+						  "%s is for Backend = etcd (the store is sqlite)",
+						  keys[k].name);
+		return 0;
+	}
+	if (!kl[K_ENDPOINTS])
+		return ini_err_at(&s->in, kl[K_BACKEND], "Backend = etcd needs Endpoints");
+	if (kl[K_PARENT])
+		return ini_err_at(&s->in, kl[K_BACKEND],
+				  "Backend = etcd is for the root of the tree, and Parent is set "
+				  "(line %d)",
+				  kl[K_PARENT]);
+	if (!kl[K_ETCD_CERT] != !kl[K_ETCD_KEY])
+		return ini_err_at(&s->in, kl[K_ETCD_CERT] ? kl[K_ETCD_CERT] : kl[K_ETCD_KEY],
+				  "TLSCert and TLSKey go together");
+	for (int k = K_ETCD_CA; k <= K_ETCD_KEY; k++)
+		if (kl[k] && s->plain_endpoint)
+			return ini_err_at(&s->in, kl[k],
+					  "%s is given but an endpoint is http:// (TLS needs "
+					  "https:// endpoints)",
+					  keys[k].name);
+	/* a leader must renew its lease while a request may take Timeout */
+	if (c->election_ttl_s < 3 * c->etcd_timeout_s)
+		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_BACKEND],
+				  "ElectionTTL %us must be at least 3 x Timeout (%us)",
+				  c->election_ttl_s, c->etcd_timeout_s);
+	if (!c->etcd_prefix[0])
+		snprintf(c->etcd_prefix, sizeof(c->etcd_prefix), "/xgate/edge/%s/", c->name);
+	return 0;
 }
 
 /* Rules across keys, checked once the whole file is read. */
@@ -274,7 +393,7 @@ static int finish(struct pstate *s, struct ec_conf *c)
 	if (kl[K_JOIN] && !kl[K_PARENT])
 		return ini_err_at(&s->in, kl[K_JOIN],
 				  "JoinToken without Parent: there is nothing to join");
-	if (ctl_conf_api_check(&s->in, &api))
+	if (ctl_conf_api_check(&s->in, &api) || store_check(s, c))
 		return -1;
 	if (c->heartbeat_timeout_s <= c->heartbeat_s)
 		return ini_err_at(&s->in, kl[K_HBTO] ? kl[K_HBTO] : kl[K_HB],
@@ -315,6 +434,8 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->reconnect_max_s = 30;
 	c->connect_timeout_s = 10;
 	c->hub_queue_max = 64 << 20;
+	c->etcd_timeout_s = 2;
+	c->election_ttl_s = 10;
 
 	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);

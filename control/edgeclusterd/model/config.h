@@ -36,7 +36,9 @@ struct ec_conf {
 	enum ec_distro distro;
 	char kubectl[EC_PATH_MAX];
 	char kubeconfig[EC_PATH_MAX];
-	char parent[EC_PATH_MAX]; /* as written; parsed into parent_url */
+	/* as written: one URL, or several (roots on etcd, active/standby) separated
+	 * by commas; the first parsed into parent_url */
+	char parent[EC_PATH_MAX];
 	struct ctl_url parent_url;
 	char join_token[EC_TOKEN_MAX + 1];
 
@@ -48,7 +50,12 @@ struct ec_conf {
 	size_t max_body;
 	size_t max_list_body; /* [API] MaxListBody: a MissionList POST (max_body if larger) */
 
-	char database[EC_PATH_MAX];
+	char database[EC_PATH_MAX]; /* SQLite; with etcd, the local view of etcd's rows */
+	/* [Store] Backend = etcd: the root's state in etcd (store_etcd.h) */
+	bool etcd;
+	char etcd_endpoints[1024], etcd_prefix[EC_PATH_MAX];
+	char etcd_ca[EC_PATH_MAX], etcd_cert[EC_PATH_MAX], etcd_key[EC_PATH_MAX];
+	unsigned etcd_timeout_s, election_ttl_s;
 
 	unsigned heartbeat_s, heartbeat_timeout_s, statecheck_s, command_timeout_s;
 

@@ -56,6 +56,43 @@ int tree_hub_url(const char *s, struct ctl_url *u, char *err, size_t errlen)
 	return 0;
 }
 
+unsigned tree_parent_count(const char *list)
+{
+	unsigned n = 0;
+
+	for (const char *p = list; *p;) {
+		p += strspn(p, ", ");
+		if (!*p)
+			break;
+		n++;
+		p += strcspn(p, ", ");
+	}
+	return n;
+}
+
+int tree_parent_at(const char *list, unsigned i, char *out, size_t len)
+{
+	unsigned n = 0;
+
+	for (const char *p = list; *p;) {
+		size_t w;
+
+		p += strspn(p, ", ");
+		if (!*p)
+			break;
+		w = strcspn(p, ", ");
+		if (n++ == i) {
+			if (w >= len)
+				return -1;
+			memcpy(out, p, w);
+			out[w] = 0;
+			return 0;
+		}
+		p += w;
+	}
+	return -1;
+}
+
 bool tree_in_subtree(const char *k, const char *child)
 {
 	size_t n = strlen(child);

@@ -56,6 +56,11 @@ struct ec_attach {
 
 /* A hub URL: the configured one, with TREE_HUB_PATH if it has no path. */
 int tree_hub_url(const char *s, struct ctl_url *u, char *err, size_t errlen);
+/* A parent is one URL or several separated by commas (roots on etcd, one
+ * leading): how many, and the i-th (0 .. count-1) into out; -1 if none or
+ * it does not fit. */
+unsigned tree_parent_count(const char *list);
+int tree_parent_at(const char *list, unsigned i, char *out, size_t len);
 /* Is k the child's own key or one of its subtree's? */
 bool tree_in_subtree(const char *k, const char *child);
 /* "a/b/c": 1-32 DNS labels. */

@@ -183,7 +183,14 @@ void ec_store_close(struct ec_store *s)
 
 const char *ec_store_errmsg(struct ec_store *s)
 {
+	if (s->hook_err[0])
+		return s->hook_err;
 	return s->sql.db ? sqlite3_errmsg(s->sql.db) : "no database";
+}
+
+bool ec_store_maybe_applied(const struct ec_store *s)
+{
+	return s->maybe_applied;
 }
 
 /* ---- statements (kept: ctl_db.h) ---- */
@@ -280,13 +287,15 @@ static int row_from(sqlite3_stmt *st, void *out)
 
 static void on_update(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
 {
-	struct ec_store *s = arg;
-
 	(void)op;
 	(void)db;
 	(void)rowid;
-	if (strcmp(table, "meta"))
-		return;
+	if (!strcmp(table, "meta"))
+		ec_store_notify(arg);
+}
+
+void ec_store_notify(struct ec_store *s)
+{
 	for (int i = 0; i < EC_STORE_HOOKS; i++)
 		if (s->on_revision[i].fn)
 			s->on_revision[i].fn(s->on_revision[i].arg);
@@ -393,10 +402,17 @@ int ec_store_tx_begin(struct ec_store *s, unsigned flags)
 /* Step a write once and release it: 0 or -1 (also when st is NULL). */
 static int step_done(struct ec_store *s, sqlite3_stmt *st)
 {
-	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	/* on etcd, every write is in a group: its end is where etcd gets it */
+	int own = st && s->commit_hook ? ec_store_one_begin(s, 0) : 0;
+	int rc = own >= 0 && st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 
 	ec_store_release(s, st);
-	return rc;
+	return own > 0 ? ec_store_one_end(s, own, rc) : rc;
+}
+
+int ec_store_step_write(struct ec_store *s, sqlite3_stmt *st)
+{
+	return step_done(s, st);
 }
 
 /* The outbox counter as far as handed out, in the commit it was used in. */
@@ -437,6 +453,10 @@ static int before_end(struct ctl_db *db, int rc)
 	if (rc == 0 && s->outbox_dirty && outbox_save(s))
 		rc = -1;
 	s->outbox_dirty = false;
+	s->hook_err[0] = 0;
+	s->maybe_applied = false;
+	if (s->commit_hook)
+		rc = s->commit_hook(s->commit_arg, rc);
 	return rc;
 }
 

@@ -58,11 +58,25 @@ struct ec_store {
 		void (*fn)(void *arg);
 		void *arg;
 	} on_revision[EC_STORE_HOOKS];
+	/* The store on etcd (store_etcd.h): at the end of the outermost group,
+	 * before COMMIT (rc 0) or ROLLBACK, what the group changed goes to etcd
+	 * first; returns the rc to go on with. NULL: SQLite alone. */
+	int (*commit_hook)(void *arg, int rc);
+	void *commit_arg;
+	/* why the hook refused the last commit (ec_store_errmsg says it), and
+	 * whether etcd may still have applied it (the outcome is unknown) */
+	char hook_err[320];
+	bool maybe_applied;
 };
 
 int ec_store_open(struct ec_store *s, const char *path, char *err, size_t errlen);
 void ec_store_close(struct ec_store *s);
 const char *ec_store_errmsg(struct ec_store *s);
+/* The last write failed in etcd without an answer: it may still be applied. */
+bool ec_store_maybe_applied(const struct ec_store *s);
+/* The revision listeners, for a writer that bypasses the groups (store_etcd.c
+ * applying what the leader wrote). */
+void ec_store_notify(struct ec_store *s);
 /* The current revision (0 for a new database). */
 int ec_store_revision(struct ec_store *s, uint64_t *rev);
 /* fn(arg) at every write that bumps the revision, whoever made it (this

@@ -12,12 +12,10 @@
 
 /* Step a write once and give its statement back: 0 or -1 (also when st is
  * NULL: its prepare failed). */
+int ec_store_step_write(struct ec_store *s, sqlite3_stmt *st);
 static inline int ec_store_step_release(struct ec_store *s, sqlite3_stmt *st)
 {
-	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-
-	ec_store_release(s, st);
-	return rc;
+	return ec_store_step_write(s, st);
 }
 
 /* Column i of the row st is on as text, "" for NULL. */

@@ -604,7 +604,9 @@ int hub_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		return h && path_is_hub(wsi) ? 0 : 1; /* anything else: refused upgrade */
+		/* a standby root takes no children: they go to the leader (their
+		 * Parent lists both roots) */
+		return h && path_is_hub(wsi) && !h->d->standby ? 0 : 1; /* else: refused upgrade */
 	case LWS_CALLBACK_ESTABLISHED:
 		c = h ? calloc(1, sizeof(*c)) : NULL;
 		if (!c)
@@ -659,7 +661,8 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	struct hub *h = lws_container_of(sul, struct hub, tick);
 	uint64_t now = ctl_now_ms(), to = (uint64_t)h->d->conf.heartbeat_timeout_s * 1000;
 
-	for (size_t i = 0; i < h->n_kids; i++) {
+	/* a standby root has no children; what it knows of them is the leader's */
+	for (size_t i = 0; i < h->n_kids && !h->d->standby; i++) {
 		struct hub_child *k = &h->kids[i];
 		struct ec_cred cr;
 
@@ -718,7 +721,8 @@ struct hub *hub_start(struct ecd *d, struct lws_context *lws, struct lws_vhost *
 	h->lws = lws;
 	h->index = json_object();
 	h->slot = prot ? lws_protocol_vh_priv_zalloc(vh, prot, sizeof(*h->slot)) : NULL;
-	if (!h->slot || ec_store_cred_list(&d->store, load_child, h)) {
+	/* a standby learns its children when it leads (hub_lead) */
+	if (!h->slot || (!d->standby && ec_store_cred_list(&d->store, load_child, h))) {
 		ctl_log("hub: reading the children: %s", ec_store_errmsg(&d->store));
 		json_decref(h->index);
 		free(h->kids);
@@ -734,6 +738,17 @@ struct hub *hub_start(struct ecd *d, struct lws_context *lws, struct lws_vhost *
 		d->conf.n_join_tokens, d->conf.n_join_tokens == 1 ? "" : "s", h->n_kids,
 		h->n_kids == 1 ? "" : "ren");
 	return h;
+}
+
+int hub_lead(struct hub *h)
+{
+	if (ec_store_cred_list(&h->d->store, load_child, h)) {
+		ctl_log("hub: reading the children: %s", ec_store_errmsg(&h->d->store));
+		return -1;
+	}
+	ctl_log("hub: leading: %zu child%s known (they have HeartbeatTimeout to link here)",
+		h->n_kids, h->n_kids == 1 ? "" : "ren");
+	return 0;
 }
 
 void hub_stop(struct hub *h)

@@ -32,6 +32,9 @@ struct lws_vhost;
  * NULL on failure (logged). Stopped before the context goes. */
 struct hub *hub_start(struct ecd *d, struct lws_context *lws, struct lws_vhost *vh);
 void hub_stop(struct hub *h);
+/* A standby root that now leads: the children the leader knew are loaded,
+ * disconnected until they link here (within HeartbeatTimeout). */
+int hub_lead(struct hub *h);
 
 /* The link to the parent and the attach state machine, on a client vhost
  * of its own; x: the daemon's command runner (the attach scripts run on

@@ -20,11 +20,13 @@
 /* The live parent (and so the self row's spec.parent) follows the attach record. */
 static void follow_parent(struct ecd *d, const char *parent)
 {
-	char err[256];
+	char err[256], first[EC_PATH_MAX] = "";
 
 	snprintf(d->parent.url, sizeof(d->parent.url), "%s", parent);
 	memset(&d->parent.hub, 0, sizeof(d->parent.hub));
-	if (parent[0] && tree_hub_url(parent, &d->parent.hub, err, sizeof(err)))
+	/* of several (roots on etcd), the first: the uplink links to whichever leads */
+	tree_parent_at(parent, 0, first, sizeof(first));
+	if (parent[0] && tree_hub_url(first, &d->parent.hub, err, sizeof(err)))
 		ctl_log("attach: parent %s", err);
 }
 

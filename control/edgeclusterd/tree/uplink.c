@@ -46,8 +46,10 @@ struct uplink {
 	bool retry_pending; /* a reconnect is scheduled */
 	bool quiet;	    /* we close the link for a new phase: no backoff, no log */
 	bool stopping;
-	unsigned attempts;   /* failures in a row */
-	unsigned hb_s, to_s; /* heartbeat interval and parent-silence timeout */
+	unsigned attempts;	      /* failures in a row */
+	unsigned pidx;		      /* of several parents (roots on etcd), the one tried now */
+	char cur_parent[EC_PATH_MAX]; /* parent_now's */
+	unsigned hb_s, to_s;	      /* heartbeat interval and parent-silence timeout */
 	uint64_t last_rx_ms;
 	int64_t ack;	   /* seq of the last list/missions applied */
 	int64_t sent_upto; /* outbox seq sent on this link */
@@ -106,6 +108,16 @@ static void schedule_retry(struct uplink *u)
 	lws_sul_schedule(u->lws, 0, &u->retry, on_retry, (lws_usec_t)ms * LWS_US_PER_MS);
 }
 
+/* The parent tried now: of several (roots on etcd), the pidx-th. */
+static const char *parent_now(struct uplink *u)
+{
+	unsigned n = tree_parent_count(u->a.parent);
+
+	if (!n || tree_parent_at(u->a.parent, u->pidx % n, u->cur_parent, sizeof(u->cur_parent)))
+		u->cur_parent[0] = 0;
+	return u->cur_parent;
+}
+
 static void link_down(struct uplink *u, const char *why)
 {
 	bool was_ready = u->st == L_READY;
@@ -125,7 +137,10 @@ static void link_down(struct uplink *u, const char *why)
 	}
 	if (was_ready || u->attempts == 0 || u->attempts % 10 == 0)
 		ctl_log("uplink: %s %s%s%s", was_ready ? "lost the link to" : "cannot reach",
-			u->a.parent, why ? ": " : "", why ? why : "");
+			parent_now(u), why ? ": " : "", why ? why : "");
+	/* of several parents, the next: a standby root refuses children, and
+	 * after the leader's loss another root leads */
+	u->pidx++;
 	if (u->a.phase == PH_DEREGISTERING && !was_ready && u->attempts >= 3) {
 		snprintf(u->a.last_error, sizeof(u->a.last_error),
 			 "the parent could not be told of the detach");
@@ -194,7 +209,7 @@ static void connect_parent(struct uplink *u)
 	struct lws *w;
 	char err[256];
 
-	if (tree_hub_url(u->a.parent, &url, err, sizeof(err))) {
+	if (tree_hub_url(parent_now(u), &url, err, sizeof(err))) {
 		snprintf(u->a.last_error, sizeof(u->a.last_error), "parent URL: %.200s", err);
 		set_phase(u, PH_INACTIVE, u->a.last_error);
 		return;
@@ -420,7 +435,7 @@ static int on_welcome(struct uplink *u, json_t *m)
 	save(u);
 	u->hb_s = hb >= 1 && hb <= 3600 ? (unsigned)hb : u->d->conf.heartbeat_s;
 	u->to_s = to > (json_int_t)u->hb_s && to <= 86400 ? (unsigned)to : 3 * u->hb_s;
-	ctl_log("uplink: linked to %s at %s%s", pn, u->a.parent,
+	ctl_log("uplink: linked to %s at %s%s", pn, parent_now(u),
 		json_is_true(json_object_get(m, "resync")) ? " (it asks for all our state)" : "");
 	if (u->a.phase == PH_DEREGISTERING) {
 		ctl_ws_send(&u->l, json_pack("{s:s}", "type", "leave"));

@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# Two roots of the edge tree on a three-member etcd cluster behind TLS with
+# client certificates ([Store] Backend = etcd), active/standby, with a child
+# attached:
+#
+#   r1, r2 (one root, two processes; one leads)
+#   `- c   (Parent lists both roots, the standby first: it links to the leader)
+#
+# Missions made at the leader: the standby serves them (same
+# resourceVersions) and the child's state reported up; the standby refuses
+# writes with 503 naming the leader, and children. kill -9 of the leader:
+# the standby takes over with every acknowledged mission, the child links
+# to it and keeps reporting, new missions flow down. The old leader comes
+# back as the standby. A watch on the standby sees the leader's creates. A
+# leader paused past its lease acknowledges nothing after it is continued,
+# and stops. One etcd member stopped: writes, the standby and the child go on.
+# A second one paused (no quorum): a write fails (500, or 504: it may still
+# be applied), the standby reads on, the leader stops and, restarted, serves
+# what a member had as a standby; the quorum back: a root leads, both roots
+# agree on every mission and rv, the child links to the leader.
+# usage: failover.sh PATH/TO/edgeclusterd
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ECD=$(readlink -f "$1")
+source "$HERE/../lib.sh"
+source "$HERE/lib.sh"
+source "$HERE/../etcd.sh"
+T=$(mktemp -d /tmp/xgt-edfo-XXXXXX)
+declare -A PID PORT
+WPID=
+cleanup() {
+	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
+	for n in "${!PID[@]}"; do
+		[ -n "${PID[$n]}" ] && kill -CONT "${PID[$n]}" 2>/dev/null && kill -9 "${PID[$n]}" 2>/dev/null
+	done
+	wait 2>/dev/null
+	etcd_stop
+	[ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+trap "exit 130" INT TERM
+
+# etcd behind TLS with client certificates, as a root would use it
+test_ca "$T" || { not_ok "openssl: no test CA"; summary; exit 1; }
+export ETCD_TLS_DIR=$T
+etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
+trap cleanup EXIT
+TOK=$(secret tok)
+JOIN=$(secret join)
+PREFIX=/xgt-edfo$$/
+for n in r1 r2 c; do PORT[$n]=$(free_port); done
+url() { echo "http://127.0.0.1:${PORT[$1]}"; }
+hub() { echo "ws://127.0.0.1:${PORT[$1]}"; }
+
+root_conf() { # root_conf NAME
+	cat > "$T/$1.conf" <<EOF
+[Cluster]
+Name = root
+Labels = tier=cloud
+[API]
+Listen = 127.0.0.1:${PORT[$1]}
+Token = $TOK
+[Hub]
+JoinToken = $JOIN
+[Store]
+Database = $T/$1.db
+Backend = etcd
+Endpoints = $ETCD_ENDPOINTS
+Prefix = $PREFIX
+TLSCA = $T/ca.pem
+TLSCert = $T/srv.pem
+TLSKey = $T/srv.key
+Timeout = 1s
+ElectionTTL = 4s
+[Intervals]
+Heartbeat = 1
+HeartbeatTimeout = 3
+ReconnectMax = 1
+StateCheck = 1
+EOF
+}
+root_conf r1
+root_conf r2
+cat > "$T/c.conf" <<EOF
+[Cluster]
+Name = c
+Labels = tier=edge
+Parent = $(hub r2),$(hub r1)
+JoinToken = $JOIN
+[API]
+Listen = 127.0.0.1:${PORT[c]}
+Token = $TOK
+[Store]
+Database = $T/c.db
+[Intervals]
+Heartbeat = 1
+HeartbeatTimeout = 3
+ReconnectMax = 1
+ConnectTimeout = 2
+StateCheck = 1
+EOF
+
+code() { curl -s -o /dev/null -w '%{http_code}' "$(url "$1")/healthz"; }
+start() {
+	"$ECD" -c "$T/$1.conf" 2>> "$T/$1.log" &
+	PID[$1]=$!
+	wait_for 15 curl -s -o /dev/null "$(url "$1")/healthz"
+}
+api() { curl -sf -H "Authorization: Bearer $TOK" "$(url "$1")/apis/edge.xgate.io/v1/$2"; }
+missions_at() { api "$1" missions | jq -r '[.items[].metadata.name] | sort | join(" ")'; }
+rvs_at() { api "$1" missions | jq -r '[.items[] | "\(.metadata.name)=\(.metadata.resourceVersion)"] | sort | join(" ")'; }
+tree_at() { api "$1" edgeclusters | jq -r '[.items[] | [.state.path, .state.health]] | sort | map(join("=")) | join(" ")'; }
+state_at() { api "$1" "missions/$2" | jq -r ".state[\"$3\"] // \"(none)\""; }
+is() { [ "$("${@:2}")" = "$1" ]; }
+expect() { # expect SECONDS "description" EXPECTED CMD...
+	local s=$1 d=$2 want=$3
+	shift 3
+	if wait_for "$s" is "$want" "$@"; then ok "$d"; else not_ok "$d: wanted '$want', got '$("$@" 2>&1)'"; fi
+}
+mission() { # mission NAME: to every cluster, applied and checked
+	printf '{"apiVersion":"edge.xgate.io/v1","kind":"Mission","metadata":{"name":"%s"},"spec":{' "$1"
+	printf '"command":{"command":["/bin/true"]},"stateCheck":{"command":["/bin/echo","ok"],"intervalSeconds":1}}}'
+}
+create() { # create ROOT NAME: the HTTP code; the body in $T/last
+	curl -s -o "$T/last" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK" \
+		-H 'Content-Type: application/json' --data-binary "$(mission "$2")" \
+		"$(url "$1")/apis/edge.xgate.io/v1/missions"
+}
+in_etcd() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" --cacert "$T/ca.pem" --cert "$T/srv.pem" --key "$T/srv.key" get --keys-only "${PREFIX}rows/missions/[\"$1\"]" | grep -q .; }
+dead() { ! kill -0 "$1" 2>/dev/null; }
+
+# ---- two roots: r1 leads, r2 stands by ----
+start r1 && [ "$(code r1)" = 200 ] && ok "r1 is up and leads (/healthz 200)" ||
+	not_ok "r1 did not come up as the leader: $(tail -3 "$T/r1.log")"
+start r2 || not_ok "r2 did not start: $(tail -3 "$T/r2.log")"
+expect 5 "r2 is the standby: /healthz 503" 503 code r2
+curl -s "$(url r2)/healthz" | grep -q "${PORT[r1]}" && ok "r2's /healthz names the leader, r1" ||
+	not_ok "r2's healthz: $(curl -s "$(url r2)/healthz")"
+
+# ---- a child whose Parent lists the standby first ----
+start c || not_ok "c did not start: $(tail -3 "$T/c.log")"
+expect 30 "c attached to the leader, r1 (the standby refused it)" "c=ok root=ok" tree_at r1
+expect 5 "the standby's view has c too" "c=ok root=ok" tree_at r2
+
+# ---- missions at the leader; the standby serves them ----
+curl -sN --max-time 60 -H "Authorization: Bearer $TOK" "$(url r2)/apis/edge.xgate.io/v1/missions?watch=1" > "$T/watch" &
+WPID=$!
+made=""
+for i in 1 2 3 4 5; do
+	rc=$(create r1 "m$i")
+	[ "$rc" = 201 ] && made="$made m$i" || not_ok "create m$i at r1: $rc $(cat "$T/last")"
+done
+[ "$made" = " m1 m2 m3 m4 m5" ] && ok "five missions made at the leader (201)"
+for i in 1 2 3 4 5; do in_etcd "m$i" || not_ok "m$i is not in etcd"; done
+ok "etcd holds the five missions' rows"
+expect 10 "the standby lists them" "m1 m2 m3 m4 m5" missions_at r2
+expect 5 "with the leader's resourceVersions" "$(rvs_at r1)" rvs_at r2
+added() { jq -r 'select(.type == "ADDED") | .object.metadata.name' "$T/watch" 2>/dev/null | sort | paste -sd' '; }
+expect 5 "a watch on the standby sees them ADDED" "m1 m2 m3 m4 m5" added
+kill "$WPID" 2>/dev/null
+wait "$WPID" 2>/dev/null
+WPID=
+expect 20 "c applied m5 and reported it up to the leader" ok state_at r1 m5 c
+expect 5 "the child's report is in the standby's view" ok state_at r2 m5 c
+expect 10 "c has the five missions" "m1 m2 m3 m4 m5" missions_at c
+
+rc=$(create r2 refused)
+[ "$rc" = 503 ] && grep -q "standby" "$T/last" && grep -q "127.0.0.1:${PORT[r1]}" "$T/last" &&
+	ok "the standby refuses a write: 503 naming the leader" || not_ok "write at the standby: $rc $(cat "$T/last")"
+rc=$(curl -s -o "$T/last" -w '%{http_code}' -X DELETE -H "Authorization: Bearer $TOK" "$(url r2)/apis/edge.xgate.io/v1/missions/m1")
+[ "$rc" = 503 ] && ok "and a delete: 503" || not_ok "delete at the standby: $rc $(cat "$T/last")"
+in_etcd refused && not_ok "etcd has the refused mission" || ok "etcd has nothing of the refused write"
+[ "$(missions_at r1)" = "m1 m2 m3 m4 m5" ] && ok "the leader has nothing of it either" || not_ok "r1: $(missions_at r1)"
+
+# ---- kill -9 the leader ----
+RVS=$(rvs_at r1)
+T0=$(date +%s%N)
+kill -9 "${PID[r1]}"
+wait "${PID[r1]}" 2>/dev/null
+PID[r1]=
+expect 20 "r2 takes over (/healthz 200)" 200 code r2
+T1=$(date +%s%N)
+[ "$(rvs_at r2)" = "$RVS" ] && ok "every acknowledged mission is at r2, at its resourceVersion" ||
+	not_ok "r2 has $(rvs_at r2), r1 had $RVS"
+expect 30 "c links to r2 and reports (health ok at r2)" "c=ok root=ok" tree_at r2
+T2=$(date +%s%N)
+# printed, not asserted (ElectionTTL = 4 s sets the floor)
+echo "# failover: kill -9 to the standby leading $(((T1 - T0) / 1000000)) ms, to c linked and healthy at it $(((T2 - T0) / 1000000)) ms"
+rc=$(create r2 m6)
+[ "$rc" = 201 ] && ok "r2 takes writes: m6 made (201)" || not_ok "create m6 at r2: $rc $(cat "$T/last")"
+expect 20 "m6 flows down to c" "m1 m2 m3 m4 m5 m6" missions_at c
+expect 20 "c applies m6 and reports it up to r2" ok state_at r2 m6 c
+grep -q "election: this root leads now" "$T/r2.log" && ok "r2 logged its takeover" || not_ok "r2's log: $(tail -3 "$T/r2.log")"
+
+# ---- r1 comes back: the standby now ----
+start r1
+expect 10 "r1 restarts as the standby (503)" 503 code r1
+expect 10 "with r2's missions, m6 too" "$(rvs_at r2)" rvs_at r1
+sleep 4 # past HeartbeatTimeout: a standby's hub must not judge the children (the leader's to do)
+grep -q "hub: marking" "$T/r1.log" && not_ok "the standby r1 tried to mark children: $(grep 'hub: marking' "$T/r1.log" | tail -1)" ||
+	ok "the standby writes nothing of its own about the children"
+
+# ---- a deposed leader writes nothing: r2 paused past its lease ----
+kill -STOP "${PID[r2]}"
+expect 20 "r2 paused past its lease: r1 takes over" 200 code r1
+curl -s -o "$T/late" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK" -H 'Content-Type: application/json' \
+	--data-binary "$(mission late)" --max-time 20 "$(url r2)/apis/edge.xgate.io/v1/missions" > "$T/late.code" &
+LATE=$!
+sleep 0.5
+kill -CONT "${PID[r2]}"
+wait "$LATE"
+[ "$(cat "$T/late.code")" != 201 ] && ok "the deposed r2 did not acknowledge the write ($(cat "$T/late.code"))" ||
+	not_ok "the deposed r2 acknowledged a write"
+in_etcd late && not_ok "etcd has the deposed root's write" || ok "etcd has nothing of it"
+wait_for 10 dead "${PID[r2]}" && ok "r2 stops, saying it no longer leads" || not_ok "r2 still runs"
+wait "${PID[r2]}" 2>/dev/null
+PID[r2]=
+grep -q "no longer lead" "$T/r2.log" && ok "(its log says so)" || not_ok "r2's log: $(tail -3 "$T/r2.log")"
+expect 30 "c links to r1 again" "c=ok root=ok" tree_at r1
+[ "$(missions_at r1)" = "m1 m2 m3 m4 m5 m6" ] && ok "r1 has every mission and not the late one" || not_ok "r1: $(missions_at r1)"
+
+# ---- one etcd member stopped: nothing changes ----
+kill "${ETCD_PID[0]}"
+wait_for 10 etcd_gone "${ETCD_PID[0]}" && ok "etcd member 0 stopped" || not_ok "etcd member 0 still runs"
+rc=$(create r1 m7)
+[ "$rc" = 201 ] && ok "the leader still takes writes (m7: 201)" || not_ok "create m7 with a member down: $rc $(cat "$T/last")"
+start r2
+expect 10 "r2 comes back as the standby (503)" 503 code r2
+expect 10 "with m7" "m1 m2 m3 m4 m5 m6 m7" missions_at r2
+expect 20 "m7 flows down to c" "m1 m2 m3 m4 m5 m6 m7" missions_at c
+
+# ---- a second member paused: no quorum ----
+kill -STOP "${ETCD_PID[1]}"
+rm -f "$T/last"
+rc=$(create r1 no-quorum)
+# 500 or 504; or no answer (000) when the leader's lease ran out meanwhile and it stopped
+case $rc in
+500 | 504 | 000) ok "no quorum: a write is not acknowledged ($rc: $(jq -r .message "$T/last" 2>/dev/null))" ;;
+*) not_ok "a write without a quorum: $rc $(cat "$T/last")" ;;
+esac
+[ "$(api r2 missions/m7 | jq -r .metadata.name)" = m7 ] && ok "the standby still serves reads from its view" ||
+	not_ok "r2's read without a quorum: $(api r2 missions/m7)"
+# the leader cannot renew its lease: it stops; restarted, it serves what etcd knew
+wait_for 20 dead "${PID[r1]}" && ok "r1 lost the lead without a quorum and stopped" || not_ok "r1 still runs"
+wait "${PID[r1]}" 2>/dev/null
+PID[r1]=
+start r1
+expect 10 "restarted without a quorum, r1 is a standby (503)" 503 code r1
+expect 5 "serving every mission a member had" "m1 m2 m3 m4 m5 m6 m7" missions_at r1
+kill -CONT "${ETCD_PID[1]}"
+leads() { [ "$(code r1)" = 200 ] || [ "$(code r2)" = 200 ]; }
+wait_for 30 leads && ok "quorum back: a root leads" || not_ok "nobody leads: $(tail -2 "$T/r1.log") $(tail -2 "$T/r2.log")"
+L=r1
+[ "$(code r1)" = 200 ] || L=r2
+O=$([ $L = r1 ] && echo r2 || echo r1)
+if dead "${PID[$O]:-0}" 2>/dev/null || [ -z "${PID[$O]}" ]; then start "$O"; fi
+[ "$(code "$O")" = 503 ] || wait_for 10 is 503 code "$O"
+both_same() { [ "$(rvs_at r1)" = "$(rvs_at r2)" ] && [ -n "$(rvs_at r1)" ]; }
+wait_for 10 both_same && ok "both roots agree on every mission and rv ($L leads; no-quorum: $(api $L missions/no-quorum >/dev/null && echo applied late || echo not there))" ||
+	not_ok "the roots differ: r1 $(rvs_at r1) r2 $(rvs_at r2)"
+expect 30 "c links to the leader, $L" "c=ok root=ok" tree_at "$L"
+
+# what exited on its own (a deposed root) or on SIGTERM reports leaks and errors
+for n in r1 r2 c; do [ -n "${PID[$n]}" ] && kill "${PID[$n]}" 2>/dev/null; done
+for n in r1 r2 c; do [ -n "${PID[$n]}" ] && wait "${PID[$n]}" 2>/dev/null; PID[$n]=; done
+grep -q "Sanitizer\|runtime error" "$T"/r1.log "$T"/r2.log "$T"/c.log &&
+	not_ok "sanitizer reports: $(grep -h -A5 'Sanitizer\|runtime error' "$T"/*.log | head -20)" ||
+	ok "no sanitizer report in the daemons' logs"
+
+if [ "$FAILED" -gt 0 ]; then
+	for n in r1 r2 c; do echo "# --- $n.log"; tail -15 "$T/$n.log" | sed 's/^/# /'; done
+fi
+summary
