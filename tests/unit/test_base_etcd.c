@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "ctl_etcd.h"
+#include "etcd_test.h"
 #include "unit.h"
 
 #define MEMBERS 3
 
-static pid_t pid[MEMBERS];
-static char url[MEMBERS][128];
+static struct etcd_test_members m;
 
 struct seen {
 	int snapshots, events, puts, deletes;
@@ -69,58 +69,9 @@ static void on_trouble(void *arg, int rc, const char *msg)
 			ctl_etcd_watch_poll(w, 50);                                                \
 	} while (0)
 
-static int members(void)
-{
-	const char *m = getenv("XGATE_ETCD_MEMBERS");
-	int n = 0;
-
-	while (m && *m && n < MEMBERS) {
-		if (sscanf(m, "%d=%127s", &pid[n], url[n]) != 2)
-			return -1;
-		n++;
-		m = strchr(m, ' ');
-		m = m ? m + 1 : NULL;
-	}
-	return n == MEMBERS ? 0 : -1;
-}
-
-/* Signal member i and wait until it is in state (" Z ": gone, " T ":
- * stopped): a signal takes effect later than kill() returns, and a process
- * stuck in an fsync keeps its sockets open for a while after a SIGKILL. */
-static void signal_member(int i, int sig, const char *state)
-{
-	char path[64], st[256] = "";
-	FILE *f;
-
-	kill(pid[i], sig);
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid[i]);
-	for (int t = 0; t < 200; t++) {
-		if (!(f = fopen(path, "r")))
-			return;
-		st[0] = 0;
-		if (!fgets(st, sizeof(st), f))
-			st[0] = 0;
-		fclose(f);
-		if (strstr(st, state))
-			return;
-		usleep(50000);
-	}
-}
-
 static void kill_member(int i)
 {
-	signal_member(i, SIGKILL, ") Z ");
-}
-
-static struct ctl_etcd *client(const char *endpoints, unsigned timeout_ms)
-{
-	struct ctl_etcd_conf c = {.endpoints = endpoints, .timeout_ms = timeout_ms};
-	char err[256];
-	struct ctl_etcd *e = ctl_etcd_new(&c, err, sizeof(err));
-
-	if (!e)
-		printf("# %s\n", err);
-	return e;
+	etcd_test_signal(m.pid[i], SIGKILL, ") Z ");
 }
 
 static void kv_and_txn(struct ctl_etcd *e)
@@ -223,15 +174,15 @@ int main(void)
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* every line out, even if a sanitizer ends it */
-	if (members()) {
+	if (etcd_test_members(&m) != MEMBERS) {
 		printf("not ok - XGATE_ETCD_MEMBERS is not 3 \"pid=url\" (run under tests/etcd.sh "
 		       "3)\n");
 		return 1;
 	}
 	CHECK(!ctl_etcd_new(&bad, err, sizeof(err)) && strstr(err, "'ftp://127.0.0.1:1'"),
 	      "a non-HTTP endpoint is refused, quoted: %s", err);
-	snprintf(all, sizeof(all), "%s,%s/,%s", url[0], url[1], url[2]);
-	if (!(e = client(all, 3000)))
+	snprintf(all, sizeof(all), "%s,%s/,%s", m.url[0], m.url[1], m.url[2]);
+	if (!(e = etcd_test_client(all, 3000)))
 		return 1;
 	kv_and_txn(e);
 	leases(e);
@@ -297,17 +248,17 @@ int main(void)
 	ctl_etcd_kvs_free(&r);
 
 	/* the last member paused: it takes the connection and never answers */
-	signal_member(2, SIGSTOP, ") T ");
-	one = client(url[2], 1000);
+	etcd_test_signal(m.pid[2], SIGSTOP, ") T ");
+	one = etcd_test_client(m.url[2], 1000);
 	rc = ctl_etcd_get(one, "/w/", true, true, &r);
-	CHECK(rc == CTL_ETCD_TIMEOUT && strstr(ctl_etcd_errmsg(one), url[2]),
+	CHECK(rc == CTL_ETCD_TIMEOUT && strstr(ctl_etcd_errmsg(one), m.url[2]),
 	      "a paused member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
 	ctl_etcd_kvs_free(&r);
-	kill(pid[2], SIGCONT);
+	kill(m.pid[2], SIGCONT);
 	ctl_etcd_free(one);
-	one = client(url[0], 1000);
+	one = etcd_test_client(m.url[0], 1000);
 	rc = ctl_etcd_get(one, "/w/", true, true, &r);
-	CHECK(rc == CTL_ETCD_UNREACHABLE && strstr(ctl_etcd_errmsg(one), url[0]),
+	CHECK(rc == CTL_ETCD_UNREACHABLE && strstr(ctl_etcd_errmsg(one), m.url[0]),
 	      "a dead member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
 	ctl_etcd_kvs_free(&r);
 	ctl_etcd_free(one);
