@@ -7,6 +7,7 @@
  * members gone, a write fails as "no quorum" while a serializable read
  * still answers, a paused member gives "timeout", a dead one
  * "unreachable". */
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,35 @@ static void leases(struct ctl_etcd *e)
 	ctl_etcd_delete(e, "/l/", true, NULL);
 }
 
+/* an event loop's use: it waits on the watch's fd and its next deadline
+ * only, and steps the watch when either comes; an event arrives that way,
+ * woken by the fd (curl's socket in the watch's epoll set) */
+static void in_a_loop(struct ctl_etcd *e)
+{
+	struct seen s = {0};
+	const struct ctl_etcd_watch_hooks h = {&s, on_snapshot, on_events, on_trouble};
+	struct ctl_etcd_watch *w = ctl_etcd_watch_start(e, "/fd/", 0, &h);
+	struct pollfd p = {.fd = w ? ctl_etcd_watch_fd(w) : -1, .events = POLLIN};
+	int by_fd = 0;
+
+	if (!w)
+		return;
+	for (int i = 0; i < 400 && !s.events; i++) {
+		int r = poll(&p, 1, ctl_etcd_watch_next_ms(w) < 0 ? 50 : ctl_etcd_watch_next_ms(w));
+
+		if (s.snapshots && r > 0)
+			by_fd++;
+		ctl_etcd_watch_poll(w, 0);
+		if (s.snapshots == 1 && i == 20)
+			ctl_etcd_put(e, "/fd/a", "1", 1, 0, NULL);
+	}
+	CHECK(s.snapshots == 1 && !strcmp(s.ev_keys, "+/fd/a") && by_fd > 0,
+	      "a loop on the watch's fd and deadline gets the event (%s), woken by the fd %d times",
+	      s.ev_keys, by_fd);
+	ctl_etcd_watch_stop(w);
+	ctl_etcd_delete(e, "/fd/", true, NULL);
+}
+
 int main(void)
 {
 	char all[3 * 130], err[256];
@@ -186,6 +216,7 @@ int main(void)
 		return 1;
 	kv_and_txn(e);
 	leases(e);
+	in_a_loop(e);
 
 	/* two watches on /w/ from the start, both on member 0 (the first endpoint) */
 	ctl_etcd_put(e, "/w/a", "1", 1, 0, NULL);

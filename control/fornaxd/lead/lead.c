@@ -207,8 +207,18 @@ int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_
 
 int fx_lead_step(struct fx_lead *l)
 {
-	fx_store_watch_poll(l->watch, 0);
 	return l->election ? step_election(l) : 0;
+}
+
+int fx_lead_watch_fd(const struct fx_lead *l)
+{
+	return fx_store_watch_fd(l->watch);
+}
+
+int fx_lead_watch_step(struct fx_lead *l)
+{
+	fx_store_watch_poll(l->watch, 0);
+	return fx_store_watch_next_ms(l->watch);
 }
 
 bool fx_lead_deposed(const struct fx_lead *l)

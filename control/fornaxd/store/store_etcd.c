@@ -428,6 +428,16 @@ int fx_store_watch_poll(struct fx_store_watch *sw, int timeout_ms)
 	return ctl_etcd_watch_poll(sw->w, timeout_ms);
 }
 
+int fx_store_watch_fd(const struct fx_store_watch *sw)
+{
+	return ctl_etcd_watch_fd(sw->w);
+}
+
+int fx_store_watch_next_ms(const struct fx_store_watch *sw)
+{
+	return ctl_etcd_watch_next_ms(sw->w);
+}
+
 void fx_store_watch_stop(struct fx_store_watch *sw)
 {
 	if (sw)
