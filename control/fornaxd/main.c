@@ -9,7 +9,9 @@
  * main owns the lws context (through the HTTP server), the signalfd, the
  * core's tick and the modules' handles, and wires the core's hooks to them:
  * messages to a node's link (nodes.c), changed objects to the watches
- * (api.c), "run the tick now" to a zero-delay timer.
+ * (api.c), "run the tick now" to a zero-delay timer; on etcd it also puts
+ * the view's watch in the loop (ctl_fdpoll), so a change is applied as it
+ * arrives.
  */
 #include <arpa/inet.h>
 #include <errno.h>
