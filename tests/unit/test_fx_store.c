@@ -145,7 +145,7 @@ static void v_del(void *arg, const char *ns, const char *name)
 static void watch_apps(struct backend *b)
 {
 	struct view v = {0};
-	const struct fx_store_app_hooks h = {&v, v_reset, v_put, v_del};
+	const struct fx_store_app_hooks h = {&v, v_reset, v_put, v_del, NULL};
 	char err[600];
 	struct fx_store *s = reopen(b, err, sizeof(err)), *writer = reopen(b, err, sizeof(err));
 	struct fx_store_watch *sw = s ? fx_store_etcd_watch_apps(s, &h) : NULL;
@@ -218,7 +218,7 @@ static void compacted_gap(const struct backend *b, const struct etcd_test_member
 {
 	struct backend g = *b;
 	struct set v = {0};
-	const struct fx_store_app_hooks h = {&v, set_reset, set_put, set_del};
+	const struct fx_store_app_hooks h = {&v, set_reset, set_put, set_del, NULL};
 	char err[600], prefix[128];
 	struct fx_store *s, *writer;
 	struct fx_store_watch *sw;
@@ -316,7 +316,7 @@ int main(void)
 	{
 		char e2[600];
 		struct fx_store *s = fx_store_sqlite_open(sq.path, e2, sizeof(e2));
-		const struct fx_store_app_hooks h = {NULL, NULL, NULL, NULL};
+		const struct fx_store_app_hooks h = {NULL, NULL, NULL, NULL, NULL};
 
 		CHECK(s && !fx_store_etcd_watch_apps(s, &h), "SQLite has no watch of its own");
 		if (s)

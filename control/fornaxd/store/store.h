@@ -82,6 +82,9 @@ struct fx_store_app_hooks {
 	void (*reset)(void *arg); /* forget every application: all of them follow */
 	void (*put)(void *arg, const char *ns, const char *name, uint64_t rv, const char *json);
 	void (*del)(void *arg, const char *ns, const char *name);
+	/* after a reset's puts: every application is there again (those not
+	 * put since the reset are gone); may be NULL */
+	void (*synced)(void *arg);
 };
 struct fx_store_watch;
 struct fx_store_watch *fx_store_etcd_watch_apps(struct fx_store *s,

@@ -380,6 +380,8 @@ static void on_snapshot(void *arg, const struct ctl_etcd_kvs *all)
 	sw->h.reset(sw->h.arg);
 	for (size_t i = 0; i < all->n; i++)
 		app_put_kv(sw, &all->kv[i]);
+	if (sw->h.synced)
+		sw->h.synced(sw->h.arg);
 }
 
 static void on_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
