@@ -13,17 +13,17 @@
 #     with its lease; printed with the figures.
 #  2. watch lag: M applications created on the leader, each timed until the
 #     standby serves it (GET polled every 5 ms).
-#  3. application creates/s, 200 one at a time (curl each), on the etcd
-#     leader and on a fornaxd on SQLite, in the same run. Session opens do
-#     not touch the store on either backend (bench_session_open measures them).
+#  3. throughput, etcd next to SQLite in the same run: application
+#     creates/s, pod placements/s and session opens/s
+#     (bench/fornax_throughput.sh, which says what touches the store).
 #
-#   usage: bench/fornax_failover.sh [--kills N] [--ttl S] [--sessions K] [--apps M] [--keep] FORNAXD
+#   usage: bench/fornax_failover.sh [--kills N] [--ttl S] [--sessions K] [--apps M] [--keep] FORNAXD FX_PROBE
 #   (defaults: 20 kills, TTL 3 s with Timeout 1 s, 5 sessions per kill, 50 applications)
 #
 # Exit: 0 when it ran and no acknowledged session was lost, 1 otherwise.
 set -u
 KILLS=20 TTL=3 K=5 M=50 KEEP=
-while [ $# -gt 1 ]; do
+while [ $# -gt 2 ]; do
 	case $1 in
 	--kills) KILLS=$2; shift 2 ;;
 	--ttl) TTL=$2; shift 2 ;;
@@ -33,19 +33,21 @@ while [ $# -gt 1 ]; do
 	*) echo "unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
-[ $# = 1 ] || { sed -n 3,20p "$0" >&2; exit 2; }
+[ $# = 2 ] || { sed -n 3,20p "$0" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
+PROBE=$(readlink -f "$2")
 TESTS=$HERE/../tests
 source "$TESTS/lib.sh"
 source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
+source "$HERE/fornax_throughput.sh"
 PY=/usr/bin/python3
 T=$(mktemp -d /tmp/xgb-fxfo-XXXXXX)
-declare -A PID
+declare -A PID FXT_PID
 SIMS=
 cleanup() {
-	for p in "${PID[@]}" $SIMS; do kill -9 "$p" 2>/dev/null; done
+	for p in "${PID[@]}" "${FXT_PID[@]}" $SIMS; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	etcd_stop
 	[ -n "$KEEP" ] && echo "kept $T" || rm -rf "$T"
@@ -139,20 +141,6 @@ for i in $(seq 1 "$M"); do
 	echo $(($(now_ms) - t0)) >> "$T/lag"
 done
 
-# application creates, one at a time, on the etcd leader and on a fornaxd on SQLite
-creates() { # creates PORT PREFIX: creates/s of N applications
-	local t0 i ok=0
-	t0=$(now_ms)
-	for i in $(seq 1 "$N"); do [ "$(post "$1" $APPS "$(app "$2$i" 1)")" = 201 ] && ok=$((ok + 1)); done
-	awk -v n="$ok" -v ms=$(($(now_ms) - t0)) 'BEGIN {printf "%.0f", n * 1000 / (ms ? ms : 1)}'
-}
-N=200
-QP=$(free_port)
-printf '[API]\nListen = 127.0.0.1:%s\nToken = %s\n[Store]\nDatabase = %s/sq.db\n' "$QP" "$TOK" "$T" > "$T/sq.conf"
-"$FXD" -c "$T/sq.conf" 2>> "$T/sq.log" & PID[sq]=$!
-wait_for 10 healthy "$QP"
-CR_ETCD=$(creates "$(leader)" c) CR_SQ=$(creates "$QP" c)
-
 echo
 echo "fornax_failover: 3 etcd members, 2 fornaxd, 2 simulated nodes; Timeout 1 s, ElectionTTL ${TTL} s"
 printf '%-44s %8s %8s %8s\n' "" p50 p99 max
@@ -161,6 +149,7 @@ printf '%-44s %8s %8s %8s\n' "failover, kill -9 -> new session Available (ms)" \
 printf '%-44s %8s %8s %8s\n' "watch lag, leader 201 -> standby GET (ms)" \
 	"$(pct 0.5 < "$T/lag")" "$(pct 0.99 < "$T/lag")" "$(sort -n "$T/lag" | tail -1)"
 echo "floor: the lease TTL, $((TTL * 1000)) ms, counted from the leader's last renewal (every TTL/3): $((TTL * 2000 / 3))-$((TTL * 1000)) ms after the kill; plus up to 1000 ms (the standby's campaign interval) and the nodes' relink"
-printf '%-44s %8s %8s\n' "application creates/s, one at a time ($N)" "etcd $CR_ETCD" "SQLite $CR_SQ"
 echo "kills: $KILLS; sessions Available before a kill and missing after it: $LOST (must be 0)"
-[ "$LOST" = 0 ]
+TP=0
+fx_throughput "$FXD" "$PROBE" "$ETCD_ENDPOINTS" "$T" || TP=1
+[ "$LOST" = 0 ] && [ "$TP" = 0 ]

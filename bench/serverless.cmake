@@ -22,5 +22,5 @@ xgate_bench_script(session_open_real session_open_real.sh 900 SESSION_OPEN_REAL_
 # the leader, sessions lost (must be 0), the standby's watch lag; see
 # docs/bench.md "fornax_failover".
 xgate_bench_script(fornax_failover fornax_failover.sh 900 FORNAX_FAILOVER_ARGS
-  "fornax_failover: leader kill -9 -> new session Available, p50/p99; watch lag"
-  fornaxd)
+  "fornax_failover: leader kill -9 -> new session Available, p50/p99; watch lag; etcd vs SQLite opens/s, creates/s"
+  fornaxd fx_probe)

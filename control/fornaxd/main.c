@@ -9,7 +9,9 @@
  * main owns the lws context (through the HTTP server), the signalfd, the
  * core's tick and the modules' handles, and wires the core's hooks to them:
  * messages to a node's link (nodes.c), changed objects to the watches
- * (api.c), "run the tick now" to a zero-delay timer.
+ * (api.c), "run the tick now" to a zero-delay timer; on etcd it also puts
+ * the view's watch in the loop (ctl_fdpoll), so a change is applied as it
+ * arrives.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "api.h"
 #include "config.h"
 #include "core.h"
+#include "ctl_fdpoll.h"
 #include "ctl_log.h"
 #include "ctl_signal.h"
 #include "dargs.h"
@@ -39,7 +42,8 @@ struct daemon {
 	struct fx_conf conf;
 	volatile sig_atomic_t stop;
 	struct fx_store *store;
-	struct fx_lead *lead; /* the store on etcd: its view, and the election */
+	struct fx_lead *lead;	  /* the store on etcd: its view, and the election */
+	struct ctl_fdpoll *watch; /* the view's etcd watch in the loop */
 	struct fx_core *core;
 	struct fx_api *api;
 	struct fx_http *http;
@@ -102,6 +106,15 @@ static void lead_standby(void *arg, bool standby, const char *leader)
 
 	fx_api_set_standby(dm->api, standby, leader);
 	fx_nodes_set_standby(dm->nodes, standby);
+}
+
+/* the view's watch has input, or wants a step (a reconnect, curl's timer):
+ * a change is applied as it arrives, not on the next tick */
+static void on_watch(void *arg)
+{
+	struct daemon *dm = arg;
+
+	ctl_fdpoll_at(dm->watch, fx_lead_watch_step(dm->lead));
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
@@ -238,6 +251,14 @@ static int start(struct daemon *dm)
 		return -1;
 	if (dm->lead && fx_lead_start(dm->lead, dm->core, &lh))
 		return -1;
+	if (dm->lead) {
+		if (!(dm->watch =
+			  ctl_fdpoll_new(dm->lws, fx_lead_watch_fd(dm->lead), on_watch, dm))) {
+			ctl_log("the etcd watch in the loop: %s", strerror(errno));
+			return -1;
+		}
+		ctl_fdpoll_at(dm->watch, 0);
+	}
 	if (!(dm->signals = ctl_signals_new(dm->lws, stop_signals, 2, on_signal, dm))) {
 		ctl_log("signalfd: %s", strerror(errno));
 		return -1;
@@ -258,6 +279,7 @@ static void stop(struct daemon *dm)
 	fx_nodes_stop(dm->nodes);
 	dm->nodes = NULL;
 	ctl_signals_free(dm->signals);
+	ctl_fdpoll_free(dm->watch);
 	fx_api_free(dm->api); /* the open watches end; their streams go with the context */
 	dm->api = NULL;
 	fx_http_stop(dm->http);

@@ -9,7 +9,7 @@
  * synchronous, with a deadline: they are for what already waits on a
  * durable write (an application's create, a node's first registration,
  * a leader's fenced write), never the session-open path. The watch is
- * asynchronous (curl's multi interface), stepped by ctl_etcd_watch_poll
+ * asynchronous (curl's multi socket interface), stepped by ctl_etcd_watch_poll
  * from the owner's loop, and is a list-and-watch: it hands over a full
  * read first (and again whenever etcd has compacted the revision it would
  * resume from), then the events after it, and resumes a broken stream from
@@ -165,9 +165,15 @@ struct ctl_etcd_watch;
 struct ctl_etcd_watch *ctl_etcd_watch_start(struct ctl_etcd *e, const char *prefix,
 					    int64_t from_rev, const struct ctl_etcd_watch_hooks *h);
 /* Move it on: read what arrived, reconnect if due. Waits at most
- * timeout_ms for something (0: never waits; the owner's tick can call it).
+ * timeout_ms for something (0: never waits; -1: until something is due).
  * Returns the number of hooks called, or a ctl_etcd_rc. */
 int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms);
+/* For an event loop: an fd (the watch's, for its lifetime; do not close)
+ * that is readable when the watch has input, and the ms until it wants a
+ * poll anyway (-1: only when the fd is readable). The loop calls
+ * ctl_etcd_watch_poll(w, 0) on either, then asks again. */
+int ctl_etcd_watch_fd(const struct ctl_etcd_watch *w);
+int ctl_etcd_watch_next_ms(const struct ctl_etcd_watch *w);
 /* The last revision delivered (a snapshot's or an event's). */
 int64_t ctl_etcd_watch_revision(const struct ctl_etcd_watch *w);
 void ctl_etcd_watch_stop(struct ctl_etcd_watch *w);

@@ -13,13 +13,23 @@
  * full read, handed over as a snapshot, and a new watch from the read's
  * revision + 1 (etcd #8668: starting from the compact revision instead can
  * miss events).
+ *
+ * curl runs on its socket interface: its sockets are kept in an epoll set
+ * of the watch's own, and its timer as a deadline. The epoll fd is readable
+ * whenever one of them is, so an event loop (lws's, through ctl_fdpoll)
+ * polls that one fd and the watch is stepped as data arrives, not on a
+ * tick; a plain loop calls ctl_etcd_watch_poll with a timeout, which waits
+ * on the same set.
  */
 #include <curl/curl.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ctl_etcd.h"
 
@@ -32,6 +42,8 @@ struct ctl_etcd_watch {
 	char *prefix;
 	struct ctl_etcd_watch_hooks h;
 	CURLM *multi;
+	int epfd;		       /* curl's sockets, each with what curl waits for */
+	long long curl_at;	       /* curl's timer: CLOCK_MONOTONIC ms; -1: none */
 	CURL *stream;		       /* the open /v3/watch, or NULL */
 	char ep[CTL_ETCD_URL_MAX + 1]; /* the endpoint it is open on */
 	struct curl_slist *hdrs;
@@ -258,14 +270,58 @@ static void ended(struct ctl_etcd_watch *w, CURLcode c)
 	later(w);
 }
 
+/* curl: what to wait for on socket fd (CURL_POLL_*) */
+static int on_socket(CURL *easy, curl_socket_t fd, int what, void *arg, void *sockp)
+{
+	struct ctl_etcd_watch *w = arg;
+	struct epoll_event ev = {0};
+
+	(void)easy;
+	(void)sockp;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+		return 0;
+	}
+	ev.data.fd = fd;
+	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev) && errno == ENOENT)
+		return epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) ? -1 : 0;
+	return 0;
+}
+
+/* curl: call back after ms (-1: no timer) */
+static int on_timer(CURLM *multi, long ms, void *arg)
+{
+	struct ctl_etcd_watch *w = arg;
+
+	(void)multi;
+	w->curl_at = ms < 0 ? -1 : now_ms() + ms;
+	return 0;
+}
+
+int ctl_etcd_watch_next_ms(const struct ctl_etcd_watch *w)
+{
+	long long at = w->stream ? w->curl_at : w->retry_at, left;
+
+	if (at < 0)
+		return -1;
+	left = at - now_ms();
+	return left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
+}
+
+int ctl_etcd_watch_fd(const struct ctl_etcd_watch *w)
+{
+	return w->epfd;
+}
+
 int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
 {
-	long long now = now_ms();
+	struct epoll_event ev[8];
 	CURLMsg *m;
-	int left, running;
+	int left, running, n, due;
 
 	w->calls = 0;
-	if (!w->stream && now >= w->retry_at) {
+	if (!w->stream && now_ms() >= w->retry_at) {
 		if (w->need_snapshot)
 			snapshot(w);
 		if (!w->need_snapshot && open_stream(w)) {
@@ -276,22 +332,21 @@ int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
 	}
 	if (w->calls)
 		timeout_ms = 0; /* the owner has news: give it back now */
-	if (!w->stream) {
-		long long wait = w->retry_at - now_ms();
-
-		if (timeout_ms > 0 && wait > 0) {
-			struct timespec ts = {0, 0};
-
-			if (wait > timeout_ms)
-				wait = timeout_ms;
-			ts.tv_sec = wait / 1000;
-			ts.tv_nsec = (wait % 1000) * 1000000;
-			nanosleep(&ts, NULL);
-		}
-		return w->calls;
+	due = ctl_etcd_watch_next_ms(w);
+	if (timeout_ms < 0 || (due >= 0 && due < timeout_ms))
+		timeout_ms = due;
+	n = epoll_wait(w->epfd, ev, 8, timeout_ms);
+	for (int i = 0; i < n; i++)
+		curl_multi_socket_action(
+		    w->multi, ev[i].data.fd,
+		    (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+			(ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+			(ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0),
+		    &running);
+	if (w->stream && w->curl_at >= 0 && now_ms() >= w->curl_at) {
+		w->curl_at = -1;
+		curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	}
-	curl_multi_poll(w->multi, NULL, 0, timeout_ms, NULL);
-	curl_multi_perform(w->multi, &running);
 	while ((m = curl_multi_info_read(w->multi, &left)))
 		if (m->msg == CURLMSG_DONE && m->easy_handle == w->stream)
 			ended(w, m->data.result);
@@ -310,12 +365,21 @@ struct ctl_etcd_watch *ctl_etcd_watch_start(struct ctl_etcd *e, const char *pref
 {
 	struct ctl_etcd_watch *w = calloc(1, sizeof(*w));
 
-	if (!w || !(w->prefix = strdup(prefix)) || !(w->multi = curl_multi_init())) {
-		if (w)
+	if (!w || !(w->prefix = strdup(prefix)) || !(w->multi = curl_multi_init()) ||
+	    (w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+		if (w) {
+			if (w->multi)
+				curl_multi_cleanup(w->multi);
 			free(w->prefix);
+		}
 		free(w);
 		return NULL;
 	}
+	curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w);
+	curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(w->multi, CURLMOPT_TIMERDATA, w);
+	w->curl_at = -1;
 	w->e = e;
 	w->h = *h;
 	w->rev = from_rev > 0 ? from_rev - 1 : 0;
@@ -329,6 +393,7 @@ void ctl_etcd_watch_stop(struct ctl_etcd_watch *w)
 		return;
 	close_stream(w);
 	curl_multi_cleanup(w->multi);
+	close(w->epfd);
 	free(w->buf);
 	free(w->prefix);
 	free(w);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Two fornaxd on one etcd cluster with [Store] Election = on: A leads and
-# serves, B waits as standby (serves nothing). A is paused (SIGSTOP) past its
+# serves, B waits as standby (not healthy, but it serves reads: an
+# application A creates is soon in B's view, by the watch). A is paused (SIGSTOP) past its
 # lease: B takes over with A's applications and serves writes. A request
 # sent to the paused A waits in its socket; A is continued (SIGCONT): it
 # writes nothing (the request is not answered 201, etcd does not have it),
@@ -56,6 +57,7 @@ create() { # create PORT NAME [curl args]: prints the HTTP code
 		"http://127.0.0.1:$port$APPS"
 }
 code_of() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOK" "http://127.0.0.1:$1$APPS/$2"; }
+serves() { [ "$(code_of "$1" "$2")" = 200 ]; }
 in_etcd() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" get --keys-only "${PREFIX}apps/default/$1" | grep -q .; }
 state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
 
@@ -66,6 +68,9 @@ wait_for 10 grep -q "standby" "$T/b.log" && ok "B waits as standby: $(grep -m1 s
 	not_ok "B: $(tail -3 "$T/b.log")"
 check_not "B serves nothing meanwhile" healthy "$BPORT"
 [ "$(create "$APORT" one)" = 201 ] && ok "A creates one" || not_ok "A did not create one"
+# B's view follows the etcd watch, whose socket is in B's event loop
+wait_for 10 serves "$BPORT" one && ok "the standby B serves one (its view follows the watch)" ||
+	not_ok "B does not serve one: $(code_of "$BPORT" one)"
 
 kill -STOP "$APID"
 wait_for 5 test "$(state "$APID")" = T

@@ -7,18 +7,19 @@
  * members gone, a write fails as "no quorum" while a serializable read
  * still answers, a paused member gives "timeout", a dead one
  * "unreachable". */
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ctl_etcd.h"
+#include "etcd_test.h"
 #include "unit.h"
 
 #define MEMBERS 3
 
-static pid_t pid[MEMBERS];
-static char url[MEMBERS][128];
+static struct etcd_test_members m;
 
 struct seen {
 	int snapshots, events, puts, deletes;
@@ -69,58 +70,9 @@ static void on_trouble(void *arg, int rc, const char *msg)
 			ctl_etcd_watch_poll(w, 50);                                                \
 	} while (0)
 
-static int members(void)
-{
-	const char *m = getenv("XGATE_ETCD_MEMBERS");
-	int n = 0;
-
-	while (m && *m && n < MEMBERS) {
-		if (sscanf(m, "%d=%127s", &pid[n], url[n]) != 2)
-			return -1;
-		n++;
-		m = strchr(m, ' ');
-		m = m ? m + 1 : NULL;
-	}
-	return n == MEMBERS ? 0 : -1;
-}
-
-/* Signal member i and wait until it is in state (" Z ": gone, " T ":
- * stopped): a signal takes effect later than kill() returns, and a process
- * stuck in an fsync keeps its sockets open for a while after a SIGKILL. */
-static void signal_member(int i, int sig, const char *state)
-{
-	char path[64], st[256] = "";
-	FILE *f;
-
-	kill(pid[i], sig);
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid[i]);
-	for (int t = 0; t < 200; t++) {
-		if (!(f = fopen(path, "r")))
-			return;
-		st[0] = 0;
-		if (!fgets(st, sizeof(st), f))
-			st[0] = 0;
-		fclose(f);
-		if (strstr(st, state))
-			return;
-		usleep(50000);
-	}
-}
-
 static void kill_member(int i)
 {
-	signal_member(i, SIGKILL, ") Z ");
-}
-
-static struct ctl_etcd *client(const char *endpoints, unsigned timeout_ms)
-{
-	struct ctl_etcd_conf c = {.endpoints = endpoints, .timeout_ms = timeout_ms};
-	char err[256];
-	struct ctl_etcd *e = ctl_etcd_new(&c, err, sizeof(err));
-
-	if (!e)
-		printf("# %s\n", err);
-	return e;
+	etcd_test_signal(m.pid[i], SIGKILL, ") Z ");
 }
 
 static void kv_and_txn(struct ctl_etcd *e)
@@ -209,6 +161,35 @@ static void leases(struct ctl_etcd *e)
 	ctl_etcd_delete(e, "/l/", true, NULL);
 }
 
+/* an event loop's use: it waits on the watch's fd and its next deadline
+ * only, and steps the watch when either comes; an event arrives that way,
+ * woken by the fd (curl's socket in the watch's epoll set) */
+static void in_a_loop(struct ctl_etcd *e)
+{
+	struct seen s = {0};
+	const struct ctl_etcd_watch_hooks h = {&s, on_snapshot, on_events, on_trouble};
+	struct ctl_etcd_watch *w = ctl_etcd_watch_start(e, "/fd/", 0, &h);
+	struct pollfd p = {.fd = w ? ctl_etcd_watch_fd(w) : -1, .events = POLLIN};
+	int by_fd = 0;
+
+	if (!w)
+		return;
+	for (int i = 0; i < 400 && !s.events; i++) {
+		int r = poll(&p, 1, ctl_etcd_watch_next_ms(w) < 0 ? 50 : ctl_etcd_watch_next_ms(w));
+
+		if (s.snapshots && r > 0)
+			by_fd++;
+		ctl_etcd_watch_poll(w, 0);
+		if (s.snapshots == 1 && i == 20)
+			ctl_etcd_put(e, "/fd/a", "1", 1, 0, NULL);
+	}
+	CHECK(s.snapshots == 1 && !strcmp(s.ev_keys, "+/fd/a") && by_fd > 0,
+	      "a loop on the watch's fd and deadline gets the event (%s), woken by the fd %d times",
+	      s.ev_keys, by_fd);
+	ctl_etcd_watch_stop(w);
+	ctl_etcd_delete(e, "/fd/", true, NULL);
+}
+
 int main(void)
 {
 	char all[3 * 130], err[256];
@@ -223,18 +204,19 @@ int main(void)
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* every line out, even if a sanitizer ends it */
-	if (members()) {
+	if (etcd_test_members(&m) != MEMBERS) {
 		printf("not ok - XGATE_ETCD_MEMBERS is not 3 \"pid=url\" (run under tests/etcd.sh "
 		       "3)\n");
 		return 1;
 	}
 	CHECK(!ctl_etcd_new(&bad, err, sizeof(err)) && strstr(err, "'ftp://127.0.0.1:1'"),
 	      "a non-HTTP endpoint is refused, quoted: %s", err);
-	snprintf(all, sizeof(all), "%s,%s/,%s", url[0], url[1], url[2]);
-	if (!(e = client(all, 3000)))
+	snprintf(all, sizeof(all), "%s,%s/,%s", m.url[0], m.url[1], m.url[2]);
+	if (!(e = etcd_test_client(all, 3000)))
 		return 1;
 	kv_and_txn(e);
 	leases(e);
+	in_a_loop(e);
 
 	/* two watches on /w/ from the start, both on member 0 (the first endpoint) */
 	ctl_etcd_put(e, "/w/a", "1", 1, 0, NULL);
@@ -297,17 +279,17 @@ int main(void)
 	ctl_etcd_kvs_free(&r);
 
 	/* the last member paused: it takes the connection and never answers */
-	signal_member(2, SIGSTOP, ") T ");
-	one = client(url[2], 1000);
+	etcd_test_signal(m.pid[2], SIGSTOP, ") T ");
+	one = etcd_test_client(m.url[2], 1000);
 	rc = ctl_etcd_get(one, "/w/", true, true, &r);
-	CHECK(rc == CTL_ETCD_TIMEOUT && strstr(ctl_etcd_errmsg(one), url[2]),
+	CHECK(rc == CTL_ETCD_TIMEOUT && strstr(ctl_etcd_errmsg(one), m.url[2]),
 	      "a paused member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
 	ctl_etcd_kvs_free(&r);
-	kill(pid[2], SIGCONT);
+	kill(m.pid[2], SIGCONT);
 	ctl_etcd_free(one);
-	one = client(url[0], 1000);
+	one = etcd_test_client(m.url[0], 1000);
 	rc = ctl_etcd_get(one, "/w/", true, true, &r);
-	CHECK(rc == CTL_ETCD_UNREACHABLE && strstr(ctl_etcd_errmsg(one), url[0]),
+	CHECK(rc == CTL_ETCD_UNREACHABLE && strstr(ctl_etcd_errmsg(one), m.url[0]),
 	      "a dead member: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(one));
 	ctl_etcd_kvs_free(&r);
 	ctl_etcd_free(one);

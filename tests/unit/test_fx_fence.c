@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ctl_etcd.h"
+#include "etcd_test.h"
 #include "store.h"
 #include "unit.h"
 
@@ -99,25 +100,6 @@ static void drain(int fd, char *buf, size_t len, int ms)
 		}
 }
 
-static void wait_state(pid_t pid, const char *state)
-{
-	char path[64], st[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (int t = 0; t < 100; t++) {
-		if (!(f = fopen(path, "r")))
-			return;
-		st[0] = 0;
-		if (!fgets(st, sizeof(st), f))
-			st[0] = 0;
-		fclose(f);
-		if (strstr(st, state))
-			return;
-		usleep(20000);
-	}
-}
-
 int main(void)
 {
 	const char *ep = getenv("XGATE_ETCD_ENDPOINTS");
@@ -154,8 +136,7 @@ int main(void)
 		  strstr(s->ops->errmsg(s), "not the leader"),
 	      "a write of the parent, not the leader, is refused: %s", s->ops->errmsg(s));
 
-	kill(pid, SIGSTOP);
-	wait_state(pid, ") T ");
+	etcd_test_signal(pid, SIGSTOP, ") T ");
 	usleep(300000); /* a write the child had sent before the stop lands first */
 	drain(fds[0], before, sizeof(before), 100);
 	CHECK(!ctl_etcd_get(fx_store_etcd_client(s), "/xgt-fence/", true, false, &all),

@@ -4,13 +4,16 @@
  * real cluster. Applications written, replaced, read back after a reopen,
  * deleted; the revision only grows; node credentials (digest and subnet)
  * put, read, listed, deleted. On etcd also: an unreachable etcd is refused
- * at open, naming it; with two of three members gone a write fails as "no
- * quorum" while the applications still read, also after a reopen. */
+ * at open, naming it; a standby's view follows another store's writes, and
+ * after a compacted gap rereads everything (a delete in the gap is not
+ * missed); with two of three members gone a write fails as "no quorum"
+ * while the applications still read, also after a reopen. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "etcd_test.h"
 #include "store.h"
 #include "unit.h"
 
@@ -142,7 +145,7 @@ static void v_del(void *arg, const char *ns, const char *name)
 static void watch_apps(struct backend *b)
 {
 	struct view v = {0};
-	const struct fx_store_app_hooks h = {&v, v_reset, v_put, v_del};
+	const struct fx_store_app_hooks h = {&v, v_reset, v_put, v_del, NULL};
 	char err[600];
 	struct fx_store *s = reopen(b, err, sizeof(err)), *writer = reopen(b, err, sizeof(err));
 	struct fx_store_watch *sw = s ? fx_store_etcd_watch_apps(s, &h) : NULL;
@@ -167,45 +170,121 @@ static void watch_apps(struct backend *b)
 	s->ops->close(s);
 }
 
-/* wait until a killed member is gone (a signal takes effect later than
- * kill() returns, and a member in an fsync keeps its sockets a while) */
-static void gone(int pid)
-{
-	char path[64], st[256];
-	FILE *f;
+/* the applications a view holds, "[ns/name]" each */
+struct set {
+	int resets, dels;
+	char names[512];
+};
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	for (int t = 0; t < 200; t++) {
-		if (!(f = fopen(path, "r")))
-			return;
-		st[0] = 0;
-		if (!fgets(st, sizeof(st), f))
-			st[0] = 0;
-		fclose(f);
-		if (strstr(st, ") Z "))
-			return;
-		usleep(50000);
-	}
+static void set_reset(void *arg)
+{
+	struct set *v = arg;
+
+	v->resets++;
+	v->names[0] = 0;
+}
+
+static void set_put(void *arg, const char *ns, const char *name, uint64_t rv, const char *json)
+{
+	struct set *v = arg;
+	char k[128];
+
+	(void)rv;
+	(void)json;
+	snprintf(k, sizeof(k), "[%s/%s]", ns, name);
+	if (!strstr(v->names, k) && strlen(v->names) + strlen(k) < sizeof(v->names))
+		strcat(v->names, k);
+}
+
+static void set_del(void *arg, const char *ns, const char *name)
+{
+	struct set *v = arg;
+	char k[128], *at;
+
+	v->dels++;
+	snprintf(k, sizeof(k), "[%s/%s]", ns, name);
+	if ((at = strstr(v->names, k)))
+		memmove(at, at + strlen(k), strlen(at + strlen(k)) + 1);
+}
+
+/* A standby's view across a compacted gap: its stream breaks (the member it
+ * reads from is killed), meanwhile an application is deleted and another
+ * created, and etcd compacts past the view's revision. The delete is then
+ * nowhere to be read: only a reset and a full reread can drop the deleted
+ * application, and that is what the view must do when it resumes. On a
+ * prefix of its own, so the other checks' counts stay as they are. Kills
+ * member 0 (no_quorum, after it, kills 0 and 1). */
+static void compacted_gap(const struct backend *b, const struct etcd_test_members *m)
+{
+	struct backend g = *b;
+	struct set v = {0};
+	const struct fx_store_app_hooks h = {&v, set_reset, set_put, set_del, NULL};
+	char err[600], prefix[128];
+	struct fx_store *s, *writer;
+	struct fx_store_watch *sw;
+	struct ctl_etcd_kvs all;
+	struct ctl_etcd *wc;
+	int64_t rev = 0;
+
+	snprintf(prefix, sizeof(prefix), "%sgap/", b->etcd.prefix);
+	g.etcd.prefix = prefix;
+	s = reopen(&g, err, sizeof(err));
+	writer = reopen(&g, err, sizeof(err));
+	if (!s || !writer)
+		return;
+	writer->ops->app_put(writer, "default", "old", 1, "{}");
+	writer->ops->app_put(writer, "default", "keep", 2, "{}");
+	sw = fx_store_etcd_watch_apps(s, &h);
+	for (int i = 0; sw && i < 100 && !v.resets; i++)
+		fx_store_watch_poll(sw, 50);
+	CHECK(v.resets == 1 && !strcmp(v.names, "[default/keep][default/old]"),
+	      "the view starts with both applications (%s)", v.names);
+	CHECK(!strcmp(ctl_etcd_endpoint(fx_store_etcd_client(s)), m->url[0]),
+	      "it reads from member 0 (%s)", ctl_etcd_endpoint(fx_store_etcd_client(s)));
+
+	etcd_test_signal(m->pid[0], SIGKILL, ") Z ");
+	CHECK(!writer->ops->app_del(writer, "default", "old", 3) &&
+		  !writer->ops->app_put(writer, "default", "new", 4, "{}"),
+	      "meanwhile, on another member: old deleted, new created (%s)",
+	      writer->ops->errmsg(writer));
+	wc = fx_store_etcd_client(writer);
+	CHECK(!ctl_etcd_get(wc, prefix, true, false, &all) && !ctl_etcd_compact(wc, all.revision),
+	      "etcd compacts up to %lld, past the view's revision", (long long)all.revision);
+	rev = all.revision;
+	ctl_etcd_kvs_free(&all);
+
+	for (int i = 0; sw && i < 400 && v.resets < 2; i++)
+		fx_store_watch_poll(sw, 50);
+	for (int i = 0; sw && i < 10; i++)
+		fx_store_watch_poll(sw, 20); /* anything the resumed stream still brings */
+	CHECK(v.resets == 2 && v.dels == 0,
+	      "on resume the view was reset and reread (%d resets), no delete event (%d)", v.resets,
+	      v.dels);
+	CHECK(!strcmp(v.names, "[default/keep][default/new]"),
+	      "the deleted application is gone, the new one there (%s)", v.names);
+	CHECK(ctl_etcd_get(fx_store_etcd_client(s), prefix, true, true, &all) == 0 &&
+		  all.revision >= rev,
+	      "the view's client reads on, from another member");
+	ctl_etcd_kvs_free(&all);
+	fx_store_watch_stop(sw);
+	writer->ops->close(writer);
+	s->ops->close(s);
 }
 
 /* etcd without two of its three members: writes refused as such, reads go on */
-static void no_quorum(struct backend *b, const char *members)
+static void no_quorum(struct backend *b, const struct etcd_test_members *m)
 {
 	struct seen seen = {0};
 	char err[600];
 	struct fx_store *s;
-	int pid[3], n;
+	int n;
 	uint64_t rev = 0;
 
-	if (sscanf(members, "%d=%*s %d=%*s %d=%*s", &pid[0], &pid[1], &pid[2]) != 3)
-		return;
 	s = reopen(b, err, sizeof(err));
 	if (!s)
 		return;
-	kill(pid[0], SIGKILL);
-	kill(pid[1], SIGKILL);
-	gone(pid[0]);
-	gone(pid[1]);
+	etcd_test_signal(m->pid[0], SIGKILL, ") Z ");
+	etcd_test_signal(m->pid[1], SIGKILL, ") Z ");
 	n = s->ops->app_put(s, "default", "d", 20, "{}");
 	CHECK(n == -1 && strstr(s->ops->errmsg(s), "no quorum"),
 	      "without a quorum a write fails, saying why: %s", s->ops->errmsg(s));
@@ -227,7 +306,8 @@ int main(void)
 	char dir[] = "/tmp/xgt-fxstore-XXXXXX", cmd[300], err[600], prefix[64];
 	struct backend sq = {.name = "sqlite"}, et = {.name = "etcd"};
 	const struct fx_store_etcd_conf dead = {.endpoints = "http://127.0.0.1:1"};
-	const char *ep = getenv("XGATE_ETCD_ENDPOINTS"), *members = getenv("XGATE_ETCD_MEMBERS");
+	const char *ep = getenv("XGATE_ETCD_ENDPOINTS");
+	struct etcd_test_members m;
 
 	if (!mkdtemp(dir))
 		return 1;
@@ -236,7 +316,7 @@ int main(void)
 	{
 		char e2[600];
 		struct fx_store *s = fx_store_sqlite_open(sq.path, e2, sizeof(e2));
-		const struct fx_store_app_hooks h = {NULL, NULL, NULL, NULL};
+		const struct fx_store_app_hooks h = {NULL, NULL, NULL, NULL, NULL};
 
 		CHECK(s && !fx_store_etcd_watch_apps(s, &h), "SQLite has no watch of its own");
 		if (s)
@@ -259,8 +339,10 @@ int main(void)
 			  strstr(err, "unreachable") && strstr(err, "http://127.0.0.1:1"),
 		      "an unreachable etcd is refused at open, named: %s", err);
 		watch_apps(&et);
-		if (members)
-			no_quorum(&et, members);
+		if (etcd_test_members(&m) == 3) {
+			compacted_gap(&et, &m);
+			no_quorum(&et, &m);
+		}
 	}
 	return unit_summary();
 }

@@ -21,6 +21,7 @@ struct fx_lead {
 	struct fx_lead_hooks h;
 	struct ctl_etcd_elect *election; /* NULL: Election = off, always leading */
 	struct fx_store_watch *watch;	 /* the applications as etcd has them */
+	json_t *rereading;		 /* "NS/NAME" put since the watch's reset, or NULL */
 	bool leading, deposed;
 	uint64_t next_campaign_ms;
 	char key[FX_PATH_MAX + 8];
@@ -139,18 +140,38 @@ static int step_election(struct fx_lead *l)
 	return -1;
 }
 
-/* every application follows as a put; one deleted in a gap stays in the
- * view until a takeover's reread sweeps it */
+/* every application follows as a put, then synced: what the view holds
+ * and was not put since was deleted in a gap the watch could not read (a
+ * compaction), and goes */
 static void w_reset(void *arg)
 {
-	(void)arg;
+	struct fx_lead *l = arg;
+
+	json_decref(l->rereading);
+	l->rereading = json_object();
 }
 
 static void w_put(void *arg, const char *ns, const char *name, uint64_t rv, const char *json)
 {
 	struct fx_lead *l = arg;
+	char id[FX_ID_MAX + 1];
 
 	fx_core_app_stored(l->core, ns, name, rv, json);
+	if (l->rereading) {
+		snprintf(id, sizeof(id), "%s/%s", ns, name);
+		json_object_set_new(l->rereading, id, json_true());
+	}
+}
+
+static void w_synced(void *arg)
+{
+	struct fx_lead *l = arg;
+	struct reread r = {l->core, l->rereading};
+
+	if (r.seen) /* NULL (out of memory): kept; a takeover's reread sweeps */
+		sweep(&r);
+	json_decref(l->rereading);
+	l->rereading = NULL;
 }
 
 static void w_del(void *arg, const char *ns, const char *name)
@@ -194,7 +215,7 @@ struct fx_lead *fx_lead_new(struct fx_store *st, const char *prefix, const char 
 
 int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_hooks *h)
 {
-	const struct fx_store_app_hooks wh = {l, w_reset, w_put, w_del};
+	const struct fx_store_app_hooks wh = {l, w_reset, w_put, w_del, w_synced};
 
 	l->core = core;
 	l->h = *h;
@@ -207,8 +228,18 @@ int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_
 
 int fx_lead_step(struct fx_lead *l)
 {
-	fx_store_watch_poll(l->watch, 0);
 	return l->election ? step_election(l) : 0;
+}
+
+int fx_lead_watch_fd(const struct fx_lead *l)
+{
+	return fx_store_watch_fd(l->watch);
+}
+
+int fx_lead_watch_step(struct fx_lead *l)
+{
+	fx_store_watch_poll(l->watch, 0);
+	return fx_store_watch_next_ms(l->watch);
 }
 
 bool fx_lead_deposed(const struct fx_lead *l)
@@ -221,6 +252,7 @@ void fx_lead_free(struct fx_lead *l)
 	if (!l)
 		return;
 	fx_store_watch_stop(l->watch);
+	json_decref(l->rereading);
 	ctl_etcd_elect_free(l->election, l->leading && !l->deposed);
 	free(l);
 }

@@ -37,9 +37,14 @@ struct fx_lead *fx_lead_new(struct fx_store *st, const char *prefix, const char 
 /* The core to keep current (a standby's view follows the store's watch),
  * once it exists; a standby tells the hook so. 0, or -1 (logged). */
 int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_hooks *h);
-/* From the tick: the watch, a campaign once a second, the lease's renewal.
+/* From the tick: a campaign once a second, the lease's renewal.
  * -1: stop serving (the lead was lost, or a takeover failed). */
 int fx_lead_step(struct fx_lead *l);
+/* The view's watch, for the event loop: an fd readable when it has input
+ * (the lead's; do not close), and a step that applies what arrived and
+ * returns the ms until it wants a step anyway (-1: only on input). */
+int fx_lead_watch_fd(const struct fx_lead *l);
+int fx_lead_watch_step(struct fx_lead *l);
 bool fx_lead_deposed(const struct fx_lead *l);
 /* A leader that stops cleanly hands over now, not after its lease. */
 void fx_lead_free(struct fx_lead *l);

@@ -75,17 +75,23 @@ int fx_store_etcd_fence(struct fx_store *s, struct ctl_etcd_elect *leader);
 /* A standby's view of the applications (etcd only): every application
  * (after reset) at the start and again whenever etcd compacted the history
  * the watch would resume from, then each change as it is written. Stepped
- * by fx_store_watch_poll from the owner's loop (0: never waits). */
+ * by fx_store_watch_poll (0: never waits); an event loop waits on
+ * fx_store_watch_fd and fx_store_watch_next_ms (ctl_etcd_watch_fd). */
 struct fx_store_app_hooks {
 	void *arg;
 	void (*reset)(void *arg); /* forget every application: all of them follow */
 	void (*put)(void *arg, const char *ns, const char *name, uint64_t rv, const char *json);
 	void (*del)(void *arg, const char *ns, const char *name);
+	/* after a reset's puts: every application is there again (those not
+	 * put since the reset are gone); may be NULL */
+	void (*synced)(void *arg);
 };
 struct fx_store_watch;
 struct fx_store_watch *fx_store_etcd_watch_apps(struct fx_store *s,
 						const struct fx_store_app_hooks *h);
 int fx_store_watch_poll(struct fx_store_watch *sw, int timeout_ms);
+int fx_store_watch_fd(const struct fx_store_watch *sw);
+int fx_store_watch_next_ms(const struct fx_store_watch *sw);
 void fx_store_watch_stop(struct fx_store_watch *sw);
 
 #endif

@@ -380,6 +380,8 @@ static void on_snapshot(void *arg, const struct ctl_etcd_kvs *all)
 	sw->h.reset(sw->h.arg);
 	for (size_t i = 0; i < all->n; i++)
 		app_put_kv(sw, &all->kv[i]);
+	if (sw->h.synced)
+		sw->h.synced(sw->h.arg);
 }
 
 static void on_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
@@ -426,6 +428,16 @@ struct fx_store_watch *fx_store_etcd_watch_apps(struct fx_store *p,
 int fx_store_watch_poll(struct fx_store_watch *sw, int timeout_ms)
 {
 	return ctl_etcd_watch_poll(sw->w, timeout_ms);
+}
+
+int fx_store_watch_fd(const struct fx_store_watch *sw)
+{
+	return ctl_etcd_watch_fd(sw->w);
+}
+
+int fx_store_watch_next_ms(const struct fx_store_watch *sw)
+{
+	return ctl_etcd_watch_next_ms(sw->w);
 }
 
 void fx_store_watch_stop(struct fx_store_watch *sw)
