@@ -95,13 +95,14 @@ static void hook_kick(void *arg)
 	}
 }
 
-/* the lead changed hands: a standby serves reads only and takes no node */
+/* the lead changed hands: a standby serves reads only and commands no node */
 static void lead_standby(void *arg, bool standby, const char *leader)
 {
 	struct daemon *dm = arg;
 
 	fx_api_set_standby(dm->api, standby, leader);
 	fx_nodes_set_standby(dm->nodes, standby);
+	fx_core_set_lead(dm->core, !standby, standby ? 0 : fx_lead_term(dm->lead));
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
@@ -238,6 +239,8 @@ static int start(struct daemon *dm)
 		return -1;
 	if (dm->lead && fx_lead_start(dm->lead, dm->core, &lh))
 		return -1;
+	if (dm->lead && fx_lead_term(dm->lead) > 0) /* it won at start: the nodes learn its term */
+		fx_core_set_lead(dm->core, true, fx_lead_term(dm->lead));
 	if (!(dm->signals = ctl_signals_new(dm->lws, stop_signals, 2, on_signal, dm))) {
 		ctl_log("signalfd: %s", strerror(errno));
 		return -1;

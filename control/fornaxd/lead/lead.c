@@ -216,6 +216,13 @@ bool fx_lead_deposed(const struct fx_lead *l)
 	return l && l->deposed;
 }
 
+int64_t fx_lead_term(const struct fx_lead *l)
+{
+	if (!l->leading || l->deposed)
+		return -1;
+	return l->election ? ctl_etcd_elect_revision(l->election) : 0;
+}
+
 void fx_lead_free(struct fx_lead *l)
 {
 	if (!l)
