@@ -333,7 +333,10 @@ static int cb_link(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		k->l.max_queued = QUEUE_MAX;
 		k->st = L_OPEN;
 		k->ready_sent = false;
-		k->leader = false; /* until its NodeConfiguration says */
+		/* until its NodeConfiguration says: a core that says nothing leads at
+		 * term 0 (refused once a core has said it leads at a higher one) */
+		k->leader = true;
+		k->term = 0;
 		send_register(k);
 		return 0;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
