@@ -155,7 +155,7 @@ static int open_store(struct daemon *dm)
 					      c->etcd_ca[0] ? c->etcd_ca : NULL,
 					      c->etcd_cert[0] ? c->etcd_cert : NULL,
 					      c->etcd_key[0] ? c->etcd_key : NULL,
-					      c->etcd_timeout_s * 1000};
+					      c->etcd_timeout_ms};
 	char err[512];
 
 	if (c->store == FX_STORE_ETCD) {

@@ -13,7 +13,11 @@
 #include "ctl_log.h"
 #include "lead.h"
 
-#define CAMPAIGN_MS 1000 /* a campaign is a request: once a second, not every tick */
+/* A campaign is a create-if-absent txn: cheap for etcd, and how soon a
+ * standby finds the dead leader's key gone (its lease expired) adds to the
+ * failover; who leads is read for the 503's only once a second. */
+#define CAMPAIGN_MS 100
+#define LEARN_MS    1000
 
 struct fx_lead {
 	struct fx_store *st;
@@ -22,7 +26,7 @@ struct fx_lead {
 	struct ctl_etcd_elect *election; /* NULL: Election = off, always leading */
 	struct fx_store_watch *watch;	 /* the applications as etcd has them */
 	bool leading, deposed;
-	uint64_t next_campaign_ms;
+	uint64_t next_campaign_ms, next_learn_ms;
 	char key[FX_PATH_MAX + 8];
 };
 
@@ -122,7 +126,10 @@ static int step_election(struct fx_lead *l)
 		if ((rc = ctl_etcd_elect_step(l->election, &leader)))
 			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), etcd_err(l));
 		if (!leader) {
-			learn_leader(l);
+			if (ctl_now_ms() >= l->next_learn_ms) {
+				l->next_learn_ms = ctl_now_ms() + LEARN_MS;
+				learn_leader(l);
+			}
 			return 0;
 		}
 		return take_over(l);
