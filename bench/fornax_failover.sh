@@ -196,5 +196,6 @@ row "  201 -> Available (the node's report)" "$T/p.node"
 row "watch lag, leader 201 -> standby GET (ms)" "$T/lag"
 echo "floor: the lease TTL, $((TTL * 1000)) ms, counted from the leader's last renewal (every TTL/3): $((TTL * 2000 / 3))-$((TTL * 1000)) ms after the kill, plus etcd's expiry check (every 500 ms); then a campaign (every 100 ms). Nodes relinked at a failover: $RELINK of $KILLS (they report to every core)"
 printf '%-44s %8s %8s\n' "application creates/s, one at a time ($N)" "etcd $CR_ETCD" "SQLite $CR_SQ"
+echo "leaders that lost the lead without being killed (a renewal too late): $(cat "$T"/*.log | grep -c 'no longer the leader')"
 echo "kills: $KILLS; sessions Available before a kill and missing after it: $LOST (must be 0)"
 [ "$LOST" = 0 ]
