@@ -48,7 +48,7 @@ TESTS=$HERE/../tests
 source "$TESTS/lib.sh"
 source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
-PY=/usr/bin/python3
+source "$TESTS/fornax/ha_lib.sh"
 T=$(mktemp -d /tmp/xgb-fxfo-XXXXXX)
 declare -A PID
 SIMS= WPID=
@@ -70,29 +70,15 @@ V1=/apis/core.fornax-serverless.centaurusinfra.io/v1
 APPS=/namespaces/default/applications
 SESS=/namespaces/default/applicationsessions
 PORTS="$(free_port) $(free_port)"
-for p in $PORTS; do
-	cat > "$T/$p.conf" <<EOF
-[API]
-Listen = 127.0.0.1:$p
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-Timeout = $TO
-Election = on
-ElectionTTL = ${TTL}s
-[Nodes]
-JoinToken = $JOIN
-EOF
-done
+HA_TTL=${TTL}s HA_TIMEOUT=$TO
+for p in $PORTS; do ha_conf "$T/$p.conf" "$p"; done
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 stamp() { while IFS= read -r l; do printf '%s %s\n' $((${EPOCHREALTIME/./} / 1000)) "$l"; done; }
 start() { "$FXD" -c "$T/$1.conf" 2> >(stamp >> "$T/$1.log") & PID[$1]=$!; }
 first_after() { # first_after FILE MS PATTERN: the stamp of the first line after MS matching
 	awk -v t="$2" -v p="$3" '$1 > t && index($0, p) {print $1; exit}' "$1"
 }
-healthy() { curl -sf -m 2 "http://127.0.0.1:$1/healthz" >/dev/null; }
+healthy() { ha_healthy "$1"; }
 get() { curl -sf -m 3 -H "Authorization: Bearer $TOK" "http://127.0.0.1:$1$V1$2"; }
 post() {
 	curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOK" \
@@ -112,10 +98,9 @@ ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" watch "${PREFIX}leader" 2>/d
 WPID=$!
 wait_for 15 test -n "$(leader)" || { echo "no leader" >&2; exit 1; }
 URLS=$(for p in $PORTS; do printf 'ws://127.0.0.1:%s,' "$p"; done)
-for n in node-a node-b; do
-	$PY "$TESTS/fornax/simnode.py" run "${URLS%,}" "$n" "$T/sim" --join "$JOIN" --pods 2000 2>> "$T/sim-$n.log" &
-	SIMS="$SIMS $!"
-done
+HA_SIM_ARGS="--pods 2000"
+ha_sims "${URLS%,}" "$T/sim" "$T/sim" node-a node-b
+SIMS=$HA_SIMS
 L=$(leader)
 [ "$(post "$L" $APPS "$(app echo 4000)")" = 201 ] || { echo "cannot create echo" >&2; exit 1; }
 nready() { [ "$(get "$1" /nodes | jq '[.items[]|select(.status.conditions[0].status=="True")]|length')" = 2 ]; }

@@ -19,8 +19,8 @@ FXD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
 source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
+source "$HERE/ha_lib.sh"
 PY=/usr/bin/python3
-SIM="$HERE/simnode.py"
 T=$(mktemp -d /tmp/xgt-fxfo-XXXXXX)
 APID= BPID= SIMS= LPID=
 cleanup() {
@@ -44,29 +44,13 @@ V1=/apis/$G/v1
 APPS=/namespaces/default/applications
 SESS=/namespaces/default/applicationsessions
 TTL=3
-conf() { # conf NAME PORT
-	cat > "$T/$1.conf" <<EOF
-[API]
-Listen = 127.0.0.1:$2
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-Timeout = 1s
-Election = on
-ElectionTTL = ${TTL}s
-[Nodes]
-JoinToken = $JOIN
-PortRange = 31000-31999
-EOF
-}
+HA_TTL=${TTL}s HA_TIMEOUT=1s
 APORT=$(free_port) BPORT=$(free_port)
-conf a "$APORT"
-conf b "$BPORT"
+ha_conf "$T/a.conf" "$APORT" "PortRange = 31000-31999"
+ha_conf "$T/b.conf" "$BPORT" "PortRange = 31000-31999"
 start_a() { "$FXD" -c "$T/a.conf" 2>> "$T/a.log" & APID=$!; }
 start_b() { "$FXD" -c "$T/b.conf" 2>> "$T/b.log" & BPID=$!; }
-healthy() { curl -sf -m 2 "http://127.0.0.1:$1/healthz" >/dev/null; }
+healthy() { ha_healthy "$1"; }
 get() { curl -sf -m 3 -H "Authorization: Bearer $TOK" "http://127.0.0.1:$1$V1$2"; }
 post() { # post PORT PATH BODY: prints the HTTP code, the body in $T/post.out
 	curl -s -m 5 -o "$T/post.out" -w '%{http_code}' -H "Authorization: Bearer $TOK" \
@@ -95,10 +79,9 @@ wait_for 10 grep -q standby "$T/b.log" && ok "B campaigns and waits as the stand
 wait_for 10 curl -s -m 2 "http://127.0.0.1:$BPORT/healthz" -o /dev/null
 H=$(curl -s -m 2 -w ' %{http_code}' "http://127.0.0.1:$BPORT/healthz")
 [ "${H##* }" = 503 ] && grep -q "127.0.0.1:$APORT" <<< "$H" && ok "B's /healthz: 503, $(head -1 <<< "$H")" || not_ok "B's healthz: $H"
-for n in node-a node-b; do
-	$PY "$SIM" run "ws://127.0.0.1:$BPORT,ws://127.0.0.1:$APORT" "$n" "$T/sim" --join "$JOIN" --pods 200 2>> "$T/sim-$n.log" &
-	SIMS="$SIMS $!"
-done
+HA_SIM_ARGS="--pods 200"
+ha_sims "ws://127.0.0.1:$BPORT,ws://127.0.0.1:$APORT" "$T/sim" "$T/sim" node-a node-b
+SIMS=$HA_SIMS
 wait_for 15 nready "$APORT" 2 && ok "two nodes linked to A" || not_ok "nodes: $(get "$APORT" /nodes)"
 [ "$(post "$APORT" $APPS "$(app echo)")" = 201 ] && ok "A creates echo" || not_ok "create echo: $(cat "$T/post.out")"
 wait_for 15 is "$APORT" $APPS/echo .status.idleInstances 2 && ok "echo's pool fills" || not_ok "pool: $(q "$APORT" $APPS/echo .status)"
