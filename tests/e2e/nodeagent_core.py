@@ -542,6 +542,9 @@ async def two_cores(core, core_b):
     await lb.expect(pod_is("Standby"), "and to B (reports go to every core)")
     # B takes the lead with a higher term: A, still saying it leads, is deposed
     await lb.send(type="CoreState", leader=True, term=9)
+    # the links are two sockets: the full sync's answer on B's says CoreState was read
+    await lb.send(type="NodeFullSync")
+    await lb.expect(lambda m: m.get("type") == "NodeState", "B says it leads at term 9 (and syncs)")
     await la.send(type="PodTerminate", podIdentifier="default/echo-9", gracePeriodSeconds=0)
     ok(await quiet(la, pod_is("Terminated"), 2), "B leads at term 9: the deposed A's PodTerminate is refused")
     await lb.send(type="PodTerminate", podIdentifier="default/echo-9", gracePeriodSeconds=0)
