@@ -99,13 +99,14 @@ static void hook_kick(void *arg)
 	}
 }
 
-/* the lead changed hands: a standby serves reads only and takes no node */
+/* the lead changed hands: a standby serves reads only and commands no node */
 static void lead_standby(void *arg, bool standby, const char *leader)
 {
 	struct daemon *dm = arg;
 
 	fx_api_set_standby(dm->api, standby, leader);
 	fx_nodes_set_standby(dm->nodes, standby);
+	fx_core_set_lead(dm->core, !standby, standby ? 0 : fx_lead_term(dm->lead));
 }
 
 /* the view's watch has input, or wants a step (a reconnect, curl's timer):
@@ -167,7 +168,7 @@ static int open_store(struct daemon *dm)
 					      c->etcd_ca[0] ? c->etcd_ca : NULL,
 					      c->etcd_cert[0] ? c->etcd_cert : NULL,
 					      c->etcd_key[0] ? c->etcd_key : NULL,
-					      c->etcd_timeout_s * 1000};
+					      c->etcd_timeout_ms};
 	char err[512];
 
 	if (c->store == FX_STORE_ETCD) {
@@ -251,6 +252,8 @@ static int start(struct daemon *dm)
 		return -1;
 	if (dm->lead && fx_lead_start(dm->lead, dm->core, &lh))
 		return -1;
+	if (dm->lead && fx_lead_term(dm->lead) > 0) /* it won at start: the nodes learn its term */
+		fx_core_set_lead(dm->core, true, fx_lead_term(dm->lead));
 	if (dm->lead) {
 		if (!(dm->watch =
 			  ctl_fdpoll_new(dm->lws, fx_lead_watch_fd(dm->lead), on_watch, dm))) {

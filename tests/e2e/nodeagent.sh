@@ -12,7 +12,10 @@
 # a lost store (a new node at revision 0 that removes what the old one
 # ran), over wss:// verified against a CA; the session service's ping: a
 # stopped (SIGSTOP) pod and one that reads its socket but never answers
-# fail (NoHeartbeat, their sessions Closed), frozen standby pods do not.
+# fail (NoHeartbeat, their sessions Closed), frozen standby pods do not;
+# two cores: the node links and reports to both, and obeys only the one
+# leading with the highest term (a standby's and a deposed leader's
+# commands are refused).
 # usage: nodeagent.sh XGATE NODEAGENTD FORNAX_ECHO FORNAX_SESSIONWRAPPER NET_SCRIPT
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -105,10 +108,12 @@ CONF
 # the same node linking over TLS (the last part of the scenario)
 test_ca "$TMP" || { not_ok "test CA"; summary; exit 1; }
 sed -e 's|^URL = .*|URL = wss://127.0.0.1:18472\nCA = '"$TMP"'/ca.pem|' "$TMP/node.conf" >"$TMP/node-tls.conf"
+# the same node given two cores (the last part: which one it obeys)
+sed -e 's|^URL = .*|URL = ws://127.0.0.1:18471,ws://127.0.0.1:18473|' "$TMP/node.conf" >"$TMP/node-ha.conf"
 
 # (not under `ip netns exec`: it remounts /sys, hiding bpffs and the
 # cgroups; the core listens in the node's namespace, nodeagentd enters it)
-env NAD="$NAD" CONF="$TMP/node.conf" CONF_TLS="$TMP/node-tls.conf" ECHO="$ECHO" WRAPPER="$WRAPPER" XGATE="$XGATE" \
+env NAD="$NAD" CONF="$TMP/node.conf" CONF_TLS="$TMP/node-tls.conf" CONF_HA="$TMP/node-ha.conf" ECHO="$ECHO" WRAPPER="$WRAPPER" XGATE="$XGATE" \
 	NODE="$NODE" CLI="$CLI" CG="$CG" TMP="$TMP" \
 	$PY "$HERE/nodeagent_core.py" 18471
 rc=$?

@@ -13,6 +13,7 @@ TOKEN = "join-token-0123456789abcdef"
 CRED = "c" * 43
 FAILED = 0
 PROCS = []
+CORE_B = None  # the second core of two_cores
 
 
 def ok(cond, what):
@@ -500,6 +501,60 @@ async def scenario(core):
     ok(curl(p3) != "hello-s3", "its endpoint no longer reaches it")
     nad.send_signal(signal.SIGTERM)
     nad.wait()
+    await two_cores(core, CORE_B)
+
+
+async def quiet(link, pred, secs):
+    """nothing matching pred comes on link within secs"""
+    end = time.monotonic() + secs
+    while (left := end - time.monotonic()) > 0:
+        try:
+            m = await asyncio.wait_for(link.q.get(), left)
+        except asyncio.TimeoutError:
+            break
+        if pred(m) or m.get("type") == "closed":
+            return False
+    return True
+
+
+async def two_cores(core, core_b):
+    """Two cores (proto/fornax.md "Several cores"): the node links to both
+    and reports to both; it obeys only the one that says it leads with the
+    highest term: a standby's command and a deposed leader's are refused."""
+    nad = start_nad(4, "CONF_HA")
+    la = await asyncio.wait_for(core.links.get(), 20)
+    lb = await asyncio.wait_for(core_b.links.get(), 20)
+    for link, name in ((la, "A"), (lb, "B")):
+        reg = await link.expect(lambda m: m.get("type") == "NodeRegister", f"the node links to core {name}")
+        ok(reg and reg["auth"] == {"credential": CRED}, f"with its credential ({name})")
+    await la.send(**conf_msg(False), leader=True, term=7)
+    await la.send(type="NodeFullSync")
+    await lb.send(**conf_msg(False), leader=False, term=0)
+    await lb.send(type="NodeFullSync")
+    await la.expect(lambda m: m.get("type") == "NodeReady", "NodeReady to A, the leader (term 7)")
+    await lb.expect(lambda m: m.get("type") == "NodeReady", "and to B, the standby")
+    await lb.send(type="PodCreate", podIdentifier="default/from-b", pod=POD, standby=True)
+    is_b = lambda m: m.get("type") == "PodState" and m["pod"]["podIdentifier"] == "default/from-b"
+    ok(await quiet(lb, is_b, 2), "a PodCreate from the standby B is not obeyed (not even answered)")
+    ok(cg("freezer", "cgroup.procs") is None, "no pod runs for it")
+    await la.send(type="PodCreate", podIdentifier="default/echo-9", pod=POD, standby=True)
+    await la.expect(pod_is("Standby"), "A's PodCreate is obeyed: Standby, reported to A", 30)
+    await lb.expect(pod_is("Standby"), "and to B (reports go to every core)")
+    # B takes the lead with a higher term: A, still saying it leads, is deposed
+    await lb.send(type="CoreState", leader=True, term=9)
+    # the links are two sockets: the full sync's answer on B's says CoreState was read
+    await lb.send(type="NodeFullSync")
+    await lb.expect(lambda m: m.get("type") == "NodeState", "B says it leads at term 9 (and syncs)")
+    await la.send(type="PodTerminate", podIdentifier="default/echo-9", gracePeriodSeconds=0)
+    ok(await quiet(la, pod_is("Terminated"), 2), "B leads at term 9: the deposed A's PodTerminate is refused")
+    await lb.send(type="PodTerminate", podIdentifier="default/echo-9", gracePeriodSeconds=0)
+    await lb.expect(pod_is("Terminated"), "B's is obeyed: Terminated", 20)
+    with open(f"{E['TMP']}/nad4.log") as f:
+        log = f.read()
+    ok("PodCreate from ws://127.0.0.1:" in log and "not the leader" in log and
+       "a deposed leader" in log, "the node logs both refusals")
+    nad.send_signal(signal.SIGTERM)
+    nad.wait()
 
 
 def listen_in_node(port):
@@ -523,12 +578,15 @@ def listen_in_node(port):
 
 
 async def main():
-    core = Core()
+    global CORE_B
+    core, CORE_B = Core(), Core()
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(f"{E['TMP']}/srv.pem", f"{E['TMP']}/srv.key")
     async with websockets.serve(core.handler, sock=listen_in_node(PORT),
                                 subprotocols=["node.fornax.xgate.io.v1"]), \
             websockets.serve(core.handler, sock=listen_in_node(PORT + 1), ssl=ctx,
+                             subprotocols=["node.fornax.xgate.io.v1"]), \
+            websockets.serve(CORE_B.handler, sock=listen_in_node(PORT + 2),
                              subprotocols=["node.fornax.xgate.io.v1"]):
         try:
             await asyncio.wait_for(scenario(core), 240)

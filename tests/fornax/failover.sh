@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Failover of fornaxd on a three-member etcd cluster ([Store] Election = on):
-# two fornaxd (A, B), two simulated nodes linked with both core URLs (they
-# try the next one when a link fails). Sessions are opened in a loop against
-# whichever core leads; A, the leader, is killed with -9: B takes over, the
-# nodes link to it and resync, every session that was Available before the
-# kill is listed Available by B, and opens resume (the time from the kill to
-# the first open B acknowledges is printed, not asserted). A restarts as the
+# two fornaxd (A, B), two simulated nodes linked to both cores (they report
+# to every core and obey the leader only). The standby B's view of the pods
+# and sessions is A's, and B commands no node. Sessions are opened in a loop
+# against whichever core leads; A, the leader, is killed with -9: B takes
+# over with the links it already has (no node registers again), every
+# session that was Available before the kill is listed Available by B, and
+# opens resume (the time from the kill to the first open B acknowledges is
+# printed, not asserted). A restarts as the
 # standby. One etcd member stopped: creates and opens go on. Two stopped (no
 # quorum): an application write fails with a clear status and nothing is
 # made of it; the quorum returns: a core leads again with every application
@@ -17,8 +19,8 @@ FXD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
 source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
+source "$HERE/ha_lib.sh"
 PY=/usr/bin/python3
-SIM="$HERE/simnode.py"
 T=$(mktemp -d /tmp/xgt-fxfo-XXXXXX)
 APID= BPID= SIMS= LPID=
 cleanup() {
@@ -42,29 +44,13 @@ V1=/apis/$G/v1
 APPS=/namespaces/default/applications
 SESS=/namespaces/default/applicationsessions
 TTL=3
-conf() { # conf NAME PORT
-	cat > "$T/$1.conf" <<EOF
-[API]
-Listen = 127.0.0.1:$2
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-Timeout = 1s
-Election = on
-ElectionTTL = ${TTL}s
-[Nodes]
-JoinToken = $JOIN
-PortRange = 31000-31999
-EOF
-}
+HA_TTL=${TTL}s HA_TIMEOUT=1s
 APORT=$(free_port) BPORT=$(free_port)
-conf a "$APORT"
-conf b "$BPORT"
+ha_conf "$T/a.conf" "$APORT" "PortRange = 31000-31999"
+ha_conf "$T/b.conf" "$BPORT" "PortRange = 31000-31999"
 start_a() { "$FXD" -c "$T/a.conf" 2>> "$T/a.log" & APID=$!; }
 start_b() { "$FXD" -c "$T/b.conf" 2>> "$T/b.log" & BPID=$!; }
-healthy() { curl -sf -m 2 "http://127.0.0.1:$1/healthz" >/dev/null; }
+healthy() { ha_healthy "$1"; }
 get() { curl -sf -m 3 -H "Authorization: Bearer $TOK" "http://127.0.0.1:$1$V1$2"; }
 post() { # post PORT PATH BODY: prints the HTTP code, the body in $T/post.out
 	curl -s -m 5 -o "$T/post.out" -w '%{http_code}' -H "Authorization: Bearer $TOK" \
@@ -93,10 +79,9 @@ wait_for 10 grep -q standby "$T/b.log" && ok "B campaigns and waits as the stand
 wait_for 10 curl -s -m 2 "http://127.0.0.1:$BPORT/healthz" -o /dev/null
 H=$(curl -s -m 2 -w ' %{http_code}' "http://127.0.0.1:$BPORT/healthz")
 [ "${H##* }" = 503 ] && grep -q "127.0.0.1:$APORT" <<< "$H" && ok "B's /healthz: 503, $(head -1 <<< "$H")" || not_ok "B's healthz: $H"
-for n in node-a node-b; do
-	$PY "$SIM" run "ws://127.0.0.1:$BPORT,ws://127.0.0.1:$APORT" "$n" "$T/sim" --join "$JOIN" --pods 200 2>> "$T/sim-$n.log" &
-	SIMS="$SIMS $!"
-done
+HA_SIM_ARGS="--pods 200"
+ha_sims "ws://127.0.0.1:$BPORT,ws://127.0.0.1:$APORT" "$T/sim" "$T/sim" node-a node-b
+SIMS=$HA_SIMS
 wait_for 15 nready "$APORT" 2 && ok "two nodes linked to A" || not_ok "nodes: $(get "$APORT" /nodes)"
 [ "$(post "$APORT" $APPS "$(app echo)")" = 201 ] && ok "A creates echo" || not_ok "create echo: $(cat "$T/post.out")"
 wait_for 15 is "$APORT" $APPS/echo .status.idleInstances 2 && ok "echo's pool fills" || not_ok "pool: $(q "$APORT" $APPS/echo .status)"
@@ -109,9 +94,24 @@ CODE=$(post "$BPORT" $APPS "$(app on-standby)")
 [ "$CODE" = 503 ] && jq -e --arg u "http://127.0.0.1:$APORT" '.code == 503 and (.message | contains($u))' "$T/post.out" >/dev/null &&
 	ok "a write to B: 503, $(jq -r .message "$T/post.out")" || not_ok "write to B: $CODE $(cat "$T/post.out")"
 [ "$(q "$APORT" $APPS/on-standby .metadata.name)" = "" ] && ok "and nothing was made of it" || not_ok "on-standby exists"
-[ "$(q "$BPORT" /nodes '.items|length')" = 0 ] && grep -q standby "$T/sim-node-a.log" &&
-	ok "B refuses the nodes (they link to A): $(grep -m1 standby "$T/sim-node-a.log")" ||
-	not_ok "B's nodes: $(q "$BPORT" /nodes '.items|length'); $(tail -2 "$T/sim-node-a.log")"
+wait_for 15 nready "$BPORT" 2 && ok "the nodes link to standby B too (they report to every core)" ||
+	not_ok "B's nodes: $(get "$BPORT" /nodes | jq -c '[.items[]|{n:.metadata.name,r:.status.conditions}]')"
+
+# ---- the standby's view of pods and sessions is the leader's ----
+for i in 1 2 3 4 5; do post "$APORT" $SESS "$(session pre$i)" >/dev/null; done
+pre_avail() { [ "$(q "$APORT" $SESS '[.items[]|select(.status.sessionStatus=="Available")]|length')" = 5 ]; }
+wait_for 15 pre_avail && ok "five sessions Available on A" || not_ok "A's sessions: $(get "$APORT" $SESS | jq -c '[.items[].status.sessionStatus]')"
+view() { # view PORT: the pods and sessions, as a client reads them
+	{
+		q "$1" /namespaces/default/pods '.items[]|"pod \(.metadata.name) \(.spec.nodeName) \(.status.fornaxState)"'
+		q "$1" $SESS '.items[]|"session \(.metadata.name) \(.status.sessionStatus) \(.status.podReference.name) \(.status.accessEndPoints|tostring)"'
+	} | sort
+}
+same_view() { view "$APORT" > "$T/view.a"; view "$BPORT" > "$T/view.b"; [ -s "$T/view.a" ] && cmp -s "$T/view.a" "$T/view.b"; }
+wait_for 10 same_view && ok "standby B's pods and sessions are A's: $(grep -c ^pod "$T/view.b") pods, $(grep -c ^session "$T/view.b") sessions" ||
+	not_ok "B's view differs from A's: $(diff "$T/view.a" "$T/view.b" | head -5 | tr '\n' ' ')"
+commands_from() { cat "$T"/sim-node-*.log | grep -c -e " from ws://127.0.0.1:$1\$" -e " from ws://127.0.0.1:$1:" -e " from ws://127.0.0.1:$1 "; }
+[ "$(commands_from "$APORT")" -gt 0 ] && ok "the nodes obey A: $(commands_from "$APORT") commands" || not_ok "no command from A reached a node"
 
 # ---- sessions opened in a loop against whichever core leads ----
 # acked: 201 answered; avail: seen Available (the client has its endpoint)
@@ -137,6 +137,9 @@ opener & LPID=$!
 navail() { [ "$(wc -l < "$T/avail")" -ge "$1" ]; }
 wait_for 20 navail 10 && ok "sessions open on A: $(wc -l < "$T/avail")" ||
 	not_ok "opens on A: $(wc -l < "$T/avail") Available, $(tail -3 "$T/sim-node-a.log")"
+[ "$(commands_from "$BPORT")" = 0 ] && ok "standby B commands no node (none obeyed, none refused)" ||
+	not_ok "B commanded: $(grep -h "from ws://127.0.0.1:$BPORT" "$T"/sim-node-*.log | head -3)"
+REGS=$(grep -c registered "$T/b.log")
 KILLED=$(date +%s%N)
 kill -9 "$APID"
 wait_for 5 gone "$APID"
@@ -145,11 +148,15 @@ APID=
 cp "$T/avail" "$T/avail.before"
 cp "$T/acked" "$T/acked.before"
 wait_for 30 healthy "$BPORT" && ok "A killed with -9: B takes over" || not_ok "B did not take over: $(tail -3 "$T/b.log")"
-wait_for 20 nready "$BPORT" 2 && ok "both nodes link to B" || not_ok "nodes on B: $(get "$BPORT" /nodes)"
+wait_for 20 nready "$BPORT" 2 && ok "both nodes ready on B" || not_ok "nodes on B: $(get "$BPORT" /nodes)"
 wait_for 30 awk -v k="$KILLED" -v p="$BPORT" '$2 > k && $3 == p {f=1} END {exit !f}' "$T/acked" &&
 	ok "opens resume on B: the first $(awk -v k="$KILLED" -v p="$BPORT" '$2 > k && $3 == p {printf "%.2f", ($2 - k) / 1e9; exit}' "$T/acked") s after the kill (lease TTL ${TTL}s)" ||
 	not_ok "no open acknowledged by B: $(tail -3 "$T/b.log")"
 kill -9 "$LPID"; wait "$LPID" 2>/dev/null; LPID=
+[ "$(grep -c registered "$T/b.log")" = "$REGS" ] && ok "B served them on the links it had: no node registered again" ||
+	not_ok "nodes registered again on B: $(grep registered "$T/b.log" | tail -2)"
+[ "$(commands_from "$BPORT")" -gt 0 ] && ! grep -q "refused .* from ws://127.0.0.1:$BPORT" "$T"/sim-node-*.log &&
+	ok "the nodes obey B now: $(commands_from "$BPORT") commands" || not_ok "B's commands: $(grep -h "from ws://127.0.0.1:$BPORT" "$T"/sim-node-*.log | head -3)"
 sort -u "$T/avail.before" > "$T/want"
 all_there() { avail_on "$BPORT" > "$T/have"; [ -z "$(comm -23 "$T/want" "$T/have")" ]; }
 wait_for 10 all_there && ok "all $(wc -l < "$T/want") sessions Available before the kill are Available on B" ||

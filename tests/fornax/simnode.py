@@ -4,7 +4,10 @@ written against the spec with python3-websockets: they register, answer the
 full sync, and play the node's part of every command (no real pods).
 
   simnode.py run URL[,URL...] NAME DIR [--join T] [--count N] [options]
-      Several URLs: one link at a time, the next one when it fails or closes.
+      Several URLs: a link to every core, as nodeagentd keeps; reports go to
+      all of them, commands are obeyed only from the core that says it leads
+      with the highest term said (proto/fornax.md "Several cores"); a command
+      from another is printed "refused TYPE from URL" and dropped.
       N nodes (NAME, or NAME-0..NAME-N-1 with --count) on one event loop.
       Each keeps its state in DIR/NODE.json (credential, revision, pods,
       sessions), so a restarted simulator, or one whose fornaxd restarted,
@@ -63,6 +66,16 @@ async def connect(url, small=False):
                                     open_timeout=5, ping_interval=None)
 
 
+class Link:
+    """one core's link: what it said of its lead, whether it synced"""
+
+    def __init__(self, url):
+        self.url, self.ws, self.ready, self.leader, self.term = url, None, False, False, 0
+
+    async def send(self, msg):
+        await self.ws.send(json.dumps(msg))
+
+
 class Node:
     def __init__(self, args, name):
         self.args, self.name = args, name
@@ -72,7 +85,8 @@ class Node:
         if self.file and os.path.exists(self.file):
             with open(self.file) as f:
                 self.st = json.load(f)
-        self.ws, self.cfg, self.ready = None, None, False
+        self.cfg, self.max_term = None, 0
+        self.links = [Link(u) for u in args.url.split(",")]
 
     def save(self):
         if not self.file:
@@ -94,33 +108,59 @@ class Node:
         return {"join": self.args.join}
 
     async def send(self, msg):
-        await self.ws.send(json.dumps(msg))
+        """a report: to every core linked"""
+        for k in self.links:
+            if k.ws is not None:
+                try:
+                    await k.send(msg)
+                except websockets.exceptions.WebSocketException:
+                    pass
 
     def bump(self):
         self.st["rev"] += 1
         return self.st["rev"]
 
-    async def full(self, kind):
-        await self.send({"type": kind, "nodeRevision": self.st["rev"], "node": self.info(),
-                         "pods": list(self.st["pods"].values()),
-                         "sessions": list(self.st["sessions"].values())})
+    async def full(self, k, kind):
+        await k.send({"type": kind, "nodeRevision": self.st["rev"], "node": self.info(),
+                      "pods": list(self.st["pods"].values()),
+                      "sessions": list(self.st["sessions"].values())})
 
-    async def on(self, m):
+    def lead(self, k, m):
+        k.leader, k.term = m.get("leader", True), m.get("term", 0)
+        if k.leader:
+            self.max_term = max(self.max_term, k.term)
+
+    async def on(self, k, m):
         t = m.get("type")
         if t == "NodeConfiguration":
             self.cfg = m
+            self.lead(k, m)
             if m.get("credential"):
                 self.st["credential"] = m["credential"]
                 self.save()
-        elif t == "NodeFullSync":
-            await self.full("NodeState")
-            if not self.ready:
-                self.ready = True
-                await self.full("NodeReady")
+            return
+        if t == "CoreState":
+            self.lead(k, m)
+            return
+        if t == "NodeFullSync":
+            await self.full(k, "NodeState")
+            if not k.ready:
+                k.ready = True
+                await self.full(k, "NodeReady")
                 if self.args.stall:
                     print(f"{self.name}: stalled", file=sys.stderr, flush=True)
                     await asyncio.sleep(3600)
-        elif t == "PodCreate":
+            return
+        if t == "error":
+            print(f"{self.name}: refused {m.get('code')}: {m.get('message')}", file=sys.stderr,
+                  flush=True)
+            return
+        if not (k.leader and k.term >= self.max_term):
+            print(f"{self.name}: refused {t} from {k.url}: not the leader (term {k.term}, "
+                  f"the leader's {self.max_term})", file=sys.stderr, flush=True)
+            return
+        print(f"{self.name}: {t} from {k.url}", file=sys.stderr, flush=True)
+        if t == "PodCreate":
             pod = m["pod"]
             net = ipaddress.ip_network(self.cfg["podCIDR"])
             ip = str(net.network_address + self.st["next_ip"])
@@ -179,26 +219,24 @@ class Node:
             rev = self.bump()
             self.save()
             await self.send({"type": "SessionState", "nodeRevision": rev, "session": s})
-        elif t == "error":
-            print(f"{self.name}: refused {m.get('code')}: {m.get('message')}", file=sys.stderr,
-                  flush=True)
 
-    async def run(self):
-        # URL may list several cores (comma-separated): a failed or closed
-        # link tries the next one, as nodeagentd does
-        urls, i = self.args.url.split(","), 0
+    async def run_link(self, k):
         while True:
-            url, i = urls[i % len(urls)], i + 1
             try:
-                self.ws = await connect(url, self.args.stall)
-                self.ready = False
-                await self.send({"type": "NodeRegister", "v": 1, "auth": self.auth(),
-                                 "nodeRevision": self.st["rev"], "node": self.info()})
-                async for text in self.ws:
-                    await self.on(json.loads(text))
+                ws = await connect(k.url, self.args.stall)
+                k.ready, k.leader, k.term = False, False, 0
+                await ws.send(json.dumps({"type": "NodeRegister", "v": 1, "auth": self.auth(),
+                                          "nodeRevision": self.st["rev"], "node": self.info()}))
+                k.ws = ws
+                async for text in ws:
+                    await self.on(k, json.loads(text))
             except (OSError, websockets.exceptions.WebSocketException, asyncio.TimeoutError):
                 pass
+            k.ws, k.leader = None, False
             await asyncio.sleep(0.2)
+
+    async def run(self):
+        await asyncio.gather(*(self.run_link(k) for k in self.links))
 
 
 async def run(args):

@@ -13,6 +13,7 @@ FXD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
 source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
+source "$HERE/ha_lib.sh"
 T=$(mktemp -d /tmp/xgt-fxsb-XXXXXX)
 APID= BPID=
 cleanup() {
@@ -30,24 +31,10 @@ TOK=$(secret tok)
 PREFIX=/xgt-sb$$/
 G=core.fornax-serverless.centaurusinfra.io
 APPS=/apis/$G/v1/namespaces/default/applications
-conf() { # conf NAME PORT
-	cat > "$T/$1.conf" <<EOF
-[API]
-Listen = 127.0.0.1:$2
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-Timeout = 1s
-Election = on
-ElectionTTL = 3s
-EOF
-}
 APORT=$(free_port) BPORT=$(free_port)
-conf a "$APORT"
-conf b "$BPORT"
-healthy() { curl -sf "http://127.0.0.1:$1/healthz" >/dev/null; }
+ha_conf "$T/a.conf" "$APORT"
+ha_conf "$T/b.conf" "$BPORT"
+healthy() { ha_healthy "$1"; }
 create() { # create PORT NAME [curl args]: prints the HTTP code
 	local port=$1 name=$2
 	shift 2

@@ -407,6 +407,13 @@ static void test_store_config(void)
 	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 5\nElection = on\nElectionTTL = "
 	     "10\n",
 	     "f.conf:8: ElectionTTL 10s must be at least 3 x Timeout (5s)"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 400ms\nElection = on\nElectionTTL "
+	     "= "
+	     "1\n",
+	     "f.conf:8: ElectionTTL 1s must be at least 3 x Timeout (400ms)"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 50ms\n",
+	     "f.conf:6: Timeout '50ms': expected 100ms to 60s"},
+	    {"Backend = etcd\nEndpoints = http://a:1\nTimeout = 2m\n", "f.conf:6: Timeout '2m'"},
 	};
 	struct fx_conf c;
 	char text[512], err[300];
@@ -422,9 +429,16 @@ static void test_store_config(void)
 		  "Timeout = 5s\n",
 		  &c, err, sizeof(err)) &&
 		  c.store == FX_STORE_ETCD && !strcmp(c.etcd_prefix, "/xgate/fornaxd/") &&
-		  c.etcd_timeout_s == 5 && !strcmp(c.etcd_ca, "/etc/hostname") && !c.election &&
+		  c.etcd_timeout_ms == 5000 && !strcmp(c.etcd_ca, "/etc/hostname") && !c.election &&
 		  c.election_ttl_s == 10 && strstr(c.etcd_endpoints, "10.0.0.2:2379"),
 	      "Backend = etcd with two https endpoints, TLS and a timeout: %s", err);
+	CHECK(!fx_conf_parse("f.conf",
+			     "[API]\nToken = 0123456789abcdef\n[Store]\nBackend = etcd\n"
+			     "Endpoints = http://10.0.0.1:2379\nTimeout = 300ms\nElection = on\n"
+			     "ElectionTTL = 1s\n",
+			     &c, err, sizeof(err)) &&
+		  c.etcd_timeout_ms == 300 && c.election_ttl_s == 1,
+	      "a lease of 1 s with a Timeout of 300 ms: %s", err);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), "[API]\nToken = 0123456789abcdef\n[Store]\n%s",
 			 bad[i][0]);

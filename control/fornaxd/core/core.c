@@ -441,6 +441,7 @@ int fx_core_app_stored(struct fx_core *c, const char *ns, const char *name, uint
 			return -1;
 		ctl_log("application %s stored elsewhere (rv %" PRIu64 ")", a->id, rv);
 		app_event(c, a, "ADDED");
+		fx_nodes_resync(c);
 	} else {
 		json_decref(a->obj);
 		a->obj = o;
@@ -662,7 +663,8 @@ void fx_core_tick(struct fx_core *c)
 {
 	fx_map_each(&c->sessions, fx_sess_tick, c);
 	fx_nodes_tick(c);
-	fx_map_each(&c->apps, tick_app, c);
+	if (!c->passive) /* the leader places the pods; a standby learns them */
+		fx_map_each(&c->apps, tick_app, c);
 }
 
 /* ---- reads ---- */

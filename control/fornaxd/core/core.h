@@ -107,5 +107,12 @@ int fx_core_node_message(struct fx_core *c, const char *name, void *link, json_t
 struct fx_node *fx_core_node_find(struct fx_core *c, const char *name);
 /* The link is gone (only if it is still the node's). */
 void fx_core_node_unlinked(struct fx_core *c, const char *name, void *link);
+/* Lead (the default) or follow as a standby. A standby's core applies the
+ * nodes' reports and sends them no command; it places no pod and times no
+ * session out. term: the lead's (the election key's create_revision; 0
+ * without an election), told to every node, which obeys the core leading
+ * with the highest term it has seen. Taking the lead tells every linked
+ * node so and asks it for a full sync. */
+void fx_core_set_lead(struct fx_core *c, bool leading, int64_t term);
 
 #endif

@@ -57,6 +57,9 @@ struct fx_node {
 	char cidr[20], gateway[16], created[24], uid[40];
 	uint64_t rv, fullsync_seq;
 	uint64_t unlinked_ms; /* when its link went */
+	/* a standby met a pod of an application its watch has not brought yet:
+	 * the node's full sync is asked again once it has (fx_nodes_resync) */
+	bool resync;
 };
 
 struct fx_pod {
@@ -102,6 +105,10 @@ struct fx_core {
 	uint64_t rev, seq;
 	struct fx_map apps, nodes, pods, sessions;
 	uint64_t started_ms;
+	/* a standby's core: it follows the nodes' reports and commands none of
+	 * them (fx_send passes only the link's own messages) */
+	bool passive;
+	int64_t term; /* the lead's term, told to the nodes */
 };
 
 uint64_t fx_now(struct fx_core *c);
@@ -128,6 +135,9 @@ void fx_serve_queue(struct fx_core *c, struct fx_app *a);
 void fx_kick(struct fx_core *c);
 /* core_nodes.c's part of the tick: nodes away for FX_STALE_NODE_MS lose their pods */
 void fx_nodes_tick(struct fx_core *c);
+/* a standby learned an application: the nodes that reported pods of one it
+ * did not know send their full state again */
+void fx_nodes_resync(struct fx_core *c);
 void fx_id(char *out, size_t len, const char *ns, const char *name);
 struct fx_app *fx_app_find(struct fx_core *c, const char *ns, const char *name);
 void fx_sess_free(void *arg, void *v);

@@ -72,10 +72,12 @@ int fx_core_node_register(struct fx_core *c, void *link, json_t *msg, int subnet
 	n->subnet = subnet;
 	subnet_of(c, subnet, n->cidr, n->gateway);
 	fx_rev_register(&n->rev, json_integer_value(rv));
-	cfg = json_pack("{s:s,s:s,s:s,s:I,s:s,s:{s:i,s:[i,i]},s:i}", "type", "NodeConfiguration",
-			"node", n->name, "podCIDR", n->cidr, "vni", (json_int_t)c->cf.vni,
-			"gateway", n->gateway, "endpoints", "form", n->ingress ? 2 : 1, "portRange",
-			c->cf.port_lo, c->cf.port_hi, "stateSeconds", c->cf.state_s);
+	cfg =
+	    json_pack("{s:s,s:s,s:s,s:I,s:s,s:{s:i,s:[i,i]},s:i,s:b,s:I}", "type",
+		      "NodeConfiguration", "node", n->name, "podCIDR", n->cidr, "vni",
+		      (json_int_t)c->cf.vni, "gateway", n->gateway, "endpoints", "form",
+		      n->ingress ? 2 : 1, "portRange", c->cf.port_lo, c->cf.port_hi, "stateSeconds",
+		      c->cf.state_s, "leader", !c->passive, "term", (json_int_t)c->term);
 	if (extra)
 		json_object_update(cfg, extra);
 	fx_send(c, n, cfg);
@@ -111,6 +113,10 @@ static void apply_pod(struct fx_core *c, struct fx_node *n, const struct fx_link
 	if (!p) {
 		if (gone)
 			return;
+		if (!a && c->passive) {
+			n->resync = true; /* the watch has not brought it yet */
+			return;
+		}
 		if (!a || strncmp(lp->id, a->id, strlen(a->ns) + 1)) {
 			/* an application deleted while we were away, or a pod that cannot be
 			 * its (another namespace) */
@@ -477,6 +483,51 @@ static void stale_node(void *arg, void *v)
 	ctl_log("node %s: away for %ds: its %d pods are forgotten, their sessions closed", n->name,
 		FX_STALE_NODE_MS / 1000, n->n_pods);
 	fx_map_each(&c->pods, forget_pod, &w);
+}
+
+static void tell_lead(void *arg, void *v)
+{
+	struct fx_core *c = arg;
+	struct fx_node *n = v;
+
+	if (!n->link)
+		return;
+	fx_send(c, n,
+		json_pack("{s:s,s:b,s:I}", "type", "CoreState", "leader", !c->passive, "term",
+			  (json_int_t)c->term));
+	if (c->passive)
+		return;
+	/* what a standby let pass (a pod of an application it did not know, a
+	 * session closed while it followed) is decided now, as after a register */
+	fx_send(c, n, json_pack("{s:s}", "type", "NodeFullSync"));
+	n->fullsync_seq = c->seq;
+}
+
+void fx_core_set_lead(struct fx_core *c, bool leading, int64_t term)
+{
+	if (c->passive == !leading && (!leading || c->term == term))
+		return;
+	c->passive = !leading;
+	c->term = leading ? term : 0;
+	fx_map_each(&c->nodes, tell_lead, c);
+	fx_kick(c);
+}
+
+static void resync_node(void *arg, void *v)
+{
+	struct fx_core *c = arg;
+	struct fx_node *n = v;
+
+	if (!n->resync || !n->link)
+		return;
+	n->resync = false;
+	fx_send(c, n, json_pack("{s:s}", "type", "NodeFullSync"));
+	n->fullsync_seq = c->seq;
+}
+
+void fx_nodes_resync(struct fx_core *c)
+{
+	fx_map_each(&c->nodes, resync_node, c);
 }
 
 void fx_nodes_tick(struct fx_core *c)

@@ -125,9 +125,20 @@ void fx_stamp(char out[24])
 	ctl_k8s_timestamp(time(NULL), out);
 }
 
+/* what a standby's core still sends: the link's own messages, no command */
+static bool link_msg(json_t *msg)
+{
+	const char *t = json_string_value(json_object_get(msg, "type"));
+
+	return t && (!strcmp(t, "NodeConfiguration") || !strcmp(t, "NodeFullSync") ||
+		     !strcmp(t, "CoreState"));
+}
+
 void fx_send(struct fx_core *c, struct fx_node *n, json_t *msg)
 {
-	if (!n || !n->link || !msg) {
+	/* a standby never commands a node: only the leader decides (a node
+	 * would refuse it too, proto/fornax.md "Several cores") */
+	if (!n || !n->link || !msg || (c->passive && !link_msg(msg))) {
 		json_decref(msg);
 		return;
 	}

@@ -280,8 +280,12 @@ void fx_sess_tick(void *arg, void *v)
 {
 	struct fx_core *c = arg;
 	struct fx_sess *s = v;
+	enum fx_sess_due due = fx_sess_due(s->st, &s->clk, fx_now(c), NULL);
 
-	switch (fx_sess_due(s->st, &s->clk, fx_now(c), NULL)) {
+	/* a standby decides nothing: the node reports the end */
+	if (c->passive && due != FX_DUE_FORGET)
+		return;
+	switch (due) {
 	case FX_DUE_TIMEOUT:
 		if (s->pod)
 			fx_send(c, s->pod->node,

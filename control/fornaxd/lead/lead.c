@@ -13,7 +13,11 @@
 #include "ctl_log.h"
 #include "lead.h"
 
-#define CAMPAIGN_MS 1000 /* a campaign is a request: once a second, not every tick */
+/* A campaign is a create-if-absent txn: cheap for etcd, and how soon a
+ * standby finds the dead leader's key gone (its lease expired) adds to the
+ * failover; who leads is read for the 503's only once a second. */
+#define CAMPAIGN_MS 100
+#define LEARN_MS    1000
 
 struct fx_lead {
 	struct fx_store *st;
@@ -23,7 +27,7 @@ struct fx_lead {
 	struct fx_store_watch *watch;	 /* the applications as etcd has them */
 	json_t *rereading;		 /* "NS/NAME" put since the watch's reset, or NULL */
 	bool leading, deposed;
-	uint64_t next_campaign_ms;
+	uint64_t next_campaign_ms, next_learn_ms;
 	char key[FX_PATH_MAX + 8];
 };
 
@@ -123,7 +127,10 @@ static int step_election(struct fx_lead *l)
 		if ((rc = ctl_etcd_elect_step(l->election, &leader)))
 			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), etcd_err(l));
 		if (!leader) {
-			learn_leader(l);
+			if (ctl_now_ms() >= l->next_learn_ms) {
+				l->next_learn_ms = ctl_now_ms() + LEARN_MS;
+				learn_leader(l);
+			}
 			return 0;
 		}
 		return take_over(l);
@@ -245,6 +252,13 @@ int fx_lead_watch_step(struct fx_lead *l)
 bool fx_lead_deposed(const struct fx_lead *l)
 {
 	return l && l->deposed;
+}
+
+int64_t fx_lead_term(const struct fx_lead *l)
+{
+	if (!l->leading || l->deposed)
+		return -1;
+	return l->election ? ctl_etcd_elect_revision(l->election) : 0;
 }
 
 void fx_lead_free(struct fx_lead *l)

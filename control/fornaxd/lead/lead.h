@@ -46,6 +46,9 @@ int fx_lead_step(struct fx_lead *l);
 int fx_lead_watch_fd(const struct fx_lead *l);
 int fx_lead_watch_step(struct fx_lead *l);
 bool fx_lead_deposed(const struct fx_lead *l);
+/* The lead's term while this fornaxd leads (the election key's
+ * create_revision; 0 without an election), else -1. */
+int64_t fx_lead_term(const struct fx_lead *l);
 /* A leader that stops cleanly hands over now, not after its lease. */
 void fx_lead_free(struct fx_lead *l);
 

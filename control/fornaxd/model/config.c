@@ -146,6 +146,26 @@ static int endpoints(struct pstate *s, char *v, struct fx_conf *c)
 	return 0;
 }
 
+/* [Store] Timeout: seconds ("2", "2s") or milliseconds ("400ms"), 100 ms to
+ * 60 s. Below a second for a lease short enough to fail over within one
+ * (ElectionTTL >= 3 x Timeout): etcd answers on a LAN in milliseconds. */
+static int timeout_ms(struct ini *in, const char *v, unsigned *out)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (!errno && end != v && *v != '-' && (!*end || !strcmp(end, "s")) && n <= 60)
+		n *= 1000;
+	else if (errno || end == v || *v == '-' || strcmp(end, "ms"))
+		n = 0;
+	if (n < 100 || n > 60000)
+		return ini_err(in, "Timeout '%s': expected 100ms to 60s (e.g. 2s or 500ms)", v);
+	*out = (unsigned)n;
+	return 0;
+}
+
 static int key_value(void *arg, int i, char *v)
 {
 	struct pstate *s = arg;
@@ -225,14 +245,14 @@ static int key_value(void *arg, int i, char *v)
 	case K_ETCD_KEY:
 		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
 	case K_ETCD_TIMEOUT:
-		return ini_seconds(&s->in, "Timeout", v, 1, 60, &c->etcd_timeout_s);
+		return timeout_ms(&s->in, v, &c->etcd_timeout_ms);
 	case K_ELECTION:
 		if (strcasecmp(v, "on") && strcasecmp(v, "off"))
 			return ini_err(&s->in, "Election '%s': expected on or off", v);
 		c->election = !strcasecmp(v, "on");
 		return 0;
 	case K_ELECTION_TTL:
-		return ini_seconds(&s->in, "ElectionTTL", v, 2, 300, &c->election_ttl_s);
+		return ini_seconds(&s->in, "ElectionTTL", v, 1, 300, &c->election_ttl_s);
 	case K_MAXSESS:
 		if (number(s, "MaxSessionsPerClient", v, 0, 1000000, &n))
 			return -1;
@@ -266,10 +286,17 @@ static int store_check(struct pstate *s, struct fx_conf *c)
 		return ini_err_at(&s->in, kl[K_ETCD_CERT] ? kl[K_ETCD_CERT] : kl[K_ETCD_KEY],
 				  "TLSCert and TLSKey go together");
 	/* a leader must renew its lease while a request may take Timeout */
-	if (c->election && c->election_ttl_s < 3 * c->etcd_timeout_s)
+	if (c->election && c->election_ttl_s * 1000 < 3 * c->etcd_timeout_ms) {
+		char t[24];
+
+		if (c->etcd_timeout_ms % 1000)
+			snprintf(t, sizeof(t), "%ums", c->etcd_timeout_ms);
+		else
+			snprintf(t, sizeof(t), "%us", c->etcd_timeout_ms / 1000);
 		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_ELECTION],
-				  "ElectionTTL %us must be at least 3 x Timeout (%us)",
-				  c->election_ttl_s, c->etcd_timeout_s);
+				  "ElectionTTL %us must be at least 3 x Timeout (%s)",
+				  c->election_ttl_s, t);
+	}
 	for (int k = K_ETCD_CA; k <= K_ETCD_KEY; k++)
 		if (kl[k] && s->plain_endpoint)
 			return ini_err_at(&s->in, kl[k],
@@ -326,7 +353,7 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->state_s = 60;
 	c->queue_max = 4 << 20;
 	c->endpoint_form = 1;
-	c->etcd_timeout_s = 2;
+	c->etcd_timeout_ms = 2000;
 	c->election_ttl_s = 10;
 	c->max_sess_client = 1000;
 

@@ -32,9 +32,9 @@ struct fx_conf {
 	char etcd_endpoints[1024];     /* [Store] Endpoints (etcd): http(s)://HOST:PORT,... */
 	char etcd_prefix[FX_PATH_MAX]; /* [Store] Prefix, default /xgate/fornaxd/ */
 	char etcd_ca[FX_PATH_MAX], etcd_cert[FX_PATH_MAX], etcd_key[FX_PATH_MAX]; /* TLSCA ... */
-	unsigned etcd_timeout_s; /* [Store] Timeout, default 2 */
-	bool election;		 /* [Store] Election = on: active/standby on etcd */
-	unsigned election_ttl_s; /* [Store] ElectionTTL, default 10 */
+	unsigned etcd_timeout_ms; /* [Store] Timeout, default 2 s */
+	bool election;		  /* [Store] Election = on: active/standby on etcd */
+	unsigned election_ttl_s;  /* [Store] ElectionTTL, default 10 */
 
 	unsigned char join_tokens[FX_MAX_TOKENS][CTL_TOKEN_HASH_LEN]; /* [Nodes] JoinToken */
 	int n_join_tokens;

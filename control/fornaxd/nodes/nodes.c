@@ -35,7 +35,7 @@ struct fx_nodes {
 	struct fx_nodes_conf cf;
 	struct fx_nodes **slot; /* the vhost's pointer to us */
 	struct fx_link *links;
-	bool standby; /* refuse every node: they link to the leader */
+	bool standby; /* refuse joins (the leader writes credentials) */
 };
 
 static void link_log(struct fx_link *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -101,11 +101,6 @@ static int on_register(struct fx_link *c, json_t *m)
 	void *old = NULL;
 	int subnet = -1, found;
 
-	/* commands come only from the leader: a node that reached a standby
-	 * tries its next core URL */
-	if (ns->standby)
-		return refuse(c, LWS_CLOSE_STATUS_GOINGAWAY, "standby",
-			      "this fornaxd is a standby: link to the leader");
 	if (strcmp(t, "NodeRegister"))
 		return refuse(c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol",
 			      "the first message must be a NodeRegister");
@@ -132,6 +127,11 @@ static int on_register(struct fx_link *c, json_t *m)
 	if (join) {
 		unsigned char raw[32];
 
+		/* a join writes the node's credential: the leader's write; the node
+		 * links to this standby with it afterwards */
+		if (ns->standby)
+			return refuse(c, LWS_CLOSE_STATUS_GOINGAWAY, "standby",
+				      "this fornaxd is a standby: join through the leader");
 		if (!ctl_token_match(got, ns->cf.join_tokens, ns->cf.n_join_tokens))
 			return refuse(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "unauthorized",
 				      "join token refused");

@@ -45,7 +45,8 @@ struct fx_nodes;
 struct fx_nodes *fx_nodes_start(struct fx_core *core, struct fx_store *st,
 				const struct fx_nodes_conf *cf, struct lws_vhost *vh);
 void fx_nodes_stop(struct fx_nodes *ns);
-/* A standby refuses every NodeRegister ("standby"): nodes link to the leader. */
+/* A standby refuses a NodeRegister with a join token ("standby"): only the
+ * leader writes a credential. A node with its credential links to every core. */
 void fx_nodes_set_standby(struct fx_nodes *ns, bool standby);
 /* The core's send hook: a message for link (takes the reference). */
 void fx_nodes_send(struct fx_nodes *ns, void *link, json_t *msg);

@@ -9,6 +9,7 @@
 #include "ctl_log.h"
 #include "ctl_url.h"
 #include "ctl_wslink.h"
+#include "na_lead.h"
 #include "na_link.h"
 
 #define MSG_MAX	     (16u << 20)
@@ -18,6 +19,23 @@
 
 enum st { L_DOWN, L_CONNECTING, L_OPEN, L_SYNCED };
 
+/* the link to one core: each has its own state, backoff and timers; the
+ * core keeps its own view of the node's revision */
+struct na_core {
+	struct na_link *k;
+	struct ctl_wslink l;
+	struct ctl_url url;
+	char url_text[256];
+	enum st st;
+	bool joined;	 /* this link registers with the join token */
+	bool ready_sent; /* NodeReady on this link */
+	bool leader;	 /* what the core said: it leads, at term */
+	int64_t term;
+	unsigned attempts;
+	unsigned state_s;
+	lws_sorted_usec_list_t retry, state, conn_to;
+};
+
 struct na_link {
 	const struct na_config *conf;
 	struct na_store *store;
@@ -25,29 +43,22 @@ struct na_link {
 	struct lws_context *lws;
 	struct lws_vhost *vh;
 	struct na_link **slot;
-	struct ctl_wslink l;
-	struct ctl_url urls[NA_MAX_CORES]; /* [Core] URL: every core; the leader takes nodes */
-	char url_text[NA_MAX_CORES][256];
-	int n_urls, cur; /* the one tried now */
-	enum st st;
-	bool joined;	 /* this link registers with the join token */
-	bool ready_sent; /* NodeReady on this link */
+	struct na_core cores[NA_MAX_CORES]; /* [Core] URL: one link to each */
+	int n_cores;
+	struct na_lead lead;
 	bool stopping;
-	unsigned attempts;
-	unsigned state_s;
-	lws_sorted_usec_list_t retry, state, conn_to;
 };
 
-static void connect_core(struct na_link *k);
+static void connect_core(struct na_core *k);
 
 static void on_retry(lws_sorted_usec_list_t *sul)
 {
-	struct na_link *k = lws_container_of(sul, struct na_link, retry);
+	struct na_core *k = lws_container_of(sul, struct na_core, retry);
 
 	connect_core(k);
 }
 
-static void link_down(struct na_link *k, const char *why)
+static void link_down(struct na_core *k, const char *why)
 {
 	uint64_t ms;
 
@@ -55,22 +66,19 @@ static void link_down(struct na_link *k, const char *why)
 		return;
 	if (k->st == L_SYNCED || k->attempts == 0 || k->attempts % 10 == 0)
 		ctl_log("link: %s %s%s%s", k->st == L_SYNCED ? "lost the link to" : "cannot reach",
-			k->url_text[k->cur], why ? ": " : "", why ? why : "");
+			k->url_text, why ? ": " : "", why ? why : "");
 	k->st = L_DOWN;
+	k->leader = false;
 	ctl_ws_reset(&k->l);
 	lws_sul_cancel(&k->state);
 	lws_sul_cancel(&k->conn_to);
-	/* the next core at once (a standby refuses nodes, a dead leader's
-	 * successor is there); the backoff grows per round over all of them */
-	k->cur = (k->cur + 1) % k->n_urls;
-	if (k->cur)
-		ms = 50;
-	else
-		ms = ctl_backoff_ms(k->attempts++, 500, (uint64_t)k->conf->reconnect_max_s * 1000);
-	lws_sul_schedule(k->lws, 0, &k->retry, on_retry, (lws_usec_t)ms * LWS_US_PER_MS);
+	/* every core has its own link: this one comes back on its own backoff,
+	 * the others go on meanwhile */
+	ms = ctl_backoff_ms(k->attempts++, 500, (uint64_t)k->k->conf->reconnect_max_s * 1000);
+	lws_sul_schedule(k->k->lws, 0, &k->retry, on_retry, (lws_usec_t)ms * LWS_US_PER_MS);
 }
 
-static void link_close(struct na_link *k)
+static void link_close(struct na_core *k)
 {
 	if (!k->l.wsi)
 		return;
@@ -81,7 +89,7 @@ static void link_close(struct na_link *k)
 
 static void on_connect_timeout(lws_sorted_usec_list_t *sul)
 {
-	struct na_link *k = lws_container_of(sul, struct na_link, conn_to);
+	struct na_core *k = lws_container_of(sul, struct na_core, conn_to);
 
 	if (k->st == L_CONNECTING || k->st == L_OPEN) {
 		if (k->l.wsi)
@@ -91,29 +99,28 @@ static void on_connect_timeout(lws_sorted_usec_list_t *sul)
 	}
 }
 
-static void connect_core(struct na_link *k)
+static void connect_core(struct na_core *k)
 {
 	struct lws_client_connect_info ci;
 
-	if (k->stopping || k->st != L_DOWN)
+	if (k->k->stopping || k->st != L_DOWN)
 		return;
 	memset(&ci, 0, sizeof(ci));
-	ci.context = k->lws;
-	ci.vhost = k->vh;
-	ci.address = k->urls[k->cur].host;
-	ci.port = k->urls[k->cur].port;
-	ci.path = k->urls[k->cur].has_path && strcmp(k->urls[k->cur].path, "/")
-		      ? k->urls[k->cur].path
-		      : NA_LINK_PATH;
-	ci.host = k->urls[k->cur].host;
-	ci.origin = k->urls[k->cur].host;
+	ci.context = k->k->lws;
+	ci.vhost = k->k->vh;
+	ci.address = k->url.host;
+	ci.port = k->url.port;
+	ci.path = k->url.has_path && strcmp(k->url.path, "/") ? k->url.path : NA_LINK_PATH;
+	ci.host = k->url.host;
+	ci.origin = k->url.host;
 	ci.protocol = NA_PROTOCOL;
 	ci.local_protocol_name = NA_PROTOCOL;
 	ci.ietf_version_or_minus_one = -1;
-	ci.ssl_connection = k->urls[k->cur].tls ? LCCSCF_USE_SSL : 0;
+	ci.ssl_connection = k->url.tls ? LCCSCF_USE_SSL : 0;
 	ci.pwsi = &k->l.wsi;
+	ci.opaque_user_data = k;
 	k->st = L_CONNECTING;
-	lws_sul_schedule(k->lws, 0, &k->conn_to, on_connect_timeout,
+	lws_sul_schedule(k->k->lws, 0, &k->conn_to, on_connect_timeout,
 			 (lws_usec_t)CONNECT_TO_S * LWS_US_PER_SEC);
 	if (!lws_client_connect_via_info(&ci) && k->st == L_CONNECTING) {
 		k->l.wsi = NULL;
@@ -121,48 +128,70 @@ static void connect_core(struct na_link *k)
 	}
 }
 
-static void send_register(struct na_link *k)
+static void send_register(struct na_core *k)
 {
 	char cred[128] = "";
 	json_t *auth;
 
-	na_store_meta_get(k->store, "credential", cred, sizeof(cred));
+	na_store_meta_get(k->k->store, "credential", cred, sizeof(cred));
 	k->joined = !cred[0];
-	if (k->joined && !k->conf->join_token[0]) {
+	if (k->joined && !k->k->conf->join_token[0]) {
 		ctl_log("link: no stored credential and no [Core] JoinToken: cannot register");
 		link_close(k);
 		return;
 	}
-	auth = k->joined ? json_pack("{s:s}", "join", k->conf->join_token)
+	auth = k->joined ? json_pack("{s:s}", "join", k->k->conf->join_token)
 			 : json_pack("{s:s}", "credential", cred);
 	sodium_memzero(cred, sizeof(cred));
 	ctl_ws_send(&k->l,
 		    json_pack("{s:s,s:i,s:o,s:I,s:o}", "type", "NodeRegister", "v", 1, "auth", auth,
-			      "nodeRevision", (json_int_t)na_store_revision(k->store), "node",
-			      na_agent_node_json(k->agent)));
+			      "nodeRevision", (json_int_t)na_store_revision(k->k->store), "node",
+			      na_agent_node_json(k->k->agent)));
 }
 
-static void send_ready(struct na_link *k)
+static void send_ready(struct na_core *k)
 {
-	if (k->st != L_SYNCED || k->ready_sent || !na_agent_ready(k->agent))
+	if (k->st != L_SYNCED || k->ready_sent || !na_agent_ready(k->k->agent))
 		return;
 	k->ready_sent = true;
-	ctl_ws_send(&k->l, na_agent_state_msg(k->agent, "NodeReady"));
-	ctl_log("link: ready (revision %lld)", (long long)na_store_revision(k->store));
+	ctl_ws_send(&k->l, na_agent_state_msg(k->k->agent, "NodeReady"));
+	ctl_log("link: ready on %s (revision %lld)", k->url_text,
+		(long long)na_store_revision(k->k->store));
 }
 
 static void on_state_timer(lws_sorted_usec_list_t *sul)
 {
-	struct na_link *k = lws_container_of(sul, struct na_link, state);
+	struct na_core *k = lws_container_of(sul, struct na_core, state);
 
 	if (k->st != L_SYNCED)
 		return;
-	ctl_ws_send(&k->l, na_agent_state_msg(k->agent, "NodeState"));
-	lws_sul_schedule(k->lws, 0, &k->state, on_state_timer,
+	ctl_ws_send(&k->l, na_agent_state_msg(k->k->agent, "NodeState"));
+	lws_sul_schedule(k->k->lws, 0, &k->state, on_state_timer,
 			 (lws_usec_t)k->state_s * LWS_US_PER_SEC);
 }
 
-static int on_configuration(struct na_link *k, json_t *m, char *err, size_t errlen)
+/* NodeConfiguration and CoreState say whether the core leads, and its
+ * term; a core that says nothing leads at term 0 (no election) */
+static int on_lead(struct na_core *k, json_t *m, char *err, size_t errlen)
+{
+	json_t *ld = json_object_get(m, "leader"), *t = json_object_get(m, "term");
+	bool was = na_lead_obeys(&k->k->lead, k->leader, k->term);
+
+	if ((ld && !json_is_boolean(ld)) ||
+	    (t && (!json_is_integer(t) || json_integer_value(t) < 0)))
+		return snprintf(err, errlen, "%s", ld && !json_is_boolean(ld) ? "leader" : "term"),
+		       -1;
+	k->leader = ld ? json_is_true(ld) : true;
+	k->term = t ? json_integer_value(t) : 0;
+	na_lead_heard(&k->k->lead, k->leader, k->term);
+	if (na_lead_obeys(&k->k->lead, k->leader, k->term) != was)
+		ctl_log("link: %s %s (term %lld)", k->url_text,
+			k->leader ? "leads: its commands are obeyed" : "is a standby",
+			(long long)k->term);
+	return 0;
+}
+
+static int on_configuration(struct na_core *k, json_t *m, char *err, size_t errlen)
 {
 	json_t *c = json_object_get(m, "credential");
 	json_int_t ss = json_integer_value(json_object_get(m, "stateSeconds"));
@@ -172,31 +201,48 @@ static int on_configuration(struct na_link *k, json_t *m, char *err, size_t errl
 
 		if (!v || strlen(v) != CRED_LEN)
 			return snprintf(err, errlen, "credential"), -1;
-		if (na_store_meta_put(k->store, "credential", v)) {
-			ctl_log("link: cannot keep the credential: %s", na_store_errmsg(k->store));
+		if (na_store_meta_put(k->k->store, "credential", v)) {
+			ctl_log("link: cannot keep the credential: %s",
+				na_store_errmsg(k->k->store));
 			return snprintf(err, errlen, "credential (not stored)"), -1;
 		}
 	} else if (k->joined) {
 		return snprintf(err, errlen, "credential (a join is answered with one)"), -1;
 	}
 	k->state_s = ss >= 1 && ss <= 3600 ? (unsigned)ss : 60;
-	return na_agent_configure(k->agent, m, err, errlen);
+	if (on_lead(k, m, err, errlen))
+		return -1;
+	/* every core gives the same (the subnet is in the shared store) */
+	return na_agent_configure(k->k->agent, m, err, errlen);
 }
 
-static int on_error_msg(struct na_link *k, json_t *m)
+static int on_error_msg(struct na_core *k, json_t *m)
 {
 	const char *code = json_string_value(json_object_get(m, "code"));
 	const char *msg = json_string_value(json_object_get(m, "message"));
 
-	ctl_log("link: the core refused: %s (%s)", msg ? msg : "?", code ? code : "?");
+	ctl_log("link: %s refused: %s (%s)", k->url_text, msg ? msg : "?", code ? code : "?");
 	if (code && !strcmp(code, "unauthorized") && !k->joined)
 		ctl_log("link: the stored credential was refused: a node the core forgot joins "
 			"again only once its store is removed");
 	return -1;
 }
 
-static int on_message(struct na_link *k, json_t *m)
+/* a command from a core that does not lead (a standby, or a deposed leader
+ * once its successor spoke) is not obeyed: logged and dropped, unanswered */
+static bool obeyed(struct na_core *k, const char *t)
 {
+	if (na_lead_obeys(&k->k->lead, k->leader, k->term))
+		return true;
+	ctl_log("link: %s from %s refused: %s (term %lld; the leader's is %lld)", t, k->url_text,
+		k->leader ? "a deposed leader" : "not the leader", (long long)k->term,
+		(long long)k->k->lead.max_term);
+	return false;
+}
+
+static int on_message(struct na_core *k, json_t *m)
+{
+	struct na_agent *a = k->k->agent;
 	const char *t = ctl_ws_type(m);
 	char err[200] = "";
 	int rc;
@@ -207,36 +253,42 @@ static int on_message(struct na_link *k, json_t *m)
 		rc = on_configuration(k, m, err, sizeof(err));
 		k->attempts = 0;
 		lws_sul_cancel(&k->conn_to);
+	} else if (!strcmp(t, "CoreState")) {
+		rc = on_lead(k, m, err, sizeof(err));
 	} else if (!strcmp(t, "NodeFullSync")) {
-		ctl_ws_send(&k->l, na_agent_state_msg(k->agent, "NodeState"));
+		ctl_ws_send(&k->l, na_agent_state_msg(a, "NodeState"));
 		if (k->st != L_SYNCED) {
 			k->st = L_SYNCED;
-			lws_sul_schedule(k->lws, 0, &k->state, on_state_timer,
+			lws_sul_schedule(k->k->lws, 0, &k->state, on_state_timer,
 					 (lws_usec_t)k->state_s * LWS_US_PER_SEC);
 		}
 		send_ready(k);
 		return 0;
-	} else if (!strcmp(t, "PodCreate")) {
-		rc = na_agent_pod_create(k->agent, m, err, sizeof(err));
-	} else if (!strcmp(t, "PodTerminate")) {
-		rc = na_agent_pod_terminate(k->agent, m, err, sizeof(err));
-	} else if (!strcmp(t, "SessionOpen")) {
-		rc = na_agent_session_open(k->agent, m, err, sizeof(err));
-	} else if (!strcmp(t, "SessionClose")) {
-		rc = na_agent_session_close(k->agent, m, err, sizeof(err));
-	} else if (!strcmp(t, "IngressOpen")) {
-		rc = na_agent_ingress_open(k->agent, m, err, sizeof(err));
-	} else if (!strcmp(t, "IngressClose")) {
-		rc = na_agent_ingress_close(k->agent, m, err, sizeof(err));
-	} else {
+	} else if (strcmp(t, "PodCreate") && strcmp(t, "PodTerminate") &&
+		   strcmp(t, "SessionOpen") && strcmp(t, "SessionClose") &&
+		   strcmp(t, "IngressOpen") && strcmp(t, "IngressClose")) {
 		snprintf(err, sizeof(err), "type: unknown '%.40s'", t);
 		rc = -1;
+	} else if (!obeyed(k, t)) {
+		return 0;
+	} else if (!strcmp(t, "PodCreate")) {
+		rc = na_agent_pod_create(a, m, err, sizeof(err));
+	} else if (!strcmp(t, "PodTerminate")) {
+		rc = na_agent_pod_terminate(a, m, err, sizeof(err));
+	} else if (!strcmp(t, "SessionOpen")) {
+		rc = na_agent_session_open(a, m, err, sizeof(err));
+	} else if (!strcmp(t, "SessionClose")) {
+		rc = na_agent_session_close(a, m, err, sizeof(err));
+	} else if (!strcmp(t, "IngressOpen")) {
+		rc = na_agent_ingress_open(a, m, err, sizeof(err));
+	} else {
+		rc = na_agent_ingress_close(a, m, err, sizeof(err));
 	}
 	if (rc) {
 		char why[300];
 
 		snprintf(why, sizeof(why), "%s: %s", t, err);
-		ctl_log("link: refusing a message: %s", why);
+		ctl_log("link: refusing a message from %s: %s", k->url_text, why);
 		ctl_ws_fail(&k->l, LWS_CLOSE_STATUS_POLICY_VIOLATION, "bad-message", why);
 	}
 	return 0;
@@ -251,16 +303,25 @@ static struct na_link *link_of(struct lws *wsi)
 	return slot ? *slot : NULL;
 }
 
+/* the core of a client wsi (set at connect), once the set is running */
+static struct na_core *core_of(struct lws *wsi)
+{
+	struct na_link *k = link_of(wsi);
+	struct na_core *c = wsi ? lws_get_opaque_user_data(wsi) : NULL;
+
+	return k && !k->stopping && c && c->k == k ? c : NULL;
+}
+
 static int cb_link(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		   size_t len)
 {
-	struct na_link *k = link_of(wsi);
+	struct na_core *k = core_of(wsi);
 	const char *why;
 	json_t *m;
 	int code, r;
 
 	(void)user;
-	if (!k || k->stopping)
+	if (!k)
 		return 0;
 	switch (reason) {
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
@@ -272,6 +333,10 @@ static int cb_link(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		k->l.max_queued = QUEUE_MAX;
 		k->st = L_OPEN;
 		k->ready_sent = false;
+		/* until its NodeConfiguration says: a core that says nothing leads at
+		 * term 0 (refused once a core has said it leads at a higher one) */
+		k->leader = true;
+		k->term = 0;
 		send_register(k);
 		return 0;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
@@ -279,7 +344,7 @@ static int cb_link(struct lws *wsi, enum lws_callback_reasons reason, void *user
 			return 0;
 		r = ctl_ws_receive(&k->l, in, len, MSG_MAX, &m, &why, &code);
 		if (r < 0) {
-			ctl_log("link: from the core: %s; closing", why);
+			ctl_log("link: from %s: %s; closing", k->url_text, why);
 			return -1;
 		}
 		if (r > 0) {
@@ -311,24 +376,31 @@ void na_link_report(void *link, json_t *msg)
 {
 	struct na_link *k = link;
 
-	/* not linked: the full sync of the next link carries it (a command
-	 * refused before the sync is answered on the link it came by) */
-	if (!k || (k->st != L_SYNCED && k->st != L_OPEN)) {
-		json_decref(msg);
-		return;
+	/* to every core linked (each keeps its own view of the node); one not
+	 * linked gets it in the full sync of its next link (a command refused
+	 * before the sync is answered on the link it came by) */
+	for (int i = 0; k && i < k->n_cores; i++) {
+		struct na_core *c = &k->cores[i];
+
+		if (c->st == L_SYNCED || c->st == L_OPEN)
+			ctl_ws_send(&c->l, json_incref(msg));
 	}
-	ctl_ws_send(&k->l, msg);
+	json_decref(msg);
 }
 
 void na_link_ready(void *link)
 {
-	send_ready(link);
+	struct na_link *k = link;
+
+	for (int i = 0; i < k->n_cores; i++)
+		send_ready(&k->cores[i]);
 }
 
 void na_link_set_agent(struct na_link *l, struct na_agent *a)
 {
 	l->agent = a;
-	lws_sul_schedule(l->lws, 0, &l->retry, on_retry, 1);
+	for (int i = 0; i < l->n_cores; i++)
+		lws_sul_schedule(l->lws, 0, &l->cores[i].retry, on_retry, 1);
 }
 
 struct na_link *na_link_start(const struct na_config *conf, struct na_store *store,
@@ -343,20 +415,21 @@ struct na_link *na_link_start(const struct na_config *conf, struct na_store *sto
 	k->conf = conf;
 	k->store = store;
 	k->lws = lws;
-	k->state_s = 60;
-	for (const char *p = conf->url; *p && k->n_urls < NA_MAX_CORES; k->n_urls++) {
+	for (const char *p = conf->url; *p && k->n_cores < NA_MAX_CORES; k->n_cores++) {
+		struct na_core *c = &k->cores[k->n_cores];
 		size_t len = strcspn(p, ",");
 
-		snprintf(k->url_text[k->n_urls], sizeof(k->url_text[0]), "%.*s", (int)len, p);
-		if (ctl_url_parse(k->url_text[k->n_urls], CTL_SCHEMES_WS, &k->urls[k->n_urls], err,
-				  sizeof(err))) {
+		c->k = k;
+		c->state_s = 60;
+		snprintf(c->url_text, sizeof(c->url_text), "%.*s", (int)len, p);
+		if (ctl_url_parse(c->url_text, CTL_SCHEMES_WS, &c->url, err, sizeof(err))) {
 			ctl_log("[Core] URL: %s", err);
 			free(k);
 			return NULL;
 		}
 		p += len + (p[len] == ',');
 	}
-	if (!k->n_urls) {
+	if (!k->n_cores) {
 		ctl_log("[Core] URL: none given");
 		free(k);
 		return NULL;
@@ -390,9 +463,15 @@ void na_link_stop(struct na_link *k)
 		return;
 	k->stopping = true;
 	*k->slot = NULL;
-	lws_sul_cancel(&k->retry);
-	lws_sul_cancel(&k->state);
-	lws_sul_cancel(&k->conn_to);
-	ctl_ws_reset(&k->l);
+	for (int i = 0; i < k->n_cores; i++) {
+		struct na_core *c = &k->cores[i];
+
+		lws_sul_cancel(&c->retry);
+		lws_sul_cancel(&c->state);
+		lws_sul_cancel(&c->conn_to);
+		if (c->l.wsi)
+			lws_set_opaque_user_data(c->l.wsi, NULL);
+		ctl_ws_reset(&c->l);
+	}
 	free(k);
 }

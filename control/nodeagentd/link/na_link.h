@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The link to fornaxd (proto/fornax.md "The node link"): a client
- * WebSocket, NodeRegister with the stored credential (or the join token),
- * NodeConfiguration, NodeFullSync answered with NodeState, NodeReady once
- * the agent's pod network is in place, then the core's commands to the
- * agent and the agent's reports to the core, a NodeState every
- * stateSeconds; reconnects with backoff and jitter.
+ * The links to fornaxd (proto/fornax.md "The node link"): one to every
+ * core of [Core] URL, each a client WebSocket: NodeRegister with the stored credential (or the join
+ * token), NodeConfiguration, NodeFullSync answered with NodeState, NodeReady once the agent's pod
+ * network is in place, then the core's commands to the agent and the agent's reports to the core, a
+ * NodeState every stateSeconds; reconnects with backoff and jitter. Reports go to every core;
+ * commands are obeyed only from the one leading (na_lead.h).
  */
 #ifndef NA_LINK_H
 #define NA_LINK_H
