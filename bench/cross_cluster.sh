@@ -51,6 +51,11 @@
 #   (the TCP figures use both CPUs). xgate-cryptd's CPU per frame it sealed
 #   or opened (64 B in the pps windows, ~1400 B in TCP) is printed next to
 #   tun_aead's (next to PPS_GEN_BINARY) seal and open of the same cipher.
+#   After the timed runs, one more TCP window on the encrypt path under
+#   perf record -a -g (not timed) splits the workers' CPU into their own
+#   work and the next hops the kernel runs in their context after their
+#   transmits; the workers' own CPU per frame is compared with tun_aead too
+#   (left out without perf: package linux-perf).
 #   Each run times every path once (pps windows, then TCP), interleaved.
 #
 # Exit: 0 when it ran (no assertion on the numbers), 1 on setup failure,
