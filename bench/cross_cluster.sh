@@ -520,7 +520,9 @@ worker_profile() {
 	done
 	ip netns exec "$PE-p$SRC" timeout $((SECS + 20)) iperf3 -c "${POD_IP[$DST]}" -t $((SECS + 1)) >/dev/null 2>&1 &
 	sleep 1
-	perf record -a -g -F 999 -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1
+	worker_snap a
+	perf record -a -g -e cpu-clock -F 999 -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1
+	worker_snap b && worker_add prof
 	wait "$srv" 2>/dev/null
 	BG_PIDS=()
 	while read -r k v; do WP[$k]=$v; done < <(perf script -i "$TMP/perf.data" -F pid,ip,sym 2>/dev/null |
@@ -679,6 +681,10 @@ if [ "$DO_ENC" = 1 ]; then
 		echo "    the next hops, run as softirq work in the workers' context after their transmits:" \
 			"$(worker_share hops) %"
 		echo "  TCP (data ~1400 B), the workers' own: $own_ns ns per data frame ($own % of the figure above)"
+		# the same window alone: a sample is 1/999 s of one CPU (cpu-clock)
+		echo "  the profiled window alone (${WK[prof:data]:-0} data frames): all the workers' CPU $(worker_ns prof both) ns," \
+			"their own $(awk -v n="$(worker_share cipher kick poll rest rx)" -v t="${WP[workers]}" -v d="${WK[prof:data]:-0}" \
+				'BEGIN { if (d > 0 && n != "n/a") printf "%.0f", n / 100 * t * 1e9 / 999 / d; else print "n/a" }') ns per data frame (perf slows both)"
 	fi
 	if [ -x "$TUN_AEAD" ]; then
 		taskset -c "$DP_CPU" "$TUN_AEAD" 100000 >"$TMP/aead" 2>&1
