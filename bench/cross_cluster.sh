@@ -51,6 +51,11 @@
 #   (the TCP figures use both CPUs). xgate-cryptd's CPU per frame it sealed
 #   or opened (64 B in the pps windows, ~1400 B in TCP) is printed next to
 #   tun_aead's (next to PPS_GEN_BINARY) seal and open of the same cipher.
+#   After the timed runs, one more TCP window on the encrypt path under
+#   perf record -a -g (not timed) splits the workers' CPU into their own
+#   work and the next hops the kernel runs in their context after their
+#   transmits; the workers' own CPU per frame is compared with tun_aead too
+#   (left out without perf: package linux-perf).
 #   Each run times every path once (pps windows, then TCP), interleaved.
 #
 # Exit: 0 when it ran (no assertion on the numbers), 1 on setup failure,
@@ -487,6 +492,64 @@ worker_ns() {
 	awk -v c="$cpu" -v o="$out" -v hz="$CLK_TCK" 'BEGIN { if (o > 0) printf "%.0f", c * 1e9 / hz / o; else print "n/a" }'
 }
 
+# ---- where the workers' CPU goes (encrypt path, perf) ------------------------
+# The workers' CPU time (/proc/<pid>/stat) holds more than the workers' own
+# work: a transmit on an AF_XDP socket in copy mode hands an skb to the veth,
+# and when the system call re-enables bottom halves the kernel runs the
+# softirq work it raised there, in the worker's context: the next hops of the
+# path (on gateway 1 the WAN router and gateway 2's program; on gateway 2
+# its program on xgc1, the bouncer, the decap and pod 2b's TCP receive).
+# worker_profile: one more TCP window on the encrypt path after the timed
+# runs (perf slows what it samples: its figures are not in the tables),
+# every CPU sampled with call chains (perf record -a -g); each sample is put
+# in one class by its stack: the AF_XDP receive path (the copy into the
+# umem, the wake-up, the TX skb's release; wherever it ran: the workers'),
+# the next hops (a worker's sample under net_rx_action), or the workers' own
+# (the rest of their samples: user space, the TX kick up to the veth, poll,
+# map reads). Sets WP[...] (sample counts); skipped without perf.
+declare -A WP=()
+worker_profile() {
+	local srv k v i
+	command -v perf >/dev/null || return 0
+	ip netns exec "$PE-p$DST" timeout $((SECS + 20)) iperf3 -s -1 -B "${POD_IP[$DST]}" >/dev/null 2>&1 &
+	srv=$!
+	BG_PIDS+=("$srv")
+	for i in $(seq 100); do
+		ip netns exec "$PE-p$DST" ss -Hltn "sport = :5201" | grep -q . && break
+		sleep 0.05
+	done
+	ip netns exec "$PE-p$SRC" timeout $((SECS + 20)) iperf3 -c "${POD_IP[$DST]}" -t $((SECS + 1)) >/dev/null 2>&1 &
+	sleep 1
+	worker_snap a
+	perf record -a -g -e cpu-clock -F 999 -o "$TMP/perf.data" -- sleep "$SECS" >/dev/null 2>&1
+	worker_snap b && worker_add prof
+	wait "$srv" 2>/dev/null
+	BG_PIDS=()
+	while read -r k v; do WP[$k]=$v; done < <(perf script -i "$TMP/perf.data" -F pid,ip,sym 2>/dev/null |
+		awk -v w="${CRYPTD_PIDS[0]} ${CRYPTD_PIDS[1]}" '
+		BEGIN { n = split(w, a, " "); for (i = 1; i <= n; i++) W[a[i]] = 1 }
+		function one() {
+			if (pid == "") return
+			if (st ~ / (__xsk_map_redirect|__xsk_map_flush|__xsk_rcv|xsk_destruct_skb) /) c["rx"]++
+			else if (!(pid in W)) return
+			else if (st ~ / (net_rx_action|handle_softirqs|__do_softirq) /) c["hops"]++
+			else if (leaf ~ /aes|gcm|chacha|poly1305|salsa|sodium/) c["cipher"]++
+			else if (st ~ / xsk_sendmsg /) c["kick"]++
+			else if (st ~ / (do_sys_poll|schedule) /) c["poll"]++
+			else c["rest"]++
+			if (pid in W) c["workers"]++
+		}
+		/^[^\t]/ { one(); pid = $1; st = " "; leaf = ""; next }
+		/^\t/ { if (leaf == "") leaf = $2; st = st $2 " " }
+		END { one(); for (k in c) print k, c[k] }')
+}
+# worker_share CLASSES... -> their samples in percent of the workers' samples
+worker_share() {
+	local n=0 k
+	for k in "$@"; do n=$((n + ${WP[$k]:-0})); done
+	awk -v n="$n" -v t="${WP[workers]:-0}" 'BEGIN { if (t > 0) printf "%.1f", 100 * n / t; else print "n/a" }'
+}
+
 # ---- one pps window ------------------------------------------------------------
 pps_run() { # pps_run NAME: one window (bench/lib/pps.sh); which hops xgate's took
 	local name=$1 p
@@ -551,6 +614,7 @@ for ((r = 1; r <= RUNS; r++)); do
 		for name in "${PATHS[@]}"; do tcp_run "$name"; done
 	fi
 done
+[ "$DO_ENC" = 1 ] && [ "$DO_TCP" = 1 ] && worker_profile
 
 # ---- report -----------------------------------------------------------------------
 W=56
@@ -607,13 +671,30 @@ if [ "$DO_ENC" = 1 ]; then
 		"$(worker_ns pps 2) ns per frame (opens); frames ${WK[pps:out1]:-0} / ${WK[pps:out2]:-0}"
 	[ "$DO_TCP" = 1 ] && echo "  TCP (data ~1400 B): $(worker_ns tcp both) ns per data frame, sealed on gateway 1 +" \
 		"opened on gateway 2, the ACKs' work charged to it (${WK[tcp:data]:-0} data frames)"
+	if [ "$DO_TCP" = 1 ] && [ -n "${WP[workers]:-}" ]; then
+		own=$(worker_share cipher kick poll rest rx)
+		own_ns=$(awk -v w="$(worker_ns tcp both)" -v s="$own" 'BEGIN { if (w != "n/a" && s != "n/a") printf "%.0f", w * s / 100; else print "n/a" }')
+		echo "  where it goes (a TCP window more, under perf -a -g, not timed; ${WP[workers]} samples of the workers):"
+		echo "    the workers' own $own %: cipher $(worker_share cipher) %, TX kick (copy mode: an skb per frame," \
+			"up to the veth) $(worker_share kick) %, poll and wake-ups $(worker_share poll) %, the rest" \
+			"$(worker_share rest) %, the AF_XDP receive path (umem copy, wake-up; any context) $(worker_share rx) %"
+		echo "    the next hops, run as softirq work in the workers' context after their transmits:" \
+			"$(worker_share hops) %"
+		echo "  TCP (data ~1400 B), the workers' own: $own_ns ns per data frame ($own % of the figure above)"
+		# the same window alone: a sample is 1/999 s of one CPU (cpu-clock)
+		echo "  the profiled window alone (${WK[prof:data]:-0} data frames): all the workers' CPU $(worker_ns prof both) ns," \
+			"their own $(awk -v n="$(worker_share cipher kick poll rest rx)" -v t="${WP[workers]}" -v d="${WK[prof:data]:-0}" \
+				'BEGIN { if (d > 0 && n != "n/a") printf "%.0f", n / 100 * t * 1e9 / 999 / d; else print "n/a" }') ns per data frame (perf slows both)"
+	fi
 	if [ -x "$TUN_AEAD" ]; then
 		taskset -c "$DP_CPU" "$TUN_AEAD" 100000 >"$TMP/aead" 2>&1
 		echo "  tun_aead, same run, CPU $DP_CPU (ns per frame: libsodium's AEAD call; xgtun: the tunnel's seal/open):"
 		awk -v c="${cipher:-}" 'NR == 1 || c == "" || $1 == c' "$TMP/aead" | sed 's/^/    /'
 		if [ "$DO_TCP" = 1 ] && [ -n "$cipher" ]; then
 			awk -v c="$cipher" -v w="$(worker_ns tcp both)" '$1 == c && $2 == 1400 && w != "n/a" {
-				printf "  workers / libsodium at 1400 B (seal + open %d ns): %.2fx (target: <= 1.6x)\n", $3 + $5, w / ($3 + $5) }' "$TMP/aead"
+				printf "  workers (all their CPU) / libsodium at 1400 B (seal + open %d ns): %.2fx\n", $3 + $5, w / ($3 + $5) }' "$TMP/aead"
+			[ -n "${own_ns:-}" ] && awk -v c="$cipher" -v w="$own_ns" '$1 == c && $2 == 1400 && w != "n/a" {
+				printf "  workers (their own work) / libsodium at 1400 B: %.2fx (target: <= 1.6x)\n", w / ($3 + $5) }' "$TMP/aead"
 		fi
 	fi
 fi

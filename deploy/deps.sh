@@ -13,6 +13,8 @@ PKGS=(
   python3-websockets python3-cryptography
   procps psmisc netcat-openbsd wireguard-tools wireguard-go nftables conntrack
   curl jq openssl libssl-dev
+  # cross_cluster's profiled window: where the crypto workers' CPU goes
+  linux-perf
   kubernetes-client
   # fornaxd's store on etcd (3.4) and the throwaway clusters of its tests;
   # libcurl speaks etcd's JSON gateway (Debian packages no C client for etcd)

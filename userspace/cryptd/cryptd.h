@@ -64,6 +64,8 @@ bool xsock_send(struct xsock *s, const uint8_t *frame, uint32_t len);
 void xsock_flush(struct xsock *s);
 /* Frames queued that the kernel has not taken yet. */
 bool xsock_tx_pending(const struct xsock *s);
+/* Frames in the RX ring not taken yet: no need to ask poll(). */
+bool xsock_rx_ready(const struct xsock *s);
 
 /* ---- keys.c ------------------------------------------------------------ */
 

@@ -30,7 +30,9 @@ static int try_open(struct xsock *s, bool rx, uint16_t bind_flags)
 	    .tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
 	    /* the gateway program redirects; libxdp loads none of its own */
 	    .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-	    .bind_flags = bind_flags,
+	    /* the kernel says when a TX kick is needed: always in copy mode
+	     * (only a system call transmits there), rarely in zero-copy */
+	    .bind_flags = bind_flags | XDP_USE_NEED_WAKEUP,
 	};
 	int rc;
 
@@ -142,7 +144,7 @@ void xsock_flush(struct xsock *s)
 	 * next packet, which may be the peer's answer to it (a stall). A
 	 * bounded number of tries: the device may be busy (EAGAIN, EBUSY);
 	 * the loop's next turn kicks again. */
-	for (int i = 0; i < 64 && tx_pending(s); i++)
+	for (int i = 0; i < 64 && tx_pending(s) && xsk_ring_prod__needs_wakeup(&s->tx); i++)
 		if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
 		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
 			break;
@@ -152,4 +154,9 @@ void xsock_flush(struct xsock *s)
 bool xsock_tx_pending(const struct xsock *s)
 {
 	return tx_pending(s) != 0;
+}
+
+bool xsock_rx_ready(const struct xsock *s)
+{
+	return s->rx.cached_cons != __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE);
 }
