@@ -229,13 +229,14 @@ static int on_message(struct na_link *k, json_t *m)
 	} else if (!strcmp(t, "IngressClose")) {
 		rc = na_agent_ingress_close(k->agent, m, err, sizeof(err));
 	} else {
-		snprintf(err, sizeof(err), "type: unknown '%.40s'", t);
+		snprintf(err, sizeof(err), "type: unknown '%.*s'", na_quote_len(t, 40), t);
 		rc = -1;
 	}
 	if (rc) {
 		char why[300];
 
-		snprintf(why, sizeof(why), "%s: %s", t, err);
+		/* the type quoted as in err: the refusal goes out as JSON */
+		snprintf(why, sizeof(why), "%.*s: %s", na_quote_len(t, 40), t, err);
 		ctl_log("link: refusing a message: %s", why);
 		ctl_ws_fail(&k->l, LWS_CLOSE_STATUS_POLICY_VIOLATION, "bad-message", why);
 	}
