@@ -781,3 +781,32 @@ void ctl_etcd_free(struct ctl_etcd *e)
 	curl_easy_cleanup(e->curl);
 	free(e);
 }
+
+int ctl_etcd_answer_parse(struct ctl_etcd *e, const char *path, json_t *o,
+			  struct ctl_etcd_answer *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!strcmp(path, "/v3/kv/range"))
+		return parse_kvs(e, o, &out->kvs);
+	if (!strcmp(path, "/v3/kv/put")) {
+		out->revision = header_rev(o);
+	} else if (!strcmp(path, "/v3/kv/deleterange")) {
+		out->deleted = jint(o, "deleted");
+	} else if (!strcmp(path, "/v3/kv/txn")) {
+		out->succeeded = json_is_true(json_object_get(o, "succeeded"));
+		out->revision = header_rev(o);
+		first_delete(json_object_get(o, "responses"), &out->deleted);
+	} else if (!strcmp(path, "/v3/lease/grant")) {
+		if (!(out->id = jint(o, "ID"))) {
+			snprintf(e->err, sizeof(e->err), "etcd at %s: a lease grant without an ID",
+				 ctl_etcd_endpoint(e));
+			return CTL_ETCD_ERROR;
+		}
+	} else if (!strcmp(path, "/v3/lease/keepalive")) {
+		out->ttl = jint(json_object_get(o, "result"), "TTL");
+	} else {
+		snprintf(e->err, sizeof(e->err), "no request %s", path);
+		return CTL_ETCD_ERROR;
+	}
+	return CTL_ETCD_OK;
+}

@@ -191,4 +191,23 @@ char *ctl_etcd_b64(const void *p, size_t len);
 /* the end of the range of keys that start with prefix, base64, to free */
 char *ctl_etcd_prefix_end_b64(const char *prefix);
 
+/* ---- etcd's answers without a request (tests/fuzz/fuzz_etcd_resp.c) ----
+ * What a request makes of the gateway's answer o (its JSON, as the request
+ * parses it, an answer holding "error" aside), by the request's path:
+ * "/v3/kv/range" kvs (free them with ctl_etcd_kvs_free), "/v3/kv/put"
+ * revision, "/v3/kv/deleterange" deleted, "/v3/kv/txn" succeeded, revision
+ * and deleted, "/v3/lease/grant" id, "/v3/lease/keepalive" ttl. The same
+ * parsing as after the POST. */
+struct ctl_etcd_answer {
+	struct ctl_etcd_kvs kvs;
+	int64_t revision, deleted, id, ttl;
+	bool succeeded;
+};
+int ctl_etcd_answer_parse(struct ctl_etcd *e, const char *path, struct json_t *o,
+			  struct ctl_etcd_answer *out);
+/* The watch stream's bytes as curl hands them over: lines put together,
+ * events and trouble delivered to the hooks. n, or 0 when the watch would
+ * end the transfer here (cancelled, nonsense, a line too long). */
+size_t ctl_etcd_watch_feed(struct ctl_etcd_watch *w, const char *p, size_t n);
+
 #endif

@@ -398,3 +398,8 @@ void ctl_etcd_watch_stop(struct ctl_etcd_watch *w)
 	free(w->prefix);
 	free(w);
 }
+
+size_t ctl_etcd_watch_feed(struct ctl_etcd_watch *w, const char *p, size_t n)
+{
+	return on_data((char *)p, 1, n, w);
+}

@@ -11,23 +11,10 @@
 # usage: multi_cluster_encrypt.sh PATH/TO/xgate PATH/TO/gatewayd PATH/TO/xgate-cryptd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-XGATE=$(readlink -f "$1")
-GATEWAYD=$(readlink -f "$2")
-CRYPTD=$(readlink -f "$3")
-P=xgc$$
 MT_MODE=encrypt
-source "$HERE/../lib.sh"
-source "$HERE/../../deploy/lib/mtopo.sh"
-trap 'mtopo_down' EXIT INT TERM
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
-
-if mtopo_up 2>"$MT_RUN.topo.err"; then ok "three clusters up, crypt veths on the gateways"; else
-	not_ok "topology: $(grep -v note "$MT_RUN.topo.err" | tail -3)"; rm -f "$MT_RUN.topo.err"; summary; exit 1
-fi
-rm -f "$MT_RUN.topo.err"
-if mesh_up; then ok "mesh up in encrypt mode: every gateway has both peers with data-plane keys"; else
-	not_ok "mesh: $(tail -n 3 "$MT_RUN"/gw*.log "$MT_RUN"/cryptd*.log)"; summary; exit 1
-fi
+source "$HERE/lib_mtopo.sh" "$@"
+mc_up "three clusters up, crypt veths on the gateways" \
+	"mesh up in encrypt mode: every gateway has both peers with data-plane keys"
 grep -q "session up (.*mode encrypt, " "$MT_RUN/gw1.log" && ok "gw1's sessions agreed encrypt" ||
 	not_ok "no encrypt session in gw1's log: $(tail -n 3 "$MT_RUN/gw1.log")"
 
@@ -45,23 +32,11 @@ PATTERN=78676174652d636c6561722d74787421 # "xgate-clear-txt!"
 nsm wan tshark -q -i r1 -w "$MT_RUN/wan.pcapng" -a duration:5 >/dev/null 2>&1 & cap=$!
 sleep 1.5
 podx 1a ping -c5 -i0.1 -W1 -s 200 -p "$PATTERN" "${POD_IP[2b]}" >/dev/null 2>&1
-tcp() { # tcp CLIENT SERVER SECONDS -> JSON in $MT_RUN/iperf-CLIENT.json
-	podx "$2" iperf3 -s -1 -D -B "${POD_IP[$2]}" >/dev/null 2>&1
-	for _ in $(seq 50); do podx "$2" ss -Hltn "sport = :5201" | grep -q . && break; sleep 0.05; done
-	podx "$1" timeout $(($3 + 20)) iperf3 -c "${POD_IP[$2]}" -t "$3" -J > "$MT_RUN/iperf-$1.json" 2>/dev/null
-}
 intervals() { # bytes/retransmits of each second
 	/usr/bin/python3 -c '
 import json,sys
 d=json.load(open(sys.argv[1]))
 print(" ".join("%d/%s" % (i["sum"]["bytes"], i["sum"].get("retransmits")) for i in d["intervals"]))' "$MT_RUN/iperf-$1.json" 2>/dev/null
-}
-iperf_sum() {
-	/usr/bin/python3 -c '
-import json,sys
-d=json.load(open(sys.argv[1]))
-iv=[i["sum"]["bytes"] for i in d["intervals"]]
-print(d["end"]["sum_received"]["bytes"], min(iv) if iv else 0)' "$MT_RUN/iperf-$1.json" 2>/dev/null
 }
 tcp 1b 3a 2 || not_ok "iperf3 during the capture"
 wait "$cap"
@@ -94,49 +69,25 @@ read -r bytes _ <<<"$(iperf_sum 1b)"
 [ "${bytes:-0}" -gt 1000000 ] && ok "TCP 1b -> 3a across the encrypted tunnel: $bytes bytes" || not_ok "TCP 1b -> 3a: ${bytes:-0} bytes"
 
 # ---- kill -9 gatewayd during a TCP transfer: the workers keep forwarding -------
-tcp 1a 2b 8 & tcp_pid=$!
-sleep 2
-gw_kill 1
-sleep 1
-kill -0 "$(cat "$MT_RUN/cryptd1.pid")" 2>/dev/null && ok "gw1's gatewayd killed, its xgate-cryptd still running" ||
-	not_ok "cryptd1 is gone"
-gw_start 1
-wait "$tcp_pid"; rc=$?
-read -r bytes worst <<<"$(iperf_sum 1a)"
-[ "$rc" = 0 ] && [ "${bytes:-0}" -gt 1000000 ] && ok "TCP 1a -> 2b survived kill -9 and restart of gw1's gatewayd ($bytes bytes)" ||
-	not_ok "TCP across the gatewayd crash: rc $rc, ${bytes:-0} bytes"
 drops() { # drops CLUSTER: the gateway's drop counters that are not zero
 	xgm "c$1gw" stats -o json | /usr/bin/python3 -c '
 import json,sys
 d=json.load(sys.stdin)
 print(" ".join("%s:%s=%d" % (x.get("dev", "?"), k, v["packets"]) for x in d for k, v in x["counters"].items() if k.startswith("drop") and v.get("packets")))'
 }
-[ "${worst:-0}" -gt 0 ] && ok "no second of the transfer without data (slowest: $worst bytes)" ||
-	not_ok "the transfer stalled for a second or more: gw1 $(drops 1); gw2 $(drops 2); $(tail -qn 1 "$MT_RUN"/cryptd[12].log); $(intervals 1a)"
-wait_for 20 mesh_ready && ok "gw1 back in the mesh (sessions up, new keys agreed)" || not_ok "mesh after restart: $(tail -n 3 "$MT_RUN/gw1.log")"
-podx 1b ping -c2 -i0.2 -W1 "${POD_IP[3b]}" >/dev/null 2>&1 && ok "and traffic flows under the new keys (1b -> 3b)" ||
-	not_ok "1b -> 3b after restart"
+mc_stall_detail() { echo "gw1 $(drops 1); gw2 $(drops 2); $(tail -qn 1 "$MT_RUN"/cryptd[12].log); $(intervals 1a)"; }
+cryptd1_alive() {
+	kill -0 "$(cat "$MT_RUN/cryptd1.pid")" 2>/dev/null && ok "gw1's gatewayd killed, its xgate-cryptd still running" ||
+		not_ok "cryptd1 is gone"
+}
+mc_gw1_crash cryptd1_alive
 
 # ---- an attacker on the WAN: replays, a tampered copy, a stranger ----------------
 # The replays are opened by gw2's worker (their tag is genuine) and refused by
 # the program's replay window when they come back OPENED; the tampered copy
 # fails the AEAD tag in the worker (its counters); the stranger never gets
 # past the program's peer lookup.
-GW2_MAC=$(nsm c2gw cat /sys/class/net/wan0/address)
-nsm wan /usr/bin/python3 "$HERE/wan_spoof.py" capture r1 "$(pub_ip 1)" "$(pub_ip 2)" "${P}-p1a" 10.1.2.11 \
-	"$MT_RUN/genuine.pcap" >/dev/null && ok "captured a genuine gw1 -> gw2 type 1 packet on the WAN" ||
-	not_ok "no tunnel packet captured on the WAN"
-declare -A before
-for r in drop_gw_replay drop_gw_unknown_peer gw_decap; do before[$r]=$(gw_counter 2 $r); done
-nsm wan /usr/bin/python3 "$HERE/wan_spoof.py" send r2 "$GW2_MAC" "$MT_RUN/genuine.pcap" >/dev/null
-sleep 0.3
-delta() { echo $(($(gw_counter 2 "$1") - ${before[$1]})); }
-[ "$(delta drop_gw_replay)" = 2 ] && ok "gw2 dropped the genuine packet replayed twice, after its worker (drop_gw_replay +2)" ||
-	not_ok "replays: drop_gw_replay +$(delta drop_gw_replay)"
-[ "$(delta drop_gw_unknown_peer)" = 1 ] && ok "gw2 dropped the stranger's copy (drop_gw_unknown_peer +1)" ||
-	not_ok "stranger: drop_gw_unknown_peer +$(delta drop_gw_unknown_peer)"
-[ "$(delta gw_decap)" = 0 ] && ok "none of the four was forwarded into the cluster" ||
-	not_ok "gw_decap grew by $(delta gw_decap) during the attack"
+mc_wan_attack "type 1"
 wait_for 8 grep -q "drop_gw_bad_mac=1\b" "$MT_RUN/cryptd2.log" &&
 	ok "gw2's worker refused the tampered copy (drop_gw_bad_mac=1 in its counters)" ||
 	not_ok "cryptd2: $(tail -n 1 "$MT_RUN/cryptd2.log")"
@@ -146,10 +97,10 @@ pid=$(cat "$MT_RUN/cryptd1.pid")
 kill "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 grep -q "opened [1-9][0-9]*, sealed [1-9]" "$MT_RUN/cryptd1.log" && ok "cryptd1 stopped, its counters logged: $(grep opened "$MT_RUN/cryptd1.log" | tail -1 | sed 's/.*: //')" ||
 	not_ok "no counters in cryptd1's log: $(tail -n 2 "$MT_RUN/cryptd1.log")"
-before=$(gw_counter 1 drop_gw_no_worker)
+nw=$(gw_counter 1 drop_gw_no_worker)
 check_not "1a -> 2b without gw1's workers: no answer" podx 1a ping -c2 -i0.2 -W1 "${POD_IP[2b]}"
-[ "$(gw_counter 1 drop_gw_no_worker)" -gt "$before" ] && ok "gw1 dropped them as drop_gw_no_worker" ||
-	not_ok "drop_gw_no_worker on gw1: $before -> $(gw_counter 1 drop_gw_no_worker)"
+[ "$(gw_counter 1 drop_gw_no_worker)" -gt "$nw" ] && ok "gw1 dropped them as drop_gw_no_worker" ||
+	not_ok "drop_gw_no_worker on gw1: $nw -> $(gw_counter 1 drop_gw_no_worker)"
 cryptd_start 1
 back() { podx 1a ping -c1 -W1 "${POD_IP[2b]}" >/dev/null 2>&1; }
 wait_for 10 back && ok "workers restarted: 1a -> 2b again" || not_ok "no traffic after cryptd restart: $(tail -n 2 "$MT_RUN/cryptd1.log")"

@@ -16,13 +16,8 @@
 # usage: neigh_gc.sh PATH/TO/xgate
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-XGATE=$(readlink -f "$1")
-P=xgt$$
-source "$HERE/../lib.sh"
-source "$HERE/../../deploy/lib/topo.sh"
-trap 'topo_down' EXIT INT TERM
-
-if topo_up; then ok "topology up (3 hosts, 4 pods, native XDP)"; else not_ok "topology up"; summary; exit 1; fi
+source "$HERE/lib_topo.sh" "$@"
+sc_up
 
 # managed HOST ADDR: HOST's entry for ADDR is managed, made by xgate (protocol 88)
 managed() { nsx "$1" ip -d neigh show "$2" dev eth0 | grep -q 'managed.*proto 88\|proto 88.*managed'; }
@@ -95,8 +90,5 @@ expect_rc 3 "neigh release of an entry that is not xgate's" xg h1 neigh release 
 check "neigh keep 10.200.0.3 on h1" xg h1 neigh keep 10.200.0.3
 check "  managed again" wait_for 5 managed h1 10.200.0.3
 
-topo_down
-trap - EXIT
-left=$(ip netns list | grep -c "^${P}" || true)
-[ "$left" -eq 0 ] && ok "cleanup removed every namespace" || not_ok "$left namespaces left"
+sc_down
 summary

@@ -424,6 +424,20 @@ async def scenario(core):
     m = await link.expect(pod_is("Failed", "InvalidSpec"), "a pod spec the node cannot run: InvalidSpec")
     ok(m and "pod.containers[0].resources.limits.memory" in m["pod"]["message"],
        f"its message names the field ({m and m['pod']['message']})")
+    # quoted values and a long application name are cut between characters:
+    # the report is JSON, and text that is not UTF-8 would lose it
+    bad = json.loads(json.dumps(POD))
+    bad["containers"][0]["name"] = "a" * 63 + "\u00e9"
+    await link.send(type="PodCreate", podIdentifier="default/bad-name", pod=bad, standby=True)
+    m = await link.expect(pod_is("Failed", "InvalidSpec"), "a name cut inside a character in the error: reported")
+    ok(m and "pod.containers[0].name '" + "a" * 63 + "'" in m["pod"]["message"],
+       f"quoting it up to the character ({m and m['pod']['message']})")
+    bad = json.loads(json.dumps(POD))
+    bad["application"] = "a" * 253 + "\u00e9"
+    bad["containers"][0]["resources"]["limits"]["memory"] = "64MB"
+    await link.send(type="PodCreate", podIdentifier="default/bad-app", pod=bad, standby=True)
+    m = await link.expect(pod_is("Failed", "InvalidSpec"), "an application name past the limit: reported")
+    ok(m and m["pod"]["application"] == "a" * 253, "cut between characters")
 
     # the pod crashes: its session is Closed, the pod Failed, the entry gone
     for p in (cg("freezer", "cgroup.procs") or "").split():

@@ -6,13 +6,9 @@
 # usage: single_cluster.sh PATH/TO/xgate
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-XGATE=$(readlink -f "$1")
-P=xgt$$
-source "$HERE/../lib.sh"
-source "$HERE/../../deploy/lib/topo.sh"
+source "$HERE/lib_topo.sh" "$@"
 trap 'pkill -f "iperf3 -s -p 5201" 2>/dev/null; topo_down' EXIT INT TERM
-
-if topo_up; then ok "topology up (3 hosts, 4 pods, native XDP)"; else not_ok "topology up"; summary; exit 1; fi
+sc_up
 
 check "ping same subnet, across hosts (p1a -> p1b)" nsx p1a ping -c3 -i0.2 -W1 10.1.1.12
 check "ping same host (p2a -> p2b, agent local)" nsx p2a ping -c3 -i0.2 -W1 10.1.2.22
@@ -78,9 +74,5 @@ xg h2 cache ls | grep -q "10.1.1.12" && not_ok "h2 cache still holds p1b" || ok 
 check "other traffic unaffected (p2b -> p1a)" nsx p2b ping -c2 -i0.2 -W1 10.1.1.11
 
 # ---- cleanup leaves nothing behind
-topo_down
-trap - EXIT
-left=$(ip netns list | grep -c "^$P" || true)
-[ "$left" -eq 0 ] && ok "no namespaces left" || not_ok "$left namespaces left"
-ls /sys/fs/bpf/xgate 2>/dev/null | grep -q "^$P" && not_ok "pins left under /sys/fs/bpf/xgate" || ok "no pins left"
+sc_down
 summary

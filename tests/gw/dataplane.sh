@@ -8,78 +8,31 @@
 # usage: dataplane.sh PATH/TO/gatewayd PATH/TO/xgate
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-GWD=$(readlink -f "$1")
-XG=$(readlink -f "$2")
-source "$HERE/../lib.sh"
-P="xgd$$"
-T=$(mktemp -d /tmp/xgt-gwdp-XXXXXX)
-declare -A PID
-cleanup() {
-	for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for n in a b; do
-		"$XG" -n "$P-$n" reset >/dev/null 2>&1
-		ip netns del "$P-$n" 2>/dev/null
-	done
+source "$HERE/lib.sh"
+gw_cleanup_more() {
 	"$XG" -n "$P-adiv" reset >/dev/null 2>&1
 	rm -rf "/sys/fs/bpf/xgate/$P-old"
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
-
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
-for n in a b; do ip netns add "$P-$n"; done
-ip link add "$P-wa" netns "$P-a" type veth peer name "$P-wb" netns "$P-b"
-ip -n "$P-a" link set "$P-wa" name wan0; ip -n "$P-b" link set "$P-wb" name wan0
-i=1
-for n in a b; do
-	ip -n "$P-$n" link set lo up
-	ip -n "$P-$n" link set wan0 up
-	ip -n "$P-$n" addr add "10.97.0.$i/24" dev wan0
-	ip -n "$P-$n" link add int0 type veth peer name int1
-	ip -n "$P-$n" link set int0 up; ip -n "$P-$n" link set int1 up
-	ip -n "$P-$n" addr add "10.99.$i.1/24" dev int0
-	"$XG" -N "$P-$n" -n "$P-$n" attach int0 gateway >/dev/null 2>&1 &&
-		"$XG" -N "$P-$n" -n "$P-$n" attach wan0 gateway >/dev/null 2>&1 ||
-		{ not_ok "attach gateway in $n"; summary; }
-	"$XG" -N "$P-$n" -n "$P-$n" host set ip "10.99.$i.1" >/dev/null
-	i=$((i + 1))
-done
-ok "gateway program attached on both NICs of both gateways"
+gw_pair_init gwdp "$@"
+gw_pair_up
 # a divider instance next to gw-a (as on the same machine): VPC 100 exists there
 "$XG" -n "$P-adiv" vpc add 100 dividers 10.99.1.9 >/dev/null || not_ok "divider instance"
 # and a remote subnet the operator added there by hand, before gatewayd starts
 "$XG" -n "$P-adiv" subnet add 100 10.55.0.0/16 remote >/dev/null || not_ok "operator's remote subnet"
 operators() { "$XG" -n "$P-adiv" subnet ls -o json | grep -q '"10.55.0.0/16"'; }
 
-for n in a b; do "$XG" gw genkey > "$T/$n.key"; "$XG" gw pubkey < "$T/$n.key" > "$T/$n.pub"; done
 conf() { # conf NAME INDEX SUBNET
-	local n=$1 i=$2 o
-	o=$([ "$n" = a ] && echo b || echo a)
-	printf '[Gateway]\nName = gw-%s\nCluster = edge-%s\nPrivateKey = %s\n' "$n" "$n" "$(cat "$T/$n.key")"
-	printf 'ListenAddress = 10.97.0.%s:7100\nPublicAddress = 10.97.0.%s:6082\n' "$i" "$i"
-	printf 'Instance = %s\nPublicInterface = wan0\nDatabase = %s/%s.db\n' "$P-$n" "$T" "$n"
-	printf 'Keepalive = 1\nHoldTime = 3\nGraceTime = 30\nRekeyInterval = %s\nRekeyGrace = 2\nSubnet = %s\n' "${REKEY:-3600}" "$3"
-	[ "$n" = a ] && printf 'Divider = %s\n' "$P-adiv"
-	printf '\n[Peer]\nName = gw-%s\nPublicKey = %s\nEndpoint = 10.97.0.%s:7100\n' "$o" "$(cat "$T/$o.pub")" "$([ "$o" = a ] && echo 1 || echo 2)"
+	gw_conf_gateway "$@"
+	[ "$1" = a ] && printf 'Divider = %s\n' "$P-adiv"
+	gw_conf_peer "$1"
 	printf 'Mode = auth\n' # SipHash keys here; type 1 keys: dp_encrypt.sh
 }
 conf a 1 "100 10.1.0.0/16" > "$T/a.conf"
 REKEY=10 conf b 2 "100 10.2.0.0/16" > "$T/b.conf"
-start() { nsenter --net="/run/netns/$P-$1" "$GWD" -c "$T/$1.conf" -s "$T/$1.sock" 2>> "$T/$1.log" & PID[$1]=$!; }
-pin() { echo "/sys/fs/bpf/xgate/$P-$1/$2"; }
-# value of a map entry as JSON (BTF-formatted), key as bytes
-lookup() { bpftool -j map lookup pinned "$(pin "$1" "$2")" key $3 2>/dev/null; }
-peer1() { lookup "$1" xg_gw_peers "1 0 0 0"; }
 field_id() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['id'])"; }
-field() { /usr/bin/python3 -c "import json,sys; v=json.load(sys.stdin)['formatted']['value']; print(eval(sys.argv[1]))" "$1"; }
 # the sending key of $1 toward its peer, and the receive key of $2 with that id
 txkey() { peer1 "$1" | field "(lambda t: (t['id'], t['k']))(v['tx'][v['tx_slot']&1]) if v['tx'][v['tx_slot']&1]['valid'] else None"; }
 rxkeys() { peer1 "$1" | field "[(r['id'], r['k']) for r in v['rx'] if r['valid']]"; }
-keys_agree() { # keys_agree FROM TO: FROM's sending key is one of TO's receive keys
-	local t r; t=$(txkey "$1"); r=$(rxkeys "$2")
-	[ -n "$t" ] && [ "$t" != None ] && case "$r" in *"$t"*) return 0;; esac; return 1
-}
 
 start a; start b
 wait_for 15 keys_agree a b && ok "gw-a's sending key is gw-b's receiving key" || not_ok "keys a->b: tx $(txkey a) rx $(rxkeys b)"

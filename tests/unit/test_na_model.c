@@ -11,6 +11,8 @@
 #include "na_model.h"
 #include "unit.h"
 
+#define A63 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
 static int parse(const char *text, struct na_config *c, char *err, size_t len)
 {
 	return na_conf_parse("t.conf", text, c, err, len);
@@ -50,6 +52,11 @@ int main(void)
 	CHECK(!na_cpu_milli("2", &v) && v == 2000, "2 cpu");
 	CHECK_EXPR(na_cpu_milli("2x", &v) == -1);
 	CHECK_EXPR(na_cpu_milli("-1", &v) == -1);
+	/* past int64 as millicores: refused, not converted (it came out negative) */
+	CHECK_EXPR(na_cpu_milli("1e37m", &v) == -1);
+	CHECK_EXPR(na_cpu_milli("0.21e35", &v) == -1);
+	CHECK(!na_cpu_milli("1099511627776m", &v) && v == (int64_t)1 << 40, "2^40m, the largest");
+	CHECK_EXPR(na_cpu_milli("1099511627777m", &v) == -1);
 	CHECK(!na_mem_bytes("64Mi", &v) && v == 64 << 20, "64Mi");
 	CHECK(!na_mem_bytes("1G", &v) && v == 1000000000, "1G");
 	CHECK(!na_mem_bytes("1000", &v) && v == 1000, "1000");
@@ -325,6 +332,47 @@ int main(void)
 		CHECK(na_ing_pod_side_parse(m, &p, &s, err, sizeof(err)) == -1 &&
 			  strstr(err, "'nowhere'") && strstr(err, "ingress.host"),
 		      "a host that is no address: %s", err);
+		json_decref(m);
+	}
+
+	/* a quoted value is cut between characters: the refusal and the
+	 * report (PodState Failed) go out as JSON, which must be UTF-8 */
+	CHECK_EXPR(na_quote_len("abc", 2) == 2);
+	CHECK_EXPR(na_quote_len("a\xc3\xa9", 2) == 1);
+	CHECK_EXPR(na_quote_len("a\xc3\xa9", 3) == 3);
+	CHECK_EXPR(na_quote_len("\xe2\x82\xac", 2) == 0);
+	{
+		static const char *const bad[] = {
+		    /* a name past 63 characters, its 64th byte inside "é" */
+		    "{\"containers\":[{\"name\":\"" A63 "\xc3\xa9\",\"command\":[\"x\"],"
+		    "\"ports\":[{\"containerPort\":80}]}]}",
+		    "{\"containers\":[{\"command\":[\"x\"],\"ports\":[{\"containerPort\":80,"
+		    "\"protocol\":\"TTTTTTTTTTTTTTTTTTT\xc3\xa9\"}]}]}",
+		};
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			json_t *spec = json_loads(bad[i], 0, NULL), *q = NULL;
+
+			CHECK(spec && na_pod_check_spec(spec, err, sizeof(err)) == -1 &&
+				  (q = json_string(err)) != NULL,
+			      "spec %zu: refused, its error UTF-8 (%s)", i, err);
+			json_decref(q);
+			json_decref(spec);
+		}
+	}
+	{
+		struct na_ing_req q;
+		json_t
+		    *m = json_loads(
+			"{\"sessionIdentifier\":\"d/s\",\"podIdentifier\":\"d/p\",\"podIP\":"
+			"\"10.1.1.5\",\"host\":\"111111111111111111111111111111111111111\xc3\xa9\","
+			"\"vni\":7,\"ports\":[{\"containerPort\":80}]}",
+			0, NULL),
+		    *e = NULL;
+
+		CHECK(m && na_ing_open_parse(m, &q, err, sizeof(err)) == -1 &&
+			  (e = json_string(err)) != NULL && strstr(err, "host '1111"),
+		      "IngressOpen refused, its error UTF-8 (%s)", err);
+		json_decref(e);
 		json_decref(m);
 	}
 

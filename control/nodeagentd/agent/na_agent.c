@@ -75,7 +75,9 @@ static void pod_refuse(struct na_agent *a, const char *id, const char *app, enum
 
 	memset(&p, 0, sizeof(p));
 	snprintf(p.id, sizeof(p.id), "%s", id);
-	snprintf(p.app, sizeof(p.app), "%s", app ? app : "");
+	/* cut between characters: the report goes out as JSON */
+	snprintf(p.app, sizeof(p.app), "%.*s", app ? na_quote_len(app, NA_ID_MAX) : 0,
+		 app ? app : "");
 	p.state = st;
 	snprintf(p.reason, sizeof(p.reason), "%s", reason);
 	snprintf(p.message, sizeof(p.message), "%s", message ? message : "");
@@ -453,7 +455,7 @@ static const char *str_field(json_t *o, const char *k)
 
 int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 {
-	const char *id = str_field(m, "podIdentifier");
+	const char *id = str_field(m, "podIdentifier"), *app;
 	json_t *pod = json_object_get(m, "pod");
 	struct pod_rt *r;
 	char why[200];
@@ -482,7 +484,8 @@ int na_agent_pod_create(struct na_agent *a, json_t *m, char *err, size_t errlen)
 		return snprintf(err, errlen, "out of memory"), -1;
 	r->a = a;
 	snprintf(r->p.id, sizeof(r->p.id), "%s", id);
-	snprintf(r->p.app, sizeof(r->p.app), "%s", str_field(pod, "application") ?: "");
+	app = str_field(pod, "application") ?: "";
+	snprintf(r->p.app, sizeof(r->p.app), "%.*s", na_quote_len(app, NA_ID_MAX), app);
 	r->p.spec = json_incref(pod);
 	r->p.standby = json_is_true(json_object_get(m, "standby"));
 	r->p.svc = json_is_true(json_object_get(pod, "usingNodeSessionService"));

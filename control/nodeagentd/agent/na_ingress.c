@@ -195,8 +195,8 @@ int na_agent_ingress_close(struct na_agent *a, json_t *m, char *err, size_t errl
 	struct na_sess gone;
 
 	if (!id || !*id || strlen(id) > NA_ID_MAX)
-		return snprintf(err, errlen, "sessionIdentifier '%.60s': required, NS/NAME",
-				id ? id : ""),
+		return snprintf(err, errlen, "sessionIdentifier '%.*s': required, NS/NAME",
+				id ? na_quote_len(id, 60) : 0, id ? id : ""),
 		       -1;
 	for (pp = &a->sess; (x = *pp); pp = &x->next)
 		if (!strcmp(x->s.id, id))

@@ -267,7 +267,7 @@ static int on_message(struct na_core *k, json_t *m)
 	} else if (strcmp(t, "PodCreate") && strcmp(t, "PodTerminate") &&
 		   strcmp(t, "SessionOpen") && strcmp(t, "SessionClose") &&
 		   strcmp(t, "IngressOpen") && strcmp(t, "IngressClose")) {
-		snprintf(err, sizeof(err), "type: unknown '%.40s'", t);
+		snprintf(err, sizeof(err), "type: unknown '%.*s'", na_quote_len(t, 40), t);
 		rc = -1;
 	} else if (!obeyed(k, t)) {
 		return 0;
@@ -287,7 +287,8 @@ static int on_message(struct na_core *k, json_t *m)
 	if (rc) {
 		char why[300];
 
-		snprintf(why, sizeof(why), "%s: %s", t, err);
+		/* the type quoted as in err: the refusal goes out as JSON */
+		snprintf(why, sizeof(why), "%.*s: %s", na_quote_len(t, 40), t, err);
 		ctl_log("link: refusing a message from %s: %s", k->url_text, why);
 		ctl_ws_fail(&k->l, LWS_CLOSE_STATUS_POLICY_VIOLATION, "bad-message", why);
 	}

@@ -77,6 +77,16 @@ bool na_sess_may(enum na_sess_state from, enum na_sess_state to)
 	return false;
 }
 
+int na_quote_len(const char *s, int max)
+{
+	int n = (int)strnlen(s, (size_t)max);
+
+	/* cut inside a character: back to its first byte */
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
 int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen)
 {
 	json_t *cs = json_object_get(p->spec, "containers"), *c;
@@ -115,9 +125,9 @@ int na_pod_ports_from_spec(struct na_pod *p, char *err, size_t errlen)
 			}
 			if (pr && strcmp(pr, "TCP") && strcmp(pr, "UDP")) {
 				snprintf(err, errlen,
-					 "pod.containers[%zu].ports[%zu].protocol: '%.20s' is not "
+					 "pod.containers[%zu].ports[%zu].protocol: '%.*s' is not "
 					 "TCP or UDP",
-					 ci, i, pr);
+					 ci, i, na_quote_len(pr, 20), pr);
 				return -1;
 			}
 			/* one netns: two containers cannot both listen on it */
@@ -193,8 +203,8 @@ static int check_container(json_t *cs, size_t ci, char *err, size_t errlen)
 	if (name && (!n || !*n || strlen(n) > 63 ||
 		     strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(n) ||
 		     n[0] == '-' || n[strlen(n) - 1] == '-')) {
-		snprintf(err, errlen, "pod.containers[%zu].name '%.64s': a name (a DNS-1123 label)",
-			 ci, n ? n : "?");
+		snprintf(err, errlen, "pod.containers[%zu].name '%.*s': a name (a DNS-1123 label)",
+			 ci, n ? na_quote_len(n, 64) : 1, n ? n : "?");
 		return -1;
 	}
 	na_ctr_name(c, (int)ci, mine, sizeof(mine));
@@ -371,13 +381,16 @@ int na_cpu_milli(const char *q, int64_t *out)
 	v = strtod(q, &end);
 	if (errno || end == q || v < 0 || !isfinite(v))
 		return -1;
-	if (!strcmp(end, "m"))
-		*out = (int64_t)v;
-	else if (!*end)
-		*out = (int64_t)(v * 1000);
-	else
+	if (!*end)
+		v *= 1000;
+	else if (strcmp(end, "m"))
 		return -1;
-	return *out > (int64_t)1 << 40 ? -1 : 0;
+	/* checked as a double: a value past int64 has no conversion (it came
+	 * out negative, and accepted) */
+	if (v >= (double)((int64_t)1 << 40) + 1)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
 }
 
 int na_mem_bytes(const char *q, int64_t *out)
@@ -435,7 +448,9 @@ static int ipv4_field(json_t *o, const char *k, uint32_t *out, char *err, size_t
 	if (!s)
 		return snprintf(err, errlen, "%s: required, an IPv4 address (a string)", k), -1;
 	if (inet_pton(AF_INET, s, out) != 1 || !*out)
-		return snprintf(err, errlen, "%s '%.40s': not an IPv4 address", k, s), -1;
+		return snprintf(err, errlen, "%s '%.*s': not an IPv4 address", k,
+				na_quote_len(s, 40), s),
+		       -1;
 	return 0;
 }
 
@@ -444,7 +459,9 @@ static int id_field(json_t *o, const char *k, char *out, size_t len, char *err, 
 	const char *s = json_string_value(json_object_get(o, k));
 
 	if (!s || !*s || !strchr(s, '/') || strlen(s) >= len)
-		return snprintf(err, errlen, "%s '%.60s': required, NS/NAME", k, s ? s : ""), -1;
+		return snprintf(err, errlen, "%s '%.*s': required, NS/NAME", k,
+				s ? na_quote_len(s, 60) : 0, s ? s : ""),
+		       -1;
 	snprintf(out, len, "%s", s);
 	return 0;
 }
@@ -479,8 +496,8 @@ int na_ing_open_parse(json_t *m, struct na_ing_req *r, char *err, size_t errlen)
 					i),
 			       -1;
 		if (pr && strcmp(pr, "TCP") && strcmp(pr, "UDP"))
-			return snprintf(err, errlen, "ports[%zu].protocol '%.20s': TCP or UDP", i,
-					pr),
+			return snprintf(err, errlen, "ports[%zu].protocol '%.*s': TCP or UDP", i,
+					na_quote_len(pr, 20), pr),
 			       -1;
 		r->ports[i].port = (uint16_t)json_integer_value(cp);
 		r->ports[i].proto = pr && !strcmp(pr, "UDP") ? IPPROTO_UDP : IPPROTO_TCP;

@@ -148,6 +148,11 @@ int na_ing_pod_side_parse(json_t *ing, const struct na_pod *p, struct na_sess *s
 /* The Ingress object of the link: state Open (an entry in place) or Closed. */
 json_t *na_ing_json(const struct na_sess *s);
 
+/* How much of s an error quotes ("%.*s"): at most max bytes, not cutting a
+ * UTF-8 character. Errors and reports go out as JSON, and jansson refuses
+ * text that is not UTF-8: the whole message would be lost. */
+int na_quote_len(const char *s, int max);
+
 /* Kubernetes quantities: "500m" / "0.5" / "2" cpu -> millicores;
  * "64Mi" / "1G" / "1000" memory -> bytes. -1 when not one. */
 int na_cpu_milli(const char *q, int64_t *out);
