@@ -19,15 +19,18 @@
 #include "ctl_log.h"
 #include "store_etcd.h"
 
-#define N_TABLES    5
+#define N_TABLES    6
 #define MAX_COLS    16
 #define CAMPAIGN_MS 1000 /* a campaign is a request: once a second, not every tick */
 #define TXN_BYTES   (768u << 10)
 
 /* the tables whose rows etcd holds: what the API, the hub and the children's
- * reports write at a root; the rest is this process's own */
-static const char *const mirrored[N_TABLES] = {"meta", "missions", "mstate", "clusters",
-					       "hub_creds"};
+ * reports write at a root, and what the root applied itself (a new leader
+ * resumes from the last one's records instead of running every mission's
+ * command again, as a restarted process does from its own); the rest is
+ * this process's own */
+static const char *const mirrored[N_TABLES] = {"meta",	   "missions",	"mstate",
+					       "clusters", "hub_creds", "applied"};
 
 struct table {
 	const char *name;
