@@ -19,7 +19,7 @@ edfo_confs() { # edfo_confs TIMEOUT ELECTION_TTL CHILD...
 	shift 2
 	TOK=$(secret tok)
 	JOIN=$(secret join)
-	PREFIX=/xgt-edfo$$/
+	PREFIX=${EDFO_PREFIX:-/xgt-edfo$$/}
 	EDFO_CHILDREN="$*"
 	for n in r1 r2 "$@"; do PORT[$n]=$(free_port); done
 	for n in r1 r2; do
