@@ -69,7 +69,7 @@ chmod +x "$T/run.sh"
 root_runs() { grep -c "^$1 .*/r[12].conf" "$T/runs"; }
 made=""
 for i in 1 2 3 4 5; do
-	rc=$(create r1 "m$i" "[\"$T/run.sh\",\"m$i\"]")
+	rc=$(create r1 "m$i" "[\"$T/run.sh\",\"m$i\"]" "content of m$i")
 	[ "$rc" = 201 ] && made="$made m$i" || not_ok "create m$i at r1: $rc $(cat "$T/last")"
 done
 [ "$made" = " m1 m2 m3 m4 m5" ] && ok "five missions made at the leader (201)"
@@ -120,6 +120,10 @@ expect 5 "and checks m1..m5's state" ok state_at r2 m1 root
 runs=$(for i in 1 2 3 4 5; do root_runs "m$i"; done | paste -sd' ')
 [ "$runs" = "1 1 1 1 1" ] && ok "the new leader did not run m1..m5's commands again (once each)" ||
 	not_ok "the roots ran m1..m5's commands $runs times: $(cat "$T/runs")"
+# the local driver's content file, written by r1 in its work directory: r2 writes it in its own
+[ "$(cat "$T/r2.missions/m3/content" 2>&1)" = "content of m3" ] &&
+	ok "r2 wrote m3's content in its work directory, without running m3 again" ||
+	not_ok "m3's content at r2: $(cat "$T/r2.missions/m3/content" 2>&1)"
 
 # ---- r1 comes back: the standby now ----
 start r1

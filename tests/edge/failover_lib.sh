@@ -90,14 +90,15 @@ expect() { # expect SECONDS "description" EXPECTED CMD...
 	shift 3
 	if wait_for "$s" is "$want" "$@"; then ok "$d"; else not_ok "$d: wanted '$want', got '$("$@" 2>&1)'"; fi
 }
-mission() { # mission NAME [COMMAND_JSON]: to every cluster, applied and checked
+mission() { # mission NAME [COMMAND_JSON [CONTENT]]: to every cluster, applied and checked
 	printf '{"apiVersion":"edge.xgate.io/v1","kind":"Mission","metadata":{"name":"%s"},"spec":{' "$1"
+	[ -n "${3:-}" ] && printf '"content":"%s",' "$3"
 	printf '"command":{"command":%s},"stateCheck":{"command":["/bin/echo","ok"],"intervalSeconds":1}}}' \
 		"${2:-[\"/bin/true\"]}"
 }
-create() { # create ROOT NAME [COMMAND_JSON]: the HTTP code; the body in $T/last
+create() { # create ROOT NAME [COMMAND_JSON [CONTENT]]: the HTTP code; the body in $T/last
 	curl -s -m 10 -o "$T/last" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK" \
-		-H 'Content-Type: application/json' --data-binary "$(mission "$2" "${3:-}")" \
+		-H 'Content-Type: application/json' --data-binary "$(mission "$2" "${3:-}" "${4:-}")" \
 		"$(url "$1")/apis/edge.xgate.io/v1/missions"
 }
 in_etcd() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" --cacert "$T/ca.pem" --cert "$T/srv.pem" --key "$T/srv.key" get --keys-only "${PREFIX}rows/missions/[\"$1\"]" | grep -q .; }
