@@ -123,7 +123,7 @@ static int etcd_open(struct daemon *dm)
 				  c->etcd_cert[0] ? c->etcd_cert : NULL,
 				  c->etcd_key[0] ? c->etcd_key : NULL,
 				  id,
-				  c->etcd_timeout_s * 1000,
+				  c->etcd_timeout_ms,
 				  c->election_ttl_s,
 				  0};
 

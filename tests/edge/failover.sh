@@ -10,7 +10,9 @@
 # resourceVersions) and the child's state reported up; the standby refuses
 # writes with 503 naming the leader, and children. kill -9 of the leader:
 # the standby takes over with every acknowledged mission, the child links
-# to it and keeps reporting, new missions flow down. The old leader comes
+# to it and keeps reporting, new missions flow down; the commands the old
+# leader ran for the root's own missions do not run again (what a root
+# applied is shared through etcd). The old leader comes
 # back as the standby. A watch on the standby sees the leader's creates. A
 # leader paused past its lease acknowledges nothing after it is continued,
 # and stops. One etcd member stopped: writes, the standby and the child go on.
@@ -25,8 +27,8 @@ ECD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
 source "$HERE/lib.sh"
 source "$HERE/../etcd.sh"
+source "$HERE/failover_lib.sh"
 T=$(mktemp -d /tmp/xgt-edfo-XXXXXX)
-declare -A PID PORT
 WPID=
 cleanup() {
 	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
@@ -41,93 +43,9 @@ trap cleanup EXIT
 trap "exit 130" INT TERM
 
 # etcd behind TLS with client certificates, as a root would use it
-test_ca "$T" || { not_ok "openssl: no test CA"; summary; exit 1; }
-export ETCD_TLS_DIR=$T
-etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
+edfo_etcd || { not_ok "no etcd cluster"; summary; exit 1; }
 trap cleanup EXIT
-TOK=$(secret tok)
-JOIN=$(secret join)
-PREFIX=/xgt-edfo$$/
-for n in r1 r2 c; do PORT[$n]=$(free_port); done
-url() { echo "http://127.0.0.1:${PORT[$1]}"; }
-hub() { echo "ws://127.0.0.1:${PORT[$1]}"; }
-
-root_conf() { # root_conf NAME
-	cat > "$T/$1.conf" <<EOF
-[Cluster]
-Name = root
-Labels = tier=cloud
-[API]
-Listen = 127.0.0.1:${PORT[$1]}
-Token = $TOK
-[Hub]
-JoinToken = $JOIN
-[Store]
-Database = $T/$1.db
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-TLSCA = $T/ca.pem
-TLSCert = $T/srv.pem
-TLSKey = $T/srv.key
-Timeout = 1s
-ElectionTTL = 4s
-[Intervals]
-Heartbeat = 1
-HeartbeatTimeout = 3
-ReconnectMax = 1
-StateCheck = 1
-EOF
-}
-root_conf r1
-root_conf r2
-cat > "$T/c.conf" <<EOF
-[Cluster]
-Name = c
-Labels = tier=edge
-Parent = $(hub r2),$(hub r1)
-JoinToken = $JOIN
-[API]
-Listen = 127.0.0.1:${PORT[c]}
-Token = $TOK
-[Store]
-Database = $T/c.db
-[Intervals]
-Heartbeat = 1
-HeartbeatTimeout = 3
-ReconnectMax = 1
-ConnectTimeout = 2
-StateCheck = 1
-EOF
-
-code() { curl -s -o /dev/null -w '%{http_code}' "$(url "$1")/healthz"; }
-start() {
-	"$ECD" -c "$T/$1.conf" 2>> "$T/$1.log" &
-	PID[$1]=$!
-	wait_for 15 curl -s -o /dev/null "$(url "$1")/healthz"
-}
-api() { curl -sf -H "Authorization: Bearer $TOK" "$(url "$1")/apis/edge.xgate.io/v1/$2"; }
-missions_at() { api "$1" missions | jq -r '[.items[].metadata.name] | sort | join(" ")'; }
-rvs_at() { api "$1" missions | jq -r '[.items[] | "\(.metadata.name)=\(.metadata.resourceVersion)"] | sort | join(" ")'; }
-tree_at() { api "$1" edgeclusters | jq -r '[.items[] | [.state.path, .state.health]] | sort | map(join("=")) | join(" ")'; }
-state_at() { api "$1" "missions/$2" | jq -r ".state[\"$3\"] // \"(none)\""; }
-is() { [ "$("${@:2}")" = "$1" ]; }
-expect() { # expect SECONDS "description" EXPECTED CMD...
-	local s=$1 d=$2 want=$3
-	shift 3
-	if wait_for "$s" is "$want" "$@"; then ok "$d"; else not_ok "$d: wanted '$want', got '$("$@" 2>&1)'"; fi
-}
-mission() { # mission NAME: to every cluster, applied and checked
-	printf '{"apiVersion":"edge.xgate.io/v1","kind":"Mission","metadata":{"name":"%s"},"spec":{' "$1"
-	printf '"command":{"command":["/bin/true"]},"stateCheck":{"command":["/bin/echo","ok"],"intervalSeconds":1}}}'
-}
-create() { # create ROOT NAME: the HTTP code; the body in $T/last
-	curl -s -o "$T/last" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK" \
-		-H 'Content-Type: application/json' --data-binary "$(mission "$2")" \
-		"$(url "$1")/apis/edge.xgate.io/v1/missions"
-}
-in_etcd() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" --cacert "$T/ca.pem" --cert "$T/srv.pem" --key "$T/srv.key" get --keys-only "${PREFIX}rows/missions/[\"$1\"]" | grep -q .; }
-dead() { ! kill -0 "$1" 2>/dev/null; }
+edfo_confs 1s 4s c
 
 # ---- two roots: r1 leads, r2 stands by ----
 start r1 && [ "$(code r1)" = 200 ] && ok "r1 is up and leads (/healthz 200)" ||
@@ -145,9 +63,13 @@ expect 5 "the standby's view has c too" "c=ok root=ok" tree_at r2
 # ---- missions at the leader; the standby serves them ----
 curl -sN --max-time 60 -H "Authorization: Bearer $TOK" "$(url r2)/apis/edge.xgate.io/v1/missions?watch=1" > "$T/watch" &
 WPID=$!
+# m1..m5's command writes a line per run: MISSION CLUSTER'S-COMMAND-LINE
+printf '#!/bin/sh\necho "$1 $(tr "\\0" " " < /proc/$PPID/cmdline)" >> %s/runs\n' "$T" > "$T/run.sh"
+chmod +x "$T/run.sh"
+root_runs() { grep -c "^$1 .*/r[12].conf" "$T/runs"; }
 made=""
 for i in 1 2 3 4 5; do
-	rc=$(create r1 "m$i")
+	rc=$(create r1 "m$i" "[\"$T/run.sh\",\"m$i\"]" "content of m$i")
 	[ "$rc" = 201 ] && made="$made m$i" || not_ok "create m$i at r1: $rc $(cat "$T/last")"
 done
 [ "$made" = " m1 m2 m3 m4 m5" ] && ok "five missions made at the leader (201)"
@@ -161,6 +83,7 @@ kill "$WPID" 2>/dev/null
 wait "$WPID" 2>/dev/null
 WPID=
 expect 20 "c applied m5 and reported it up to the leader" ok state_at r1 m5 c
+expect 20 "the root applied m5 itself" ok state_at r1 m5 root
 expect 5 "the child's report is in the standby's view" ok state_at r2 m5 c
 expect 10 "c has the five missions" "m1 m2 m3 m4 m5" missions_at c
 
@@ -191,6 +114,16 @@ rc=$(create r2 m6)
 expect 20 "m6 flows down to c" "m1 m2 m3 m4 m5 m6" missions_at c
 expect 20 "c applies m6 and reports it up to r2" ok state_at r2 m6 c
 grep -q "election: this root leads now" "$T/r2.log" && ok "r2 logged its takeover" || not_ok "r2's log: $(tail -3 "$T/r2.log")"
+# what r1 applied is shared through etcd: r2 resumes from its records
+expect 20 "r2 applies m6 at the root" ok state_at r2 m6 root
+expect 5 "and checks m1..m5's state" ok state_at r2 m1 root
+runs=$(for i in 1 2 3 4 5; do root_runs "m$i"; done | paste -sd' ')
+[ "$runs" = "1 1 1 1 1" ] && ok "the new leader did not run m1..m5's commands again (once each)" ||
+	not_ok "the roots ran m1..m5's commands $runs times: $(cat "$T/runs")"
+# the local driver's content file, written by r1 in its work directory: r2 writes it in its own
+[ "$(cat "$T/r2.missions/m3/content" 2>&1)" = "content of m3" ] &&
+	ok "r2 wrote m3's content in its work directory, without running m3 again" ||
+	not_ok "m3's content at r2: $(cat "$T/r2.missions/m3/content" 2>&1)"
 
 # ---- r1 comes back: the standby now ----
 start r1

@@ -120,7 +120,7 @@ int main(void)
 			       "http://127.0.0.2:2379\n",
 			   &c, err, sizeof(err));
 	CHECK(rc == 0 && c.etcd && !strcmp(c.etcd_prefix, "/xgate/edge/edge-a/") &&
-		  c.etcd_timeout_s == 2 && c.election_ttl_s == 10,
+		  c.etcd_timeout_ms == 2000 && c.election_ttl_s == 10,
 	      "Backend = etcd: Prefix by Name, Timeout 2 s, ElectionTTL 10 s (%s)", err);
 	rc = ec_conf_parse("min.conf", MIN, &c, err, sizeof(err));
 	CHECK(rc == 0 && !c.etcd, "sqlite is the default");
@@ -144,6 +144,19 @@ int main(void)
 	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 5s\n"
 		       "ElectionTTL = 10s\n",
 		   "t.conf:9: ElectionTTL 10s must be at least 3 x Timeout (5s)");
+	rc = ec_conf_parse("ms.conf",
+			   MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 300ms\n"
+			       "ElectionTTL = 1s\n",
+			   &c, err, sizeof(err));
+	CHECK(rc == 0 && c.etcd_timeout_ms == 300 && c.election_ttl_s == 1,
+	      "Timeout in milliseconds: 300ms with a 1 s lease (%s)", err);
+	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 400ms\n"
+		       "ElectionTTL = 1s\n",
+		   "t.conf:9: ElectionTTL 1s must be at least 3 x Timeout (400ms)");
+	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 50ms\n",
+		   "t.conf:8: Timeout '50ms': expected 100ms to 60s (e.g. 2s or 500ms)");
+	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 2m\n",
+		   "t.conf:8: Timeout '2m': expected 100ms to 60s (e.g. 2s or 500ms)");
 	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTLSCA = /etc/hostname\n",
 		   "t.conf:8: TLSCA is given but an endpoint is http://");
 	expect_err(

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mission.h"
 
@@ -357,6 +358,28 @@ static void want_free(struct want *w)
 	json_decref(w->spec);
 }
 
+/* A root on etcd resumes the records of the root that led before it, which
+ * may have run on another host: with the local driver the content file it
+ * wrote is in that process's work directory, not in this one's. It is
+ * written here (nothing runs again: the command ran where it was applied). */
+static void restore_content(struct mission_rt *m, json_t *spec)
+{
+	struct ec_run *rn = m->run;
+	const char *content = mission_content_of(spec);
+	char dir[EC_PATH_MAX + 300], path[EC_PATH_MAX + 310];
+
+	if (!rn->d->conf.etcd || rn->dv.kind != EC_DRIVER_LOCAL || !content ||
+	    ec_drv_workdir(&rn->dv, m->name, false, dir, sizeof(dir)) ||
+	    (size_t)snprintf(path, sizeof(path), "%s/content", dir) >= sizeof(path) ||
+	    !access(path, F_OK))
+		return;
+	if (ec_drv_write_content(&rn->dv, m->name, content, path, sizeof(path)))
+		ctl_log("mission %s: content: cannot write %s: %s", m->name, path, strerror(errno));
+	else
+		ctl_log("mission %s: content written to %s (applied by the root that led before)",
+			m->name, path);
+}
+
 void mission_reconcile(struct mission_rt *m, bool retry)
 {
 	struct ec_store *s = &m->run->d->store;
@@ -399,6 +422,7 @@ void mission_reconcile(struct mission_rt *m, bool retry)
 		}
 	} else if (!arc && !strcmp(a.digest, w.digest) && !strcmp(a.phase, "applied")) {
 		/* applied already: nothing runs again; keep the reverse current */
+		restore_content(m, w.spec);
 		if (strcmp(w.r.spec, a.spec)) {
 			snprintf(m->uid, sizeof(m->uid), "%s", a.uid);
 			snprintf(m->digest, sizeof(m->digest), "%s", a.digest);

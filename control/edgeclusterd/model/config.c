@@ -202,6 +202,27 @@ static int parents(struct pstate *s, char *v, struct ec_conf *c)
 	return 0;
 }
 
+/* [Store] Timeout: seconds ("2", "2s") or milliseconds ("400ms"), 100 ms to
+ * 60 s. Below a second for a lease short enough to fail over within one
+ * (ElectionTTL >= 3 x Timeout): etcd answers on a LAN in milliseconds. The
+ * same rule as fornaxd's. */
+static int timeout_ms(struct ini *in, const char *v, unsigned *out)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (!errno && end != v && *v != '-' && (!*end || !strcmp(end, "s")) && n <= 60)
+		n *= 1000;
+	else if (errno || end == v || *v == '-' || strcmp(end, "ms"))
+		n = 0;
+	if (n < 100 || n > 60000)
+		return ini_err(in, "Timeout '%s': expected 100ms to 60s (e.g. 2s or 500ms)", v);
+	*out = (unsigned)n;
+	return 0;
+}
+
 static int key_value(void *arg, int i, char *v)
 {
 	struct pstate *s = arg;
@@ -319,9 +340,9 @@ static int key_value(void *arg, int i, char *v)
 	case K_ETCD_KEY:
 		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
 	case K_ETCD_TIMEOUT:
-		return ini_seconds(&s->in, "Timeout", v, 1, 60, &c->etcd_timeout_s);
+		return timeout_ms(&s->in, v, &c->etcd_timeout_ms);
 	case K_ELECTION_TTL:
-		return ini_seconds(&s->in, "ElectionTTL", v, 2, 300, &c->election_ttl_s);
+		return ini_seconds(&s->in, "ElectionTTL", v, 1, 300, &c->election_ttl_s);
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -356,10 +377,17 @@ static int store_check(struct pstate *s, struct ec_conf *c)
 					  "https:// endpoints)",
 					  keys[k].name);
 	/* a leader must renew its lease while a request may take Timeout */
-	if (c->election_ttl_s < 3 * c->etcd_timeout_s)
+	if (c->election_ttl_s * 1000 < 3 * c->etcd_timeout_ms) {
+		char t[24];
+
+		if (c->etcd_timeout_ms % 1000)
+			snprintf(t, sizeof(t), "%ums", c->etcd_timeout_ms);
+		else
+			snprintf(t, sizeof(t), "%us", c->etcd_timeout_ms / 1000);
 		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_BACKEND],
-				  "ElectionTTL %us must be at least 3 x Timeout (%us)",
-				  c->election_ttl_s, c->etcd_timeout_s);
+				  "ElectionTTL %us must be at least 3 x Timeout (%s)",
+				  c->election_ttl_s, t);
+	}
 	if (!c->etcd_prefix[0])
 		snprintf(c->etcd_prefix, sizeof(c->etcd_prefix), "/xgate/edge/%s/", c->name);
 	return 0;
@@ -434,7 +462,7 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->reconnect_max_s = 30;
 	c->connect_timeout_s = 10;
 	c->hub_queue_max = 64 << 20;
-	c->etcd_timeout_s = 2;
+	c->etcd_timeout_ms = 2000;
 	c->election_ttl_s = 10;
 
 	ini_init(&s.in, file, text, "[Cluster]", err, errlen);

@@ -55,7 +55,7 @@ struct ec_conf {
 	bool etcd;
 	char etcd_endpoints[1024], etcd_prefix[EC_PATH_MAX];
 	char etcd_ca[EC_PATH_MAX], etcd_cert[EC_PATH_MAX], etcd_key[EC_PATH_MAX];
-	unsigned etcd_timeout_s, election_ttl_s;
+	unsigned etcd_timeout_ms, election_ttl_s;
 
 	unsigned heartbeat_s, heartbeat_timeout_s, statecheck_s, command_timeout_s;
 

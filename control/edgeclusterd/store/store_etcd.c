@@ -19,15 +19,21 @@
 #include "ctl_log.h"
 #include "store_etcd.h"
 
-#define N_TABLES    5
-#define MAX_COLS    16
-#define CAMPAIGN_MS 1000 /* a campaign is a request: once a second, not every tick */
-#define TXN_BYTES   (768u << 10)
+#define N_TABLES 6
+#define MAX_COLS 16
+/* a campaign is a request: not every tick, but often enough next to the
+ * lease that it does not double the failover time (a tenth of the TTL,
+ * once a second at most: 100 ms with a 1 s lease) */
+#define CAMPAIGN_MS(ttl_s) ((ttl_s) >= 10 ? 1000u : (ttl_s)*100u)
+#define TXN_BYTES	   (768u << 10)
 
 /* the tables whose rows etcd holds: what the API, the hub and the children's
- * reports write at a root; the rest is this process's own */
-static const char *const mirrored[N_TABLES] = {"meta", "missions", "mstate", "clusters",
-					       "hub_creds"};
+ * reports write at a root, and what the root applied itself (a new leader
+ * resumes from the last one's records instead of running every mission's
+ * command again, as a restarted process does from its own); the rest is
+ * this process's own */
+static const char *const mirrored[N_TABLES] = {"meta",	   "missions",	"mstate",
+					       "clusters", "hub_creds", "applied"};
 
 struct table {
 	const char *name;
@@ -56,6 +62,7 @@ struct ec_etcd {
 	unsigned n_mine;
 	bool reread_due;
 	uint64_t next_campaign_ms, next_leader_ms;
+	unsigned campaign_ms;
 	char leader[320];
 };
 
@@ -640,7 +647,8 @@ struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, c
 	sqlite3_commit_hook(s->sql.db, commit_guard, m);
 	if ((rc = ctl_etcd_elect_step(m->el, &won)))
 		ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(m->e));
-	m->next_campaign_ms = ctl_now_ms() + CAMPAIGN_MS;
+	m->campaign_ms = CAMPAIGN_MS(c->ttl_s ? c->ttl_s : 10);
+	m->next_campaign_ms = ctl_now_ms() + m->campaign_ms;
 	if (won && take_over(m))
 		won = false; /* tried again at the next campaign */
 	if (!won)
@@ -665,7 +673,7 @@ int ec_etcd_step(struct ec_etcd *m)
 	if (!m->leading) {
 		if (ctl_now_ms() < m->next_campaign_ms)
 			return EC_ETCD_SAME;
-		m->next_campaign_ms = ctl_now_ms() + CAMPAIGN_MS;
+		m->next_campaign_ms = ctl_now_ms() + m->campaign_ms;
 		if ((rc = ctl_etcd_elect_step(m->el, &leader)))
 			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(m->e));
 		if (!leader || take_over(m))
