@@ -132,7 +132,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct daemon *dm = lws_container_of(sul, struct daemon, tick);
 
-	if (dm->lead && fx_lead_step(dm->lead))
+	if (!dm->stop && dm->lead && fx_lead_step(dm->lead))
 		dm->stop = 1;
 	fx_core_tick(dm->core);
 	lws_sul_schedule(dm->lws, 0, sul, on_tick, TICK_MS * LWS_US_PER_MS);
@@ -334,6 +334,13 @@ int main(int argc, char **argv)
 		rc = 1;
 	while (!rc && !dm.stop && lws_service(dm.lws, 0) >= 0)
 		;
+	if (!rc) {
+		/* writes waiting for etcd are answered, and the answers written
+		 * (a few turns of the loop: the tick bounds each) before it goes */
+		fx_core_writes_stop(dm.core);
+		for (int i = 0; i < 4; i++)
+			lws_service(dm.lws, 0);
+	}
 	if (!rc)
 		ctl_log("stopped");
 	if (fx_lead_deposed(dm.lead))

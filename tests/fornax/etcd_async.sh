@@ -7,9 +7,10 @@
 # synchronous again the loop would answer them only after it). The list
 # does not show the application yet (the core changes only when the write
 # is durable). A second POST whose client gives up before etcd answers
-# crashes nothing. Continued, etcd commits both: the first POST gets its
-# 201, both applications are there, and after a kill -9 and restart they
-# come back from etcd.
+# crashes nothing; two creates of one name queued behind them get one 201
+# and one 409. Continued, etcd commits them: the first POST gets its 201,
+# the applications are there, and after a kill -9 and restart they come
+# back from etcd.
 # usage: etcd_async.sh PATH/TO/fornaxd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -104,7 +105,19 @@ curl -sS -o /dev/null --max-time 1 -X POST -H "Authorization: Bearer $TOK" \
 	-H 'Content-Type: application/json' --data-binary "$(app left)" "$API$APPS" 2>/dev/null
 [ $? = 28 ] && ok "a client gave up on its POST while etcd was paused" || not_ok "the second POST did not time out"
 
-# ---- etcd continued: both writes commit ----
+# two creates of one name, both queued: taken in order, the second a 409
+for i in 1 2; do
+	curl -sS -o /dev/null -w '%{http_code}\n' -X POST -H "Authorization: Bearer $TOK" \
+		-H 'Content-Type: application/json' --data-binary "$(app twice)" "$API$APPS" \
+		> "$T/twice.$i" 2>&1 &
+	eval "TW$i=\$!"
+done
+# fornaxd has read them (the POST of slow's connection and these two, nothing unread)
+queued() { [ "$(ss -Htn state established "sport = :$PORT" | awk '$1 == 0' | wc -l)" -ge 3 ]; }
+wait_for 10 queued && ok "both are read by fornaxd while etcd is paused" ||
+	not_ok "the two creates were not read: $(ss -Htn "sport = :$PORT")"
+
+# ---- etcd continued: the writes commit ----
 kill -CONT "${ETCD_PID[0]}"
 wait "$POSTPID"
 POSTPID=
@@ -114,13 +127,17 @@ POSTPID=
 req GET $APPS/slow; expect_code 200 "slow is there"
 got_left() { req GET $APPS/left; [ "$CODE" = 200 ]; }
 wait_for 30 got_left && ok "the write of the client that left was made too" || not_ok "left: $CODE $BODY"
+wait "$TW1" "$TW2"
+[ "$(sort "$T/twice.1" "$T/twice.2" | tr '\n' ' ')" = "201 409 " ] &&
+	ok "two creates of one name sent while etcd was paused: one 201, one 409" ||
+	not_ok "two creates of one name: $(cat "$T/twice.1" "$T/twice.2" | tr '\n' ' ')"
 kill -0 "$PID" && ok "fornaxd is still running" || not_ok "fornaxd died: $(tail -5 "$T/fxd.log")"
 
 kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=
 start && ok "restarted after kill -9" || not_ok "restart: $(tail -3 "$T/fxd.log")"
 req GET $APPS
 N=$(printf '%s' "$BODY" | jq -r '[.items[].metadata.name] | sort | join(",")')
-[ "$N" = first,left,slow ] && ok "every acknowledged write is durable: $N" || not_ok "after restart: $N"
+[ "$N" = first,left,slow,twice ] && ok "every acknowledged write is durable: $N" || not_ok "after restart: $N"
 kill "$PID"; wait "$PID"; RC=$?; PID=
 [ "$RC" = 0 ] && ok "fornaxd stops cleanly (no leak reported)" || not_ok "fornaxd exit $RC: $(grep -m3 -A3 'Sanitizer' "$T/fxd.log")"
 summary

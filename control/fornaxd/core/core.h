@@ -79,6 +79,11 @@ enum fx_wop { FX_W_CREATE, FX_W_UPDATE, FX_W_PATCH, FX_W_DELETE };
 typedef void (*fx_core_done)(void *arg, json_t *out, const struct fx_err *e);
 void fx_core_app_write(struct fx_core *c, enum fx_wop op, const char *ns, const char *name,
 		       json_t *body, fx_core_done done, void *arg);
+/* The daemon stops: the write in flight is answered 504 (its outcome is
+ * not known; it stays in the store's hands, and the core still applies
+ * it if the store answers), those waiting 503 (nothing written), and new
+ * ones 503 at once. */
+void fx_core_writes_stop(struct fx_core *c);
 
 /* client: who creates it (the digest of its token, CTL_TOKEN_HASH_LEN
  * bytes) for the per-client limit; NULL: nobody's, not limited */

@@ -122,7 +122,7 @@ struct fx_core {
 	int64_t term; /* the lead's term, told to the nodes */
 	/* application writes, one at a time in arrival order (writes.c) */
 	struct fx_wq *wq_head, *wq_tail, *wq_cur; /* waiting; in flight */
-	bool wq_turning;
+	bool wq_turning, wq_stopped;
 	uint64_t wq_rv; /* the revision the write in flight took, 0: none */
 };
 

@@ -33,11 +33,16 @@ static void wq_free(struct fx_wq *q)
 	free(q);
 }
 
+/* done takes out (a new reference) on success */
 static void answer(struct fx_wq *q, int rc, json_t *out, const struct fx_err *e)
 {
-	q->done(q->arg, rc ? NULL : out, rc ? e : NULL);
-	if (rc)
-		json_decref(out);
+	if (q->done && !rc) {
+		q->done(q->arg, out, NULL);
+		return;
+	}
+	if (q->done) /* NULL: answered already (fx_core_writes_stop) */
+		q->done(q->arg, NULL, e);
+	json_decref(out);
 }
 
 static void turn(struct fx_core *c);
@@ -101,8 +106,12 @@ void fx_core_app_write(struct fx_core *c, enum fx_wop op, const char *ns, const 
 	struct fx_wq *q = calloc(1, sizeof(*q));
 	struct fx_err e;
 
-	if (!q) {
-		fx_errf(&e, 500, NULL, "out of memory");
+	if (!q || c->wq_stopped) {
+		free(q);
+		if (c->wq_stopped)
+			fx_errf(&e, 503, NULL, "fornaxd is stopping; nothing was written");
+		else
+			fx_errf(&e, 500, NULL, "out of memory");
 		done(arg, NULL, &e);
 		return;
 	}
@@ -122,18 +131,20 @@ void fx_core_app_write(struct fx_core *c, enum fx_wop op, const char *ns, const 
 		turn(c);
 }
 
-/* The daemon stops: every write not answered is, and what the store still
- * has in flight is dropped with the store (it never calls back). */
-void fx_writes_free(struct fx_core *c)
+void fx_core_writes_stop(struct fx_core *c)
 {
 	struct fx_err e;
 
-	fx_errf(&e, 503, NULL, "fornaxd is stopping; the write's outcome is not known");
-	if (c->wq_cur) {
+	c->wq_stopped = true;
+	if (c->wq_cur && c->wq_cur->done) {
+		/* it stays in flight (the store still holds it); only answered now */
+		fx_errf(&e, 504, NULL,
+			"fornaxd stopped before the store answered: the write may still be "
+			"applied; read the application back before you retry");
 		c->wq_cur->done(c->wq_cur->arg, NULL, &e);
-		wq_free(c->wq_cur);
-		c->wq_cur = NULL;
+		c->wq_cur->done = NULL;
 	}
+	fx_errf(&e, 503, NULL, "fornaxd is stopping; nothing was written");
 	while (c->wq_head) {
 		struct fx_wq *q = c->wq_head;
 
@@ -142,4 +153,14 @@ void fx_writes_free(struct fx_core *c)
 		wq_free(q);
 	}
 	c->wq_tail = NULL;
+}
+
+/* What the store still has in flight is dropped with it (it never calls
+ * back once the loop has stopped). */
+void fx_writes_free(struct fx_core *c)
+{
+	fx_core_writes_stop(c);
+	if (c->wq_cur)
+		wq_free(c->wq_cur);
+	c->wq_cur = NULL;
 }
