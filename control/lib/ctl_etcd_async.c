@@ -168,8 +168,10 @@ static void attempt_done(struct req *r, int c)
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
 	r->rc = ctl_etcd_classify(e, r->ep, "/v3/kv/txn", c, r->detail, r->ans, status, &o);
 	drop_easy(r);
-	if (r->rc != CTL_ETCD_AGAIN && r->rc != CTL_ETCD_SILENT)
-		return finish(r, r->rc, o);
+	if (r->rc == CTL_ETCD_OK)
+		return finish(r, CTL_ETCD_OK, o);
+	if (r->rc != CTL_ETCD_AGAIN && r->rc != CTL_ETCD_SILENT) /* maybe_applied as the call's */
+		return finish(r, ctl_etcd_conclude(e, r->rc, NULL, 0, false), o);
 	if (r->rc == CTL_ETCD_SILENT) {
 		snprintf(r->silent, sizeof(r->silent), "%s", r->ep);
 		if (!strcmp(r->ep, ctl_etcd_endpoint(e)))
