@@ -42,8 +42,9 @@ struct daemon {
 	struct fx_conf conf;
 	volatile sig_atomic_t stop;
 	struct fx_store *store;
-	struct fx_lead *lead;	  /* the store on etcd: its view, and the election */
-	struct ctl_fdpoll *watch; /* the view's etcd watch in the loop */
+	struct fx_lead *lead;	   /* the store on etcd: its view, and the election */
+	struct ctl_fdpoll *watch;  /* the view's etcd watch in the loop */
+	struct ctl_fdpoll *writes; /* the store's application writes to etcd in flight */
 	struct fx_core *core;
 	struct fx_api *api;
 	struct fx_http *http;
@@ -118,11 +119,20 @@ static void on_watch(void *arg)
 	ctl_fdpoll_at(dm->watch, fx_lead_watch_step(dm->lead));
 }
 
+/* an application write to etcd has news (an answer, curl's timer): the
+ * core changes and the client is answered as soon as etcd has answered */
+static void on_writes(void *arg)
+{
+	struct daemon *dm = arg;
+
+	ctl_fdpoll_at(dm->writes, fx_store_async_poll(dm->store));
+}
+
 static void on_tick(lws_sorted_usec_list_t *sul)
 {
 	struct daemon *dm = lws_container_of(sul, struct daemon, tick);
 
-	if (dm->lead && fx_lead_step(dm->lead))
+	if (!dm->stop && dm->lead && fx_lead_step(dm->lead))
 		dm->stop = 1;
 	fx_core_tick(dm->core);
 	lws_sul_schedule(dm->lws, 0, sul, on_tick, TICK_MS * LWS_US_PER_MS);
@@ -262,6 +272,14 @@ static int start(struct daemon *dm)
 		}
 		ctl_fdpoll_at(dm->watch, 0);
 	}
+	if (fx_store_async_fd(dm->store) >= 0) {
+		if (!(dm->writes =
+			  ctl_fdpoll_new(dm->lws, fx_store_async_fd(dm->store), on_writes, dm))) {
+			ctl_log("the etcd writes in the loop: %s", strerror(errno));
+			return -1;
+		}
+		ctl_fdpoll_at(dm->writes, -1);
+	}
 	if (!(dm->signals = ctl_signals_new(dm->lws, stop_signals, 2, on_signal, dm))) {
 		ctl_log("signalfd: %s", strerror(errno));
 		return -1;
@@ -283,6 +301,7 @@ static void stop(struct daemon *dm)
 	dm->nodes = NULL;
 	ctl_signals_free(dm->signals);
 	ctl_fdpoll_free(dm->watch);
+	ctl_fdpoll_free(dm->writes);
 	fx_api_free(dm->api); /* the open watches end; their streams go with the context */
 	dm->api = NULL;
 	fx_http_stop(dm->http);
@@ -315,6 +334,13 @@ int main(int argc, char **argv)
 		rc = 1;
 	while (!rc && !dm.stop && lws_service(dm.lws, 0) >= 0)
 		;
+	if (!rc) {
+		/* writes waiting for etcd are answered, and the answers written
+		 * (a few turns of the loop: the tick bounds each) before it goes */
+		fx_core_writes_stop(dm.core);
+		for (int i = 0; i < 4; i++)
+			lws_service(dm.lws, 0);
+	}
 	if (!rc)
 		ctl_log("stopped");
 	if (fx_lead_deposed(dm.lead))

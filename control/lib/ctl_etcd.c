@@ -281,8 +281,8 @@ static long long now_ms(void)
  * the same later, may take it. SILENT: no answer in time (a proposal made
  * while the member had no leader is dropped without a word: an election
  * in progress looks like this), also worth another try. */
-#define AGAIN  1
-#define SILENT 2
+#define AGAIN  CTL_ETCD_AGAIN
+#define SILENT CTL_ETCD_SILENT
 static int attempt(struct ctl_etcd *e, const char *path, const char *text, long left_ms,
 		   bool first_line, json_t **out)
 {
@@ -290,21 +290,29 @@ static int attempt(struct ctl_etcd *e, const char *path, const char *text, long 
 	struct answer a = {.first_line = first_line};
 	char url[600];
 	long status = 0;
-	json_error_t je;
-	json_t *o, *err;
-	const char *m;
 	int c;
 
 	snprintf(url, sizeof(url), "%s%s", ep, path);
 	c = post(e, url, text, left_ms, &a, &status);
+	c = ctl_etcd_classify(e, ep, path, c, e->detail, a.p, status, out);
+	free(a.p);
+	return c;
+}
+
+int ctl_etcd_classify(struct ctl_etcd *e, const char *ep, const char *path, int c,
+		      const char *detail, const char *text, long status, json_t **out)
+{
+	json_error_t je;
+	json_t *o, *err;
+	const char *m;
+
 	if (c != CURLE_OK) {
-		free(a.p);
 		if (c == CURLE_OPERATION_TIMEDOUT)
 			return SILENT;
 		/* with TLS 1.3 a member that wants a client certificate drops
 		 * the connection after the handshake: say what is likely */
 		snprintf(e->err, sizeof(e->err), "etcd at %s: unreachable (%s)%s", ep,
-			 e->detail[0] ? e->detail : curl_easy_strerror(c),
+			 detail && detail[0] ? detail : curl_easy_strerror(c),
 			 !strncmp(ep, "https:", 6) && !e->cert &&
 				 (c == CURLE_SEND_ERROR || c == CURLE_RECV_ERROR)
 			     ? "; without a client certificate: does etcd want one?"
@@ -317,8 +325,7 @@ static int attempt(struct ctl_etcd *e, const char *path, const char *text, long 
 			   ? AGAIN
 			   : CTL_ETCD_UNREACHABLE;
 	}
-	o = json_loads(a.p ? a.p : "", JSON_DISABLE_EOF_CHECK, &je);
-	free(a.p);
+	o = json_loads(text ? text : "", JSON_DISABLE_EOF_CHECK, &je);
 	if (!o) {
 		snprintf(e->err, sizeof(e->err), "etcd at %s%s: HTTP %ld, not JSON (%s)", ep, path,
 			 status, je.text);
@@ -393,6 +400,14 @@ static int call_ex(struct ctl_etcd *e, const char *path, json_t *body, json_t **
 			nanosleep(&pause, NULL);
 		}
 	}
+	rc = ctl_etcd_conclude(e, rc, silent, silent_at, no_leader);
+	free(text);
+	return rc;
+}
+
+int ctl_etcd_conclude(struct ctl_etcd *e, int rc, const char *silent, unsigned silent_at,
+		      bool no_leader)
+{
 	/* A member that took the request and said nothing may still apply it
 	 * (it was paused, or cut off and comes back), unless it has no leader
 	 * now: a proposal made without one is dropped. */
@@ -406,8 +421,22 @@ static int call_ex(struct ctl_etcd *e, const char *path, json_t *body, json_t **
 		else
 			rc = no_leader ? CTL_ETCD_NO_QUORUM : CTL_ETCD_UNREACHABLE;
 	}
-	free(text);
 	return rc;
+}
+
+int ctl_etcd_n_endpoints(const struct ctl_etcd *e)
+{
+	return e->n_ep;
+}
+
+int ctl_etcd_cur(const struct ctl_etcd *e)
+{
+	return e->cur;
+}
+
+long ctl_etcd_timeout_ms(const struct ctl_etcd *e)
+{
+	return e->timeout_ms;
 }
 
 static int call(struct ctl_etcd *e, const char *path, json_t *body, json_t **out)
@@ -654,6 +683,23 @@ int ctl_etcd_txn_commit(struct ctl_etcd *e, struct ctl_etcd_txn *t, bool *succee
 	}
 	json_decref(o);
 	return CTL_ETCD_OK;
+}
+
+const char *ctl_etcd_txn_text(struct ctl_etcd_txn *t, char **text)
+{
+	*text = t->bad ? NULL : json_dumps(t->req, JSON_COMPACT);
+	return *text;
+}
+
+void ctl_etcd_txn_result(json_t *o, bool *succeeded, int64_t *rev, int64_t *deleted)
+{
+	*succeeded = json_is_true(json_object_get(o, "succeeded"));
+	if (rev)
+		*rev = header_rev(o);
+	if (deleted) {
+		*deleted = 0;
+		first_delete(json_object_get(o, "responses"), deleted);
+	}
 }
 
 /* ---- leases ---- */

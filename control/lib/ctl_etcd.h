@@ -5,10 +5,11 @@
  * 3.4 and no C client (docs/architecture.md "etcd from C" says why this
  * and not the lws client).
  *
- * Two halves. The requests (range, put, delete, txn, leases) are
- * synchronous, with a deadline: they are for what already waits on a
- * durable write (an application's create, a node's first registration,
- * a leader's fenced write), never the session-open path. The watch is
+ * Three parts. The requests (range, put, delete, txn, leases) are
+ * synchronous, with a deadline: for a start, a takeover's reads, an
+ * election's renewal, a node's first registration; never the session-open
+ * path. A txn can also go without waiting (ctl_etcd_async.c: an
+ * application's write, while the loop serves on). The watch is
  * asynchronous (curl's multi socket interface), stepped by ctl_etcd_watch_poll
  * from the owner's loop, and is a list-and-watch: it hands over a full
  * read first (and again whenever etcd has compacted the revision it would
@@ -178,6 +179,35 @@ int ctl_etcd_watch_next_ms(const struct ctl_etcd_watch *w);
 int64_t ctl_etcd_watch_revision(const struct ctl_etcd_watch *w);
 void ctl_etcd_watch_stop(struct ctl_etcd_watch *w);
 
+/* ---- requests without waiting (ctl_etcd_async.c) ----
+ * The same transactions on curl's multi socket interface, stepped from the
+ * owner's loop as the watch is (an fd readable when a request has input,
+ * and a deadline): the loop goes on serving while etcd commits. A request
+ * follows the synchronous one's rules (endpoints in turn within the
+ * deadline, failures named the same; when it failed, whether it may still
+ * be applied); only naming a failure still asks the members' status
+ * synchronously (at most 500 ms each, and only after a failure). */
+struct ctl_etcd_async;
+struct ctl_etcd_result {
+	int rc; /* enum ctl_etcd_rc */
+	bool succeeded, maybe_applied;
+	int64_t rev, deleted; /* as ctl_etcd_txn_commit's */
+	const char *err;      /* the failure (rc != 0), valid during the call */
+};
+typedef void (*ctl_etcd_done)(void *arg, const struct ctl_etcd_result *r);
+/* The requests ride on e (its endpoints, TLS, deadline); NULL: out of memory. */
+struct ctl_etcd_async *ctl_etcd_async_new(struct ctl_etcd *e);
+/* Commit t (copied: free it when you like); done is called once from
+ * ctl_etcd_async_poll (never from here). 0, or -1 (not sent, done not called). */
+int ctl_etcd_txn_commit_async(struct ctl_etcd_async *as, struct ctl_etcd_txn *t, ctl_etcd_done done,
+			      void *arg);
+/* As ctl_etcd_watch_fd/next_ms/poll (poll never waits). */
+int ctl_etcd_async_fd(const struct ctl_etcd_async *as);
+int ctl_etcd_async_next_ms(const struct ctl_etcd_async *as);
+void ctl_etcd_async_poll(struct ctl_etcd_async *as);
+/* Requests in flight are dropped without their done. */
+void ctl_etcd_async_free(struct ctl_etcd_async *as);
+
 /* ---- shared with ctl_etcd_watch.c ---- */
 struct json_t;
 int ctl_etcd_kv_parse(struct json_t *o, struct ctl_etcd_kv *kv);
@@ -190,6 +220,25 @@ void ctl_etcd_curl_setup(const struct ctl_etcd *e, void *curl);
 char *ctl_etcd_b64(const void *p, size_t len);
 /* the end of the range of keys that start with prefix, base64, to free */
 char *ctl_etcd_prefix_end_b64(const char *prefix);
+/* ---- shared with ctl_etcd_async.c ---- */
+/* What an attempt came to: CTL_ETCD_OK (*out the answer), a ctl_etcd_rc,
+ * or AGAIN (it cannot have been applied: another endpoint may take it) or
+ * SILENT (no answer in time); c is curl's code, detail its error buffer. */
+#define CTL_ETCD_AGAIN	1
+#define CTL_ETCD_SILENT 2
+int ctl_etcd_classify(struct ctl_etcd *e, const char *ep, const char *path, int c,
+		      const char *detail, const char *text, long status, struct json_t **out);
+/* The failure of a request whose last attempt was AGAIN or SILENT (silent:
+ * the last endpoint that said nothing; silent_at: the indexes of those that
+ * did, as bits); sets maybe_applied and errmsg. */
+int ctl_etcd_conclude(struct ctl_etcd *e, int rc, const char *silent, unsigned silent_at,
+		      bool no_leader);
+int ctl_etcd_n_endpoints(const struct ctl_etcd *e);
+int ctl_etcd_cur(const struct ctl_etcd *e); /* the index of ctl_etcd_endpoint */
+long ctl_etcd_timeout_ms(const struct ctl_etcd *e);
+/* t as JSON text (*text, to free; NULL if it could not be built) */
+const char *ctl_etcd_txn_text(struct ctl_etcd_txn *t, char **text);
+void ctl_etcd_txn_result(struct json_t *o, bool *succeeded, int64_t *rev, int64_t *deleted);
 
 /* ---- etcd's answers without a request (tests/fuzz/fuzz_etcd_resp.c) ----
  * What a request makes of the gateway's answer o (its JSON, as the request

@@ -77,6 +77,13 @@ struct conn {
 	size_t out_len, out_off;
 	void *stream; /* or a streamed answer (ops->stream_next), and its next chunk */
 	struct xg_buf sbuf;
+	struct ctl_http_later *later; /* an answer to come (ctl_http_defer) */
+	struct ctl_http_resp ready;   /* it came: written when writeable */
+	bool has_ready;
+};
+
+struct ctl_http_later {
+	struct lws *wsi; /* NULL: the connection closed before the answer */
 };
 
 struct ctl_http {
@@ -91,6 +98,10 @@ struct ctl_http {
 
 static void conn_free(struct ctl_http *hs, struct conn *c)
 {
+	if (c->later) /* the answer still comes: to nobody; its giver frees the handle */
+		c->later->wsi = NULL;
+	if (c->has_ready)
+		free(c->ready.body);
 	free(c->body);
 	free(c->out);
 	if (c->stream)
@@ -179,6 +190,34 @@ void ctl_http_wake(void *conn)
 	lws_callback_on_writable(conn);
 }
 
+struct ctl_http_later *ctl_http_defer(void *conn)
+{
+	struct conn *c = lws_wsi_user(conn);
+	struct ctl_http_later *l = c && !c->later ? calloc(1, sizeof(*l)) : NULL;
+
+	if (l) {
+		l->wsi = conn;
+		c->later = l;
+	}
+	return l;
+}
+
+void ctl_http_answer(struct ctl_http_later *l, struct ctl_http_resp *rs)
+{
+	struct conn *c = l && l->wsi ? lws_wsi_user(l->wsi) : NULL;
+
+	if (c) {
+		c->later = NULL;
+		c->ready = *rs;
+		c->has_ready = true;
+		lws_callback_on_writable(l->wsi);
+	} else {
+		free(rs->body);
+	}
+	memset(rs, 0, sizeof(*rs));
+	free(l);
+}
+
 static int send_response(struct ctl_http *hs, struct lws *wsi, struct conn *c,
 			 struct ctl_http_resp *rs)
 {
@@ -265,8 +304,17 @@ static int process(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 				  .client = c->has_client ? c->client : NULL};
 	struct ctl_http_resp rs;
 
+	rq.conn = wsi;
 	memset(&rs, 0, sizeof(rs));
 	hs->ops->handle(hs->arg, &rq, &rs);
+	if ((c->later || c->has_ready) && !rs.code && !rs.body && !rs.stream) {
+		/* deferred (maybe answered already: it is written when writeable);
+		 * the wait has no deadline of ours: what it waits for has one */
+		free(c->body);
+		c->body = NULL;
+		lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+		return 0;
+	}
 	/* a GET of a missing name is a lookup (apply does one), not an event;
 	 * nor is a health check's answer (a standby's /healthz is 503) */
 	if (rs.code >= 400 && !(rs.code == 404 && c->method == CTL_GET) &&
@@ -463,6 +511,15 @@ static int on_writeable(struct ctl_http *hs, struct lws *wsi, struct conn *c)
 
 	if (c->stream)
 		return write_stream(hs, wsi, c);
+	if (c->has_ready) {
+		struct ctl_http_resp rs = c->ready;
+
+		c->has_ready = false;
+		memset(&c->ready, 0, sizeof(c->ready));
+		if (rs.code >= 400)
+			log_refusal(c, &rs);
+		return send_response(hs, wsi, c, &rs);
+	}
 	if (!c->out)
 		return 0;
 	left = c->out_len - c->out_off;

@@ -39,6 +39,7 @@ struct ctl_http_req {
 	/* who asks: the digest of the bearer token it passed (a token is a
 	 * client's identity, e.g. for per-client limits); NULL on a public path */
 	const unsigned char *client;
+	void *conn; /* the connection (ctl_http_defer) */
 };
 
 struct ctl_http_resp {
@@ -70,6 +71,16 @@ struct ctl_http_ops {
 };
 
 #define CTL_HTTP_IDLE 2
+
+/* An answer given later, when what the request waits for is done (a
+ * write to a remote store): the handler calls ctl_http_defer(rq->conn)
+ * and leaves rs zeroed (NULL: out of memory, answer now); the loop goes on
+ * serving. ctl_http_answer gives the answer (rs's body taken over, rs
+ * zeroed) exactly once per defer, also when the client has gone meanwhile
+ * (then it is dropped): either way the handle is freed. */
+struct ctl_http_later;
+struct ctl_http_later *ctl_http_defer(void *conn);
+void ctl_http_answer(struct ctl_http_later *l, struct ctl_http_resp *rs);
 
 /* A stream that answered CTL_HTTP_IDLE has more to write (or has ended). */
 void ctl_http_wake(void *conn);

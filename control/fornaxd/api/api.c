@@ -327,6 +327,45 @@ static const char *allow_of(const struct resource *r, bool item)
 	return r->remove ? "GET, DELETE" : "GET";
 }
 
+/* An application write answered when the store has it (fx_core_app_write):
+ * the loop serves other requests meanwhile. */
+struct app_later {
+	struct ctl_http_later *l;
+	int code;
+};
+
+static void app_done(void *arg, json_t *out, const struct fx_err *e)
+{
+	struct app_later *al = arg;
+	struct ctl_http_resp rs = {0};
+
+	if (out)
+		api_respond(&rs, al->code, out);
+	else
+		api_fail(&rs, e);
+	ctl_http_answer(al->l, &rs);
+	free(al);
+}
+
+/* 0: deferred; -1: not possible here (no connection, or out of memory) */
+static int app_write_later(struct fx_api *a, const struct ctl_http_req *rq, const struct route *rt,
+			   json_t *body, int code)
+{
+	struct app_later *al = rq->conn ? calloc(1, sizeof(*al)) : NULL;
+	enum fx_wop op = rq->method == CTL_POST	   ? FX_W_CREATE
+			 : rq->method == CTL_PUT   ? FX_W_UPDATE
+			 : rq->method == CTL_PATCH ? FX_W_PATCH
+						   : FX_W_DELETE;
+
+	if (!al || !(al->l = ctl_http_defer(rq->conn))) {
+		free(al);
+		return -1;
+	}
+	al->code = code;
+	fx_core_app_write(a->core, op, rt->ns, rt->name[0] ? rt->name : NULL, body, app_done, al);
+	return 0;
+}
+
 void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_http_resp *rs)
 {
 	struct route rt;
@@ -429,6 +468,11 @@ void fx_api_handle(struct fx_api *a, const struct ctl_http_req *rq, struct ctl_h
 		if (!rq->body || !(body = json_loadb(rq->body, rq->body_len, 0, &je)))
 			return api_err(rs, 400, "", "the body is not JSON: %s (line %d)",
 				       rq->body ? je.text : "no body", je.line);
+	}
+	if (rt.r->k == FX_K_APP && (rq->method != CTL_PATCH || json_is_object(body)) &&
+	    !app_write_later(a, rq, &rt, body, code)) {
+		json_decref(body);
+		return; /* rs stays empty: answered by app_done */
 	}
 	if (op(a, &rt, body, &out, &e)) {
 		json_decref(body);

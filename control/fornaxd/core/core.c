@@ -203,6 +203,7 @@ void fx_core_free(struct fx_core *c)
 {
 	if (!c)
 		return;
+	fx_writes_free(c);
 	fx_map_each(&c->sessions, fx_sess_free, NULL);
 	for (size_t i = 0; i < c->pods.nb; i++)
 		for (struct fx_ent *e = c->pods.b[i]; e; e = e->next)
@@ -223,26 +224,6 @@ uint64_t fx_core_revision(const struct fx_core *c)
 
 static void app_remove(struct fx_core *c, struct fx_app *a, uint64_t rv, json_t **out);
 
-/* write obj (its metadata stamped with rv) to the store */
-static int app_write(struct fx_core *c, const char *ns, const char *name, json_t *obj, uint64_t rv,
-		     struct fx_err *e)
-{
-	char *text = json_dumps(obj, JSON_COMPACT);
-	int rc = text ? c->st->ops->app_put(c->st, ns, name, rv, text) : -1;
-
-	free(text);
-	if (rc) {
-		ctl_log("store: write application %s/%s: %s", ns, name, c->st->ops->errmsg(c->st));
-		/* what etcd applies later comes back through the watch of the applications */
-		if (rc == FX_STORE_UNKNOWN)
-			return fx_errf(e, 504, NULL,
-				       "the store did not confirm the write in time: it may still "
-				       "be applied; read the application back before you retry");
-		return fx_errf(e, 500, NULL, "the store failed; nothing was written");
-	}
-	return 0;
-}
-
 static void set_rv(json_t *obj, uint64_t rv)
 {
 	char v[24];
@@ -251,46 +232,32 @@ static void set_rv(json_t *obj, uint64_t rv)
 	json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(v));
 }
 
-int fx_core_app_create(struct fx_core *c, const char *ns, json_t *body, json_t **out,
+/* a create: the object to write, checked against what is there now */
+static int prep_create(struct fx_core *c, const char *ns, json_t *body, struct fx_write *w,
 		       struct fx_err *e)
 {
-	struct fx_app_spec sp;
-	json_t *obj, *md;
+	json_t *md;
 	char id[FX_ID_MAX + 1], uid[CTL_K8S_UID_LEN + 1], ts[24];
 	const char *name;
-	struct fx_app *a;
-	uint64_t rv;
 
-	if (fx_app_validate(body, ns, &sp, e))
+	if (fx_app_validate(body, ns, &w->spec, e))
 		return -1;
 	name = json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
 	fx_id(id, sizeof(id), ns, name);
 	if (fx_map_get(&c->apps, id))
 		return fx_errf(e, 409, "metadata.name",
 			       "applications \"%s\" already exists in namespace %s", name, ns);
-	obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion", FX_API_VERSION, "kind",
-			"Application", "metadata", "name", name, "namespace", ns, "spec",
-			json_object_get(body, "spec"));
-	md = json_object_get(obj, "metadata");
+	w->obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion", FX_API_VERSION, "kind",
+			   "Application", "metadata", "name", name, "namespace", ns, "spec",
+			   json_object_get(body, "spec"));
+	md = json_object_get(w->obj, "metadata");
 	ctl_k8s_uuid4(uid);
 	fx_stamp(ts);
 	json_object_set_new(md, "uid", json_string(uid));
 	json_object_set_new(md, "creationTimestamp", json_string(ts));
 	json_object_set_new(md, "labels", fx_labels_of(body));
-	annotations_from(obj, body);
-	rv = c->rev + 1;
-	set_rv(obj, rv);
-	if (app_write(c, ns, name, obj, rv, e)) {
-		json_decref(obj);
-		return -1;
-	}
-	c->rev = rv;
-	if (!(a = app_add(c, obj, &sp, rv)))
-		return fx_errf(e, 500, NULL, "out of memory");
-	ctl_log("application %s created (rv %" PRIu64 ")", a->id, rv);
-	app_event(c, a, "ADDED");
-	fx_kick(c);
-	*out = app_json(a);
+	annotations_from(w->obj, body);
+	snprintf(w->name, sizeof(w->name), "%s", name);
 	return 0;
 }
 
@@ -302,24 +269,19 @@ struct fx_app *fx_app_find(struct fx_core *c, const char *ns, const char *name)
 	return fx_map_get(&c->apps, id);
 }
 
-int fx_core_app_update(struct fx_core *c, const char *ns, const char *name, json_t *body,
-		       json_t **out, struct fx_err *e)
+/* an update: 1 and *out when it changes nothing */
+static int prep_update(struct fx_app *a, json_t *body, struct fx_write *w, json_t **out,
+		       struct fx_err *e)
 {
-	struct fx_app *a = fx_app_find(c, ns, name);
-	struct fx_app_spec sp;
 	const char *bname, *brv;
-	json_t *obj, *labels;
-	uint64_t rv;
+	json_t *labels;
 
-	if (!a)
-		return fx_errf(e, 404, NULL, "applications \"%s\" not found in namespace %s", name,
-			       ns);
-	if (fx_app_validate(body, ns, &sp, e))
+	if (fx_app_validate(body, w->ns, &w->spec, e))
 		return -1;
 	bname = json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
-	if (strcmp(bname, name))
+	if (strcmp(bname, w->name))
 		return fx_errf(e, 400, "metadata.name",
-			       "metadata.name '%s' does not match the path's '%s'", bname, name);
+			       "metadata.name '%s' does not match the path's '%s'", bname, w->name);
 	brv = json_string_value(
 	    json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
 	if (brv && *brv && strtoull(brv, NULL, 10) != a->rv)
@@ -329,63 +291,155 @@ int fx_core_app_update(struct fx_core *c, const char *ns, const char *name, json
 			       brv, a->rv);
 	if (fx_app_update_check(json_object_get(a->obj, "spec"), json_object_get(body, "spec"), e))
 		return -1;
-	obj = json_deep_copy(a->obj);
-	json_object_set(json_object_get(obj, "spec"), "scalingPolicy",
+	w->obj = json_deep_copy(a->obj);
+	json_object_set(json_object_get(w->obj, "spec"), "scalingPolicy",
 			json_object_get(json_object_get(body, "spec"), "scalingPolicy"));
 	labels = json_object_get(json_object_get(body, "metadata"), "labels");
-	json_object_set_new(json_object_get(obj, "metadata"), "labels",
+	json_object_set_new(json_object_get(w->obj, "metadata"), "labels",
 			    json_is_object(labels) ? json_incref(labels) : json_object());
-	annotations_from(obj, body);
+	annotations_from(w->obj, body);
 	/* what changes nothing is not a change: no write, no event, the same
 	 * resourceVersion (a client that applies a file again sees "unchanged") */
-	if (json_equal(json_object_get(obj, "spec"), json_object_get(a->obj, "spec")) &&
-	    json_equal(json_object_get(obj, "metadata"), json_object_get(a->obj, "metadata"))) {
-		json_decref(obj);
+	if (json_equal(json_object_get(w->obj, "spec"), json_object_get(a->obj, "spec")) &&
+	    json_equal(json_object_get(w->obj, "metadata"), json_object_get(a->obj, "metadata"))) {
+		json_decref(w->obj);
+		w->obj = NULL;
+		*out = app_json(a);
+		return 1;
+	}
+	return 0;
+}
+
+int fx_write_prepare(struct fx_core *c, struct fx_write *w, json_t *body, json_t **out,
+		     struct fx_err *e)
+{
+	struct fx_app *a = w->op == FX_W_CREATE ? NULL : fx_app_find(c, w->ns, w->name);
+	json_t *cur, *merged = NULL;
+	int rc;
+
+	if (w->op != FX_W_CREATE && !a)
+		return fx_errf(e, 404, NULL, "applications \"%s\" not found in namespace %s",
+			       w->name, w->ns);
+	switch (w->op) {
+	case FX_W_CREATE:
+		rc = prep_create(c, w->ns, body, w, e);
+		break;
+	case FX_W_PATCH:
+		/* RFC 7386 on the object as it is when the write's turn comes */
+		cur = app_json(a);
+		merged = cur ? ctl_k8s_merge_patch(cur, body) : NULL;
+		json_decref(cur);
+		if (!merged)
+			return fx_errf(e, 500, NULL, "out of memory");
+		json_object_del(merged, "status");
+		body = merged;
+		/* fallthrough */
+	case FX_W_UPDATE:
+		rc = prep_update(a, body, w, out, e);
+		json_decref(merged);
+		break;
+	default: /* the delete's answer is the object as it was */
+		w->obj = app_json(a);
+		rc = 0;
+		break;
+	}
+	if (rc)
+		return rc;
+	/* taken now, so that nothing else is published at it meanwhile */
+	w->rv = ++c->rev;
+	set_rv(w->obj, w->rv);
+	return 0;
+}
+
+int fx_write_apply(struct fx_core *c, struct fx_write *w, int rc, json_t **out, struct fx_err *e)
+{
+	struct fx_app *a = fx_app_find(c, w->ns, w->name);
+	const char *what = w->op == FX_W_DELETE ? "delete" : "write";
+
+	if (rc < 0) {
+		ctl_log("store: %s application %s/%s: %s", what, w->ns, w->name,
+			c->st->ops->errmsg(c->st));
+		/* what etcd applies later comes back through the watch of the applications */
+		if (rc == FX_STORE_UNKNOWN)
+			return fx_errf(e, 504, NULL,
+				       "the store did not confirm the %s in time: it may still "
+				       "be applied; read the application back before you retry",
+				       what);
+		return fx_errf(e, 500, NULL, "the store failed; nothing was %s",
+			       w->op == FX_W_DELETE ? "deleted" : "written");
+	}
+	if (a && a->rv >= w->rv && w->op != FX_W_DELETE) {
+		/* the store's watch brought it back before the answer came */
 		*out = app_json(a);
 		return 0;
 	}
-	rv = c->rev + 1;
-	set_rv(obj, rv);
-	if (app_write(c, ns, name, obj, rv, e)) {
-		json_decref(obj);
-		return -1;
+	if (w->op == FX_W_DELETE) {
+		if (a)
+			app_remove(c, a, w->rv, out);
+		else /* gone already: the watch saw the delete first */
+			*out = json_incref(w->obj);
+		return 0;
 	}
-	c->rev = rv;
-	json_decref(a->obj);
-	a->obj = obj;
-	a->spec = sp;
-	a->rv = rv;
-	a->next_round_ms = 0; /* the new policy applies at once */
-	ctl_log("application %s updated (rv %" PRIu64 ")", a->id, rv);
-	app_event(c, a, "MODIFIED");
+	if (!a) {
+		if (!(a = app_add(c, json_incref(w->obj), &w->spec, w->rv)))
+			return fx_errf(e, 500, NULL, "out of memory");
+		ctl_log("application %s created (rv %" PRIu64 ")", a->id, w->rv);
+		app_event(c, a, "ADDED");
+	} else {
+		json_decref(a->obj);
+		a->obj = json_incref(w->obj);
+		a->spec = w->spec;
+		a->rv = w->rv;
+		a->next_round_ms = 0; /* the new policy applies at once */
+		ctl_log("application %s updated (rv %" PRIu64 ")", a->id, w->rv);
+		app_event(c, a, "MODIFIED");
+	}
 	fx_kick(c);
 	*out = app_json(a);
 	return 0;
 }
 
+/* the waiting form (no loop: the unit tests) */
+static int write_now(struct fx_core *c, enum fx_wop op, const char *ns, const char *name,
+		     json_t *body, json_t **out, struct fx_err *e)
+{
+	struct fx_write w = {.op = op};
+	char *text = NULL;
+	int rc;
+
+	snprintf(w.ns, sizeof(w.ns), "%s", ns);
+	snprintf(w.name, sizeof(w.name), "%s", name ? name : "");
+	rc = fx_write_prepare(c, &w, body, out, e);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (op == FX_W_DELETE)
+		rc = c->st->ops->app_del(c->st, ns, w.name, w.rv);
+	else
+		rc = (text = json_dumps(w.obj, JSON_COMPACT))
+			 ? c->st->ops->app_put(c->st, ns, w.name, w.rv, text)
+			 : -1;
+	free(text);
+	rc = fx_write_apply(c, &w, rc, out, e);
+	json_decref(w.obj);
+	return rc;
+}
+
+int fx_core_app_create(struct fx_core *c, const char *ns, json_t *body, json_t **out,
+		       struct fx_err *e)
+{
+	return write_now(c, FX_W_CREATE, ns, NULL, body, out, e);
+}
+
+int fx_core_app_update(struct fx_core *c, const char *ns, const char *name, json_t *body,
+		       json_t **out, struct fx_err *e)
+{
+	return write_now(c, FX_W_UPDATE, ns, name, body, out, e);
+}
+
 int fx_core_app_delete(struct fx_core *c, const char *ns, const char *name, json_t **out,
 		       struct fx_err *e)
 {
-	struct fx_app *a = fx_app_find(c, ns, name);
-	uint64_t rv;
-	int rc;
-
-	if (!a)
-		return fx_errf(e, 404, NULL, "applications \"%s\" not found in namespace %s", name,
-			       ns);
-	rv = c->rev + 1;
-	rc = c->st->ops->app_del(c->st, ns, name, rv);
-	if (rc < 0) {
-		ctl_log("store: delete application %s: %s", a->id, c->st->ops->errmsg(c->st));
-		if (rc == FX_STORE_UNKNOWN)
-			return fx_errf(e, 504, NULL,
-				       "the store did not confirm the delete in time: it may still "
-				       "be applied; read the application back before you retry");
-		return fx_errf(e, 500, NULL, "the store failed; nothing was deleted");
-	}
-	c->rev = rv;
-	app_remove(c, a, rv, out);
-	return 0;
+	return write_now(c, FX_W_DELETE, ns, name, NULL, out, e);
 }
 
 /* its sessions close, its pods go, its watchers see it DELETED at rv */
@@ -697,7 +751,9 @@ json_t *fx_core_list(struct fx_core *c, enum fx_kind k, const char *ns, uint64_t
 					       : &c->nodes;
 	json_t *items = json_array();
 
-	*rev = c->rev;
+	/* an application write in flight publishes at the revision it took:
+	 * a watch from this list's must still see it */
+	*rev = k == FX_K_APP && c->wq_rv ? c->wq_rv - 1 : c->rev;
 	for (size_t i = 0; i < m->nb; i++)
 		for (struct fx_ent *e = m->b[i]; e; e = e->next) {
 			const char *slash = strchr(e->key, '/');

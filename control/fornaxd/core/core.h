@@ -67,6 +67,24 @@ int fx_core_app_update(struct fx_core *c, const char *ns, const char *name, json
 		       json_t **out, struct fx_err *e);
 int fx_core_app_delete(struct fx_core *c, const char *ns, const char *name, json_t **out,
 		       struct fx_err *e);
+/* The same without waiting for the store (the daemon's loop): done(arg,
+ * out, e) is called exactly once, with out (a new reference) when the
+ * write is durable and the core has it, else e (the codes above; 504: it
+ * may still be applied). Writes are taken one at a time in arrival order,
+ * each checked (409s) against the state the ones before it left; the core
+ * changes only when the store has answered. done may be called before
+ * this returns (SQLite writes at once). PATCH: body a merge patch (RFC
+ * 7386), applied to the object as it is when the write's turn comes. */
+enum fx_wop { FX_W_CREATE, FX_W_UPDATE, FX_W_PATCH, FX_W_DELETE };
+typedef void (*fx_core_done)(void *arg, json_t *out, const struct fx_err *e);
+void fx_core_app_write(struct fx_core *c, enum fx_wop op, const char *ns, const char *name,
+		       json_t *body, fx_core_done done, void *arg);
+/* The daemon stops: the write in flight is answered 504 (its outcome is
+ * not known; it stays in the store's hands, and the core still applies
+ * it if the store answers), those waiting 503 (nothing written), and new
+ * ones 503 at once. */
+void fx_core_writes_stop(struct fx_core *c);
+
 /* client: who creates it (the digest of its token, CTL_TOKEN_HASH_LEN
  * bytes) for the per-client limit; NULL: nobody's, not limited */
 int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body,

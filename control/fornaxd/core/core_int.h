@@ -98,6 +98,17 @@ struct fx_sess {
 	uint64_t ing_seq; /* IngressOpen's sequence number (full syncs tell by it) */
 };
 
+/* An application write (writes.c), from its turn to its answer. */
+struct fx_write {
+	enum fx_wop op;
+	char ns[FX_NS_MAX + 1], name[FX_NAME_MAX + 1];
+	uint64_t rv; /* taken when its turn comes */
+	json_t *obj; /* as written (a delete: as it was) */
+	struct fx_app_spec spec;
+};
+
+struct fx_wq; /* a write waiting for its turn, or in flight */
+
 struct fx_core {
 	struct fx_store *st;
 	struct fx_core_conf cf;
@@ -109,7 +120,20 @@ struct fx_core {
 	 * them (fx_send passes only the link's own messages) */
 	bool passive;
 	int64_t term; /* the lead's term, told to the nodes */
+	/* application writes, one at a time in arrival order (writes.c) */
+	struct fx_wq *wq_head, *wq_tail, *wq_cur; /* waiting; in flight */
+	bool wq_turning, wq_stopped;
+	uint64_t wq_rv; /* the revision the write in flight took, 0: none */
 };
+
+/* A write's turn: 0 (the store to write w->obj at w->rv), 1 (nothing to
+ * write: *out), -1 (refused: e). */
+int fx_write_prepare(struct fx_core *c, struct fx_write *w, json_t *body, json_t **out,
+		     struct fx_err *e);
+/* The store's answer rc: the core changes when the write is durable; 0 and
+ * *out, or -1 and e. */
+int fx_write_apply(struct fx_core *c, struct fx_write *w, int rc, json_t **out, struct fx_err *e);
+void fx_writes_free(struct fx_core *c);
 
 uint64_t fx_now(struct fx_core *c);
 int64_t fx_wall_us(void);

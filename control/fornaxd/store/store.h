@@ -22,6 +22,10 @@ struct fx_store;
  * answer in time): its outcome is unknown until it is read back. */
 #define FX_STORE_UNKNOWN (-2)
 
+/* How a write without waiting ended: rc as the waiting one returns it;
+ * err the store's words when rc < 0 (valid during the call). */
+typedef void (*fx_store_done)(void *arg, int rc, const char *err);
+
 struct fx_store_ops {
 	/* Create or replace one application ("NS", "NAME", its JSON) at rv;
 	 * durable when it returns 0; -1 not written, FX_STORE_UNKNOWN. */
@@ -30,6 +34,18 @@ struct fx_store_ops {
 	/* Delete it (the revision rv is remembered): 0, 1 if absent, -1,
 	 * FX_STORE_UNKNOWN. */
 	int (*app_del)(struct fx_store *s, const char *ns, const char *name, uint64_t rv);
+	/* app_put and app_del without waiting: done(arg, rc, err) is called
+	 * exactly once with what they would have returned (the write durable
+	 * when rc >= 0). SQLite writes at once (a local fsync) and calls done
+	 * before it returns; etcd sends the txn and calls done from
+	 * fx_store_async_poll once etcd has answered (or the deadline passed),
+	 * the caller's loop serving meanwhile. -1: not started, done is not
+	 * called (errmsg says why). Writes in flight when the store closes
+	 * are dropped without their done. */
+	int (*app_put_async)(struct fx_store *s, const char *ns, const char *name, uint64_t rv,
+			     const char *json, fx_store_done done, void *arg);
+	int (*app_del_async)(struct fx_store *s, const char *ns, const char *name, uint64_t rv,
+			     fx_store_done done, void *arg);
 	/* Every application, fn(arg, json, rv); a nonzero fn stops and is returned. */
 	int (*app_each)(struct fx_store *s, int (*fn)(void *arg, const char *json, uint64_t rv),
 			void *arg);
@@ -71,6 +87,13 @@ struct ctl_etcd *fx_store_etcd_client(struct fx_store *s);
  * fence in the same txn); NULL: unfenced. -1 on another backend. */
 struct ctl_etcd_elect;
 int fx_store_etcd_fence(struct fx_store *s, struct ctl_etcd_elect *leader);
+
+/* The writes without waiting in an event loop (etcd; -1 on another
+ * backend, whose done is called at once): an fd readable when one has
+ * news, and fx_store_async_poll (never waits) on it or when the ms it
+ * returns have passed (-1: only on the fd). */
+int fx_store_async_fd(struct fx_store *s);
+int fx_store_async_poll(struct fx_store *s);
 
 /* A standby's view of the applications (etcd only): every application
  * (after reset) at the start and again whenever etcd compacted the history

@@ -26,9 +26,13 @@
 
 #define REV_DIGITS 20
 
+struct pending;
+
 struct etcd_store {
 	struct fx_store pub;
 	struct ctl_etcd *e;
+	struct ctl_etcd_async *as;     /* the writes without waiting */
+	struct pending *pending;       /* theirs, in flight */
 	struct ctl_etcd_elect *leader; /* writes fenced on it, or NULL */
 	char *prefix;
 	char err[600];
@@ -46,31 +50,103 @@ static int fail(struct etcd_store *s, const char *what, int rc)
 	return ctl_etcd_maybe_applied(s->e) ? FX_STORE_UNKNOWN : -1;
 }
 
-/* Commit t, inside the leader's fence when there is one: the write is
- * made only if our election key is still the one in etcd. */
-static int commit(struct etcd_store *s, struct ctl_etcd_txn *t, const char *what, int64_t *deleted)
+/* t inside the leader's fence when there is one (*outer, to free): the
+ * write is made only if our election key is still the one in etcd */
+static struct ctl_etcd_txn *fenced(struct etcd_store *s, struct ctl_etcd_txn *t,
+				   struct ctl_etcd_txn **outer)
 {
-	struct ctl_etcd_txn *outer = NULL;
-	bool held = true;
-	int rc;
+	*outer = NULL;
+	if (!s->leader)
+		return t;
+	if (!(*outer = ctl_etcd_txn_new()))
+		return NULL;
+	ctl_etcd_elect_fence(s->leader, *outer);
+	ctl_etcd_txn_nest(*outer, true, t);
+	return *outer;
+}
 
-	if (s->leader) {
-		if (!(outer = ctl_etcd_txn_new()))
-			return -1;
-		ctl_etcd_elect_fence(s->leader, outer);
-		ctl_etcd_txn_nest(outer, true, t);
+/* what a commit came to, as the store's ops answer */
+static int outcome(struct etcd_store *s, const char *what, int rc, bool was_fenced, bool held,
+		   bool maybe_applied, const char *err)
+{
+	if (rc) {
+		snprintf(s->err, sizeof(s->err), "%s: %s: %s", what, ctl_etcd_rc_name(rc), err);
+		return maybe_applied ? FX_STORE_UNKNOWN : -1;
 	}
-	rc = ctl_etcd_txn_commit(s->e, outer ? outer : t, &held, NULL, deleted);
-	ctl_etcd_txn_free(outer);
-	if (rc)
-		return fail(s, what, rc);
-	if (outer && !held) {
+	if (was_fenced && !held) {
 		snprintf(s->err, sizeof(s->err),
 			 "%s: refused: this fornaxd is not the leader (its election key is gone "
 			 "or another's); nothing was written",
 			 what);
 		return -1;
 	}
+	return 0;
+}
+
+/* Commit t, fenced */
+static int commit(struct etcd_store *s, struct ctl_etcd_txn *t, const char *what, int64_t *deleted)
+{
+	struct ctl_etcd_txn *outer, *c = fenced(s, t, &outer);
+	bool held = true;
+	int rc;
+
+	if (!c)
+		return -1;
+	rc = ctl_etcd_txn_commit(s->e, c, &held, NULL, deleted);
+	ctl_etcd_txn_free(outer);
+	return outcome(s, what, rc, outer != NULL, held, rc && ctl_etcd_maybe_applied(s->e),
+		       ctl_etcd_errmsg(s->e));
+}
+
+/* a write without waiting, in flight */
+struct pending {
+	struct etcd_store *s;
+	struct pending *next;
+	const char *what;
+	bool was_fenced, del;
+	fx_store_done done;
+	void *arg;
+};
+
+static void pending_unlink(struct pending *pw)
+{
+	for (struct pending **p = &pw->s->pending; *p; p = &(*p)->next)
+		if (*p == pw) {
+			*p = pw->next;
+			return;
+		}
+}
+
+static void committed(void *arg, const struct ctl_etcd_result *r)
+{
+	struct pending *pw = arg;
+	struct etcd_store *s = pw->s;
+	int rc = outcome(s, pw->what, r->rc, pw->was_fenced, r->succeeded, r->maybe_applied,
+			 r->err ? r->err : "");
+
+	if (!rc && pw->del)
+		rc = !r->deleted;
+	pending_unlink(pw);
+	pw->done(pw->arg, rc, s->err);
+	free(pw);
+}
+
+static int commit_async(struct etcd_store *s, struct ctl_etcd_txn *t, const char *what, bool del,
+			fx_store_done done, void *arg)
+{
+	struct pending *pw = calloc(1, sizeof(*pw));
+	struct ctl_etcd_txn *outer, *c = pw ? fenced(s, t, &outer) : NULL;
+
+	if (!c || ctl_etcd_txn_commit_async(s->as, c, committed, pw)) {
+		if (c)
+			ctl_etcd_txn_free(outer);
+		free(pw);
+		snprintf(s->err, sizeof(s->err), "%s: out of memory", what);
+		return -1;
+	}
+	*pw = (struct pending){s, s->pending, what, outer != NULL, del, done, arg};
+	s->pending = pw;
+	ctl_etcd_txn_free(outer);
 	return 0;
 }
 
@@ -119,51 +195,76 @@ static struct ctl_etcd_txn *rev_txn(struct etcd_store *s, const char *rev_key, u
 	return t;
 }
 
+/* the txn of an application's put (t) or delete (json NULL), to free */
+static struct ctl_etcd_txn *app_txn(struct etcd_store *s, const char *ns, const char *name,
+				    uint64_t rv, const char *json)
+{
+	char *k = key(s, "apps/", ns, name), *rk = key(s, "revision", NULL, NULL), *v = NULL;
+	struct ctl_etcd_txn *t = k && rk ? rev_txn(s, rk, rv) : NULL;
+	size_t n = json ? strlen(json) + 24 : 0;
+
+	if (t && json && (v = malloc(n))) {
+		n = (size_t)snprintf(v, n, "%" PRIu64 "\n%s", rv, json);
+		ctl_etcd_txn_put(t, true, k, v, n, 0);
+		ctl_etcd_txn_put(t, false, k, v, n, 0);
+	} else if (t && !json) {
+		/* the revision moves only if the application was there */
+		ctl_etcd_txn_cmp(t, k, CTL_ETCD_VERSION, CTL_ETCD_GREATER, 0);
+		ctl_etcd_txn_delete(t, true, k, false);
+		ctl_etcd_txn_delete(t, false, k, false);
+	} else {
+		ctl_etcd_txn_free(t);
+		t = NULL;
+	}
+	if (!t)
+		snprintf(s->err, sizeof(s->err), "out of memory");
+	free(v);
+	free(k);
+	free(rk);
+	return t;
+}
+
 static int app_put(struct fx_store *p, const char *ns, const char *name, uint64_t rv,
 		   const char *json)
 {
 	struct etcd_store *s = S(p);
-	char *k = key(s, "apps/", ns, name), *rk = key(s, "revision", NULL, NULL), *v = NULL;
-	struct ctl_etcd_txn *t = k && rk ? rev_txn(s, rk, rv) : NULL;
-	size_t n = strlen(json) + 24;
-	int rc = -1;
+	struct ctl_etcd_txn *t = app_txn(s, ns, name, rv, json);
+	int rc = t ? commit(s, t, "write the application", NULL) : -1;
 
-	if (t && (v = malloc(n))) {
-		n = (size_t)snprintf(v, n, "%" PRIu64 "\n%s", rv, json);
-		ctl_etcd_txn_put(t, true, k, v, n, 0);
-		ctl_etcd_txn_put(t, false, k, v, n, 0);
-		rc = commit(s, t, "write the application", NULL);
-	} else {
-		snprintf(s->err, sizeof(s->err), "out of memory");
-	}
 	ctl_etcd_txn_free(t);
-	free(v);
-	free(k);
-	free(rk);
 	return rc;
 }
 
 static int app_del(struct fx_store *p, const char *ns, const char *name, uint64_t rv)
 {
 	struct etcd_store *s = S(p);
-	char *k = key(s, "apps/", ns, name), *rk = key(s, "revision", NULL, NULL);
-	struct ctl_etcd_txn *t = k && rk ? rev_txn(s, rk, rv) : NULL;
+	struct ctl_etcd_txn *t = app_txn(s, ns, name, rv, NULL);
 	int64_t deleted = 0;
-	int rc = -1;
+	int rc = t ? commit(s, t, "delete the application", &deleted) : -1;
 
-	if (t) {
-		/* the revision moves only if the application was there */
-		ctl_etcd_txn_cmp(t, k, CTL_ETCD_VERSION, CTL_ETCD_GREATER, 0);
-		ctl_etcd_txn_delete(t, true, k, false);
-		ctl_etcd_txn_delete(t, false, k, false);
-		rc = commit(s, t, "delete the application", &deleted);
-		rc = rc ? rc : !deleted;
-	} else {
-		snprintf(s->err, sizeof(s->err), "out of memory");
-	}
 	ctl_etcd_txn_free(t);
-	free(k);
-	free(rk);
+	return rc ? rc : !deleted;
+}
+
+static int app_put_async(struct fx_store *p, const char *ns, const char *name, uint64_t rv,
+			 const char *json, fx_store_done done, void *arg)
+{
+	struct etcd_store *s = S(p);
+	struct ctl_etcd_txn *t = app_txn(s, ns, name, rv, json);
+	int rc = t ? commit_async(s, t, "write the application", false, done, arg) : -1;
+
+	ctl_etcd_txn_free(t);
+	return rc;
+}
+
+static int app_del_async(struct fx_store *p, const char *ns, const char *name, uint64_t rv,
+			 fx_store_done done, void *arg)
+{
+	struct etcd_store *s = S(p);
+	struct ctl_etcd_txn *t = app_txn(s, ns, name, rv, NULL);
+	int rc = t ? commit_async(s, t, "delete the application", true, done, arg) : -1;
+
+	ctl_etcd_txn_free(t);
 	return rc;
 }
 
@@ -332,15 +433,45 @@ static void store_close(struct fx_store *p)
 	if (!p)
 		return;
 	s = S(p);
+	ctl_etcd_async_free(s->as);
+	while (s->pending) {
+		struct pending *pw = s->pending;
+
+		s->pending = pw->next;
+		free(pw);
+	}
 	ctl_etcd_free(s->e);
 	free(s->prefix);
 	free(s);
 }
 
 static const struct fx_store_ops etcd_ops = {
-    app_put,  app_del,	app_each,  revision, node_get,
-    node_put, node_del, node_each, errmsg,   store_close,
+    .app_put = app_put,
+    .app_del = app_del,
+    .app_put_async = app_put_async,
+    .app_del_async = app_del_async,
+    .app_each = app_each,
+    .revision = revision,
+    .node_get = node_get,
+    .node_put = node_put,
+    .node_del = node_del,
+    .node_each = node_each,
+    .errmsg = errmsg,
+    .close = store_close,
 };
+
+int fx_store_async_fd(struct fx_store *p)
+{
+	return p && p->ops == &etcd_ops ? ctl_etcd_async_fd(S(p)->as) : -1;
+}
+
+int fx_store_async_poll(struct fx_store *p)
+{
+	if (!p || p->ops != &etcd_ops)
+		return -1;
+	ctl_etcd_async_poll(S(p)->as);
+	return ctl_etcd_async_next_ms(S(p)->as);
+}
 
 /* ---- a standby's view: the applications as they change ---- */
 
@@ -476,7 +607,9 @@ struct fx_store *fx_store_etcd_open(const struct fx_store_etcd_conf *c, char *er
 		return NULL;
 	}
 	s->pub.ops = &etcd_ops;
-	if (!(s->e = ctl_etcd_new(&ec, err, errlen))) {
+	if (!(s->e = ctl_etcd_new(&ec, err, errlen)) || !(s->as = ctl_etcd_async_new(s->e))) {
+		if (s->e && !s->as)
+			snprintf(err, errlen, "out of memory");
 		store_close(&s->pub);
 		return NULL;
 	}

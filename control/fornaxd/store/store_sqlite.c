@@ -229,9 +229,38 @@ static void store_close(struct fx_store *p)
 	free(s);
 }
 
+/* a local fsync: done at once */
+static int app_put_now(struct fx_store *p, const char *ns, const char *name, uint64_t rv,
+		       const char *json, fx_store_done done, void *arg)
+{
+	int rc = app_put(p, ns, name, rv, json);
+
+	done(arg, rc, S(p)->err);
+	return 0;
+}
+
+static int app_del_now(struct fx_store *p, const char *ns, const char *name, uint64_t rv,
+		       fx_store_done done, void *arg)
+{
+	int rc = app_del(p, ns, name, rv);
+
+	done(arg, rc, S(p)->err);
+	return 0;
+}
+
 static const struct fx_store_ops sqlite_ops = {
-    app_put,  app_del,	app_each,  revision, node_get,
-    node_put, node_del, node_each, errmsg,   store_close,
+    .app_put = app_put,
+    .app_del = app_del,
+    .app_put_async = app_put_now,
+    .app_del_async = app_del_now,
+    .app_each = app_each,
+    .revision = revision,
+    .node_get = node_get,
+    .node_put = node_put,
+    .node_del = node_del,
+    .node_each = node_each,
+    .errmsg = errmsg,
+    .close = store_close,
 };
 
 struct fx_store *fx_store_sqlite_open(const char *path, char *err, size_t errlen)
