@@ -12,15 +12,14 @@
  * lost its quorum, one means it is merely slow.
  */
 #include <curl/curl.h>
-#include <inttypes.h>
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "ctl_etcd.h"
+#include "ctl_etcd_int.h"
 
 #define MAX_ANSWER (64u << 20) /* a range of every application fits many times */
 
@@ -108,112 +107,6 @@ void ctl_etcd_curl_setup(const struct ctl_etcd *e, void *curl)
 		curl_easy_setopt(curl, CURLOPT_SSLKEY, e->key);
 }
 
-char *ctl_etcd_b64(const void *p, size_t len)
-{
-	size_t n = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-	char *b = malloc(n);
-
-	if (b)
-		sodium_bin2base64(b, n, p, len, sodium_base64_VARIANT_ORIGINAL);
-	return b;
-}
-
-/* base64 text -> a NUL-terminated copy; -1 if it is not base64 */
-static int unb64(const char *t, char **out, size_t *len)
-{
-	size_t tl = strlen(t), n;
-	char *b = malloc(tl + 1);
-
-	if (!b || sodium_base642bin((unsigned char *)b, tl, t, tl, NULL, &n, NULL,
-				    sodium_base64_VARIANT_ORIGINAL)) {
-		free(b);
-		return -1;
-	}
-	b[n] = 0;
-	*out = b;
-	if (len)
-		*len = n;
-	return 0;
-}
-
-char *ctl_etcd_prefix_end_b64(const char *prefix)
-{
-	size_t n = strlen(prefix);
-	unsigned char *end = (unsigned char *)strdup(prefix);
-	char *b;
-
-	if (!end)
-		return NULL;
-	/* the first key after every key with this prefix: the last byte that
-	 * can grow, grown, the rest cut; "\0" (every key) if none can */
-	while (n && end[n - 1] == 0xff)
-		n--;
-	if (n)
-		end[n - 1]++;
-	b = n ? ctl_etcd_b64(end, n) : ctl_etcd_b64("", 1);
-	free(end);
-	return b;
-}
-
-/* an int64 of the gateway: a string, or (from other gateways) a number */
-static int64_t jint(json_t *o, const char *name)
-{
-	json_t *v = json_object_get(o, name);
-
-	if (json_is_string(v))
-		return strtoll(json_string_value(v), NULL, 10);
-	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
-}
-
-static json_t *jnum(int64_t v)
-{
-	char b[24];
-
-	snprintf(b, sizeof(b), "%" PRId64, v);
-	return json_string(b);
-}
-
-/* set o[name] to the base64 of (p, len) */
-static int jb64(json_t *o, const char *name, const void *p, size_t len)
-{
-	char *b = ctl_etcd_b64(p, len);
-	int rc = b ? json_object_set_new(o, name, json_string(b)) : -1;
-
-	free(b);
-	return rc;
-}
-
-int ctl_etcd_kv_parse(json_t *o, struct ctl_etcd_kv *kv)
-{
-	const char *k = json_string_value(json_object_get(o, "key"));
-	const char *v = json_string_value(json_object_get(o, "value"));
-
-	memset(kv, 0, sizeof(*kv));
-	if (!k || unb64(k, &kv->key, NULL) || unb64(v ? v : "", &kv->value, &kv->value_len)) {
-		ctl_etcd_kv_clear(kv);
-		return -1;
-	}
-	kv->create_rev = jint(o, "create_revision");
-	kv->mod_rev = jint(o, "mod_revision");
-	kv->version = jint(o, "version");
-	kv->lease = jint(o, "lease");
-	return 0;
-}
-
-void ctl_etcd_kv_clear(struct ctl_etcd_kv *kv)
-{
-	free(kv->key);
-	free(kv->value);
-	memset(kv, 0, sizeof(*kv));
-}
-
-void ctl_etcd_kvs_free(struct ctl_etcd_kvs *r)
-{
-	for (size_t i = 0; r->kv && i < r->n; i++)
-		ctl_etcd_kv_clear(&r->kv[i]);
-	free(r->kv);
-	memset(r, 0, sizeof(*r));
-}
 
 static int post(struct ctl_etcd *e, const char *url, const char *body, long timeout_ms,
 		struct answer *a, long *status)
@@ -247,7 +140,7 @@ static int has_leader(struct ctl_etcd *e, const char *ep)
 	snprintf(url, sizeof(url), "%s/v3/maintenance/status", ep);
 	if (post(e, url, "{}", 500, &a, &status) == CURLE_OK && status == 200 &&
 	    (o = json_loads(a.p ? a.p : "", 0, NULL))) {
-		r = jint(o, "leader") != 0;
+		r = ctl_etcd_jint(o, "leader") != 0;
 		json_decref(o);
 	}
 	free(a.p);
@@ -446,7 +339,7 @@ static int call(struct ctl_etcd *e, const char *path, json_t *body, json_t **out
 
 static int64_t header_rev(json_t *o)
 {
-	return jint(json_object_get(o, "header"), "revision");
+	return ctl_etcd_jint(json_object_get(o, "header"), "revision");
 }
 
 /* a RangeRequest's key and range_end */
@@ -455,7 +348,7 @@ static json_t *key_range(const char *key, bool prefix)
 	json_t *o = json_object();
 	char *end = prefix ? ctl_etcd_prefix_end_b64(key) : NULL;
 
-	if (jb64(o, "key", key, strlen(key)) ||
+	if (ctl_etcd_jb64(o, "key", key, strlen(key)) ||
 	    (prefix && (!end || json_object_set_new(o, "range_end", json_string(end))))) {
 		free(end);
 		json_decref(o);
@@ -512,12 +405,12 @@ int ctl_etcd_put(struct ctl_etcd *e, const char *key, const void *value, size_t 
 	json_t *req = json_object(), *o;
 	int rc;
 
-	if (jb64(req, "key", key, strlen(key)) || jb64(req, "value", value, len)) {
+	if (ctl_etcd_jb64(req, "key", key, strlen(key)) || ctl_etcd_jb64(req, "value", value, len)) {
 		json_decref(req);
 		return CTL_ETCD_ERROR;
 	}
 	if (lease)
-		json_object_set_new(req, "lease", jnum(lease));
+		json_object_set_new(req, "lease", ctl_etcd_jnum(lease));
 	if ((rc = call(e, "/v3/kv/put", req, &o)))
 		return rc;
 	if (rev)
@@ -536,7 +429,7 @@ int ctl_etcd_delete(struct ctl_etcd *e, const char *key, bool prefix, int64_t *d
 	if ((rc = call(e, "/v3/kv/deleterange", req, &o)))
 		return rc;
 	if (deleted)
-		*deleted = jint(o, "deleted");
+		*deleted = ctl_etcd_jint(o, "deleted");
 	json_decref(o);
 	return CTL_ETCD_OK;
 }
@@ -577,7 +470,7 @@ static int add_cmp(struct ctl_etcd_txn *t, const char *key, enum ctl_etcd_target
 	json_t *c =
 	    json_pack("{s:s,s:s}", "target", target_names[target], "result", result_names[result]);
 
-	if (!c || !operand || jb64(c, "key", key, strlen(key)) ||
+	if (!c || !operand || ctl_etcd_jb64(c, "key", key, strlen(key)) ||
 	    json_object_set_new(c, target_fields[target], operand) ||
 	    json_array_append_new(json_object_get(t->req, "compare"), c)) {
 		json_decref(c);
@@ -590,7 +483,7 @@ static int add_cmp(struct ctl_etcd_txn *t, const char *key, enum ctl_etcd_target
 int ctl_etcd_txn_cmp(struct ctl_etcd_txn *t, const char *key, enum ctl_etcd_target target,
 		     enum ctl_etcd_cmp result, int64_t number)
 {
-	return add_cmp(t, key, target, result, target == CTL_ETCD_VALUE ? NULL : jnum(number));
+	return add_cmp(t, key, target, result, target == CTL_ETCD_VALUE ? NULL : ctl_etcd_jnum(number));
 }
 
 int ctl_etcd_txn_cmp_value(struct ctl_etcd_txn *t, const char *key, enum ctl_etcd_cmp result,
@@ -619,11 +512,11 @@ int ctl_etcd_txn_put(struct ctl_etcd_txn *t, bool on_success, const char *key, c
 {
 	json_t *op = json_object();
 
-	if (jb64(op, "key", key, strlen(key)) || jb64(op, "value", value, len)) {
+	if (ctl_etcd_jb64(op, "key", key, strlen(key)) || ctl_etcd_jb64(op, "value", value, len)) {
 		json_decref(op);
 		op = NULL;
 	} else if (lease) {
-		json_object_set_new(op, "lease", jnum(lease));
+		json_object_set_new(op, "lease", ctl_etcd_jnum(lease));
 	}
 	return add_op(t, on_success, "request_put", op);
 }
@@ -651,7 +544,7 @@ static int first_delete(json_t *responses, int64_t *deleted)
 	json_array_foreach(responses, i, r)
 	{
 		if ((d = json_object_get(r, "response_delete_range"))) {
-			*deleted = jint(d, "deleted");
+			*deleted = ctl_etcd_jint(d, "deleted");
 			return 1;
 		}
 		if ((d = json_object_get(r, "response_txn")) &&
@@ -707,11 +600,11 @@ void ctl_etcd_txn_result(json_t *o, bool *succeeded, int64_t *rev, int64_t *dele
 int ctl_etcd_lease_grant(struct ctl_etcd *e, int64_t ttl_s, int64_t *id)
 {
 	json_t *o;
-	int rc = call(e, "/v3/lease/grant", json_pack("{s:o}", "TTL", jnum(ttl_s)), &o);
+	int rc = call(e, "/v3/lease/grant", json_pack("{s:o}", "TTL", ctl_etcd_jnum(ttl_s)), &o);
 
 	if (rc)
 		return rc;
-	*id = jint(o, "ID");
+	*id = ctl_etcd_jint(o, "ID");
 	json_decref(o);
 	if (!*id) {
 		snprintf(e->err, sizeof(e->err), "etcd at %s: a lease grant without an ID",
@@ -726,11 +619,11 @@ int ctl_etcd_lease_keepalive(struct ctl_etcd *e, int64_t id, int64_t *ttl)
 	json_t *o;
 	/* the gateway's keepalive is a stream and reads only its first request
 	 * (etcd #8237): one request, its first answer, then the connection goes */
-	int rc = call_ex(e, "/v3/lease/keepalive", json_pack("{s:o}", "ID", jnum(id)), &o, true);
+	int rc = call_ex(e, "/v3/lease/keepalive", json_pack("{s:o}", "ID", ctl_etcd_jnum(id)), &o, true);
 
 	if (rc)
 		return rc;
-	*ttl = jint(json_object_get(o, "result"), "TTL");
+	*ttl = ctl_etcd_jint(json_object_get(o, "result"), "TTL");
 	json_decref(o);
 	return CTL_ETCD_OK;
 }
@@ -738,7 +631,7 @@ int ctl_etcd_lease_keepalive(struct ctl_etcd *e, int64_t id, int64_t *ttl)
 int ctl_etcd_lease_revoke(struct ctl_etcd *e, int64_t id)
 {
 	json_t *o;
-	int rc = call(e, "/v3/lease/revoke", json_pack("{s:o}", "ID", jnum(id)), &o);
+	int rc = call(e, "/v3/lease/revoke", json_pack("{s:o}", "ID", ctl_etcd_jnum(id)), &o);
 
 	json_decref(o);
 	return rc;
@@ -747,7 +640,7 @@ int ctl_etcd_lease_revoke(struct ctl_etcd *e, int64_t id)
 int ctl_etcd_compact(struct ctl_etcd *e, int64_t rev)
 {
 	json_t *o;
-	int rc = call(e, "/v3/kv/compaction", json_pack("{s:o}", "revision", jnum(rev)), &o);
+	int rc = call(e, "/v3/kv/compaction", json_pack("{s:o}", "revision", ctl_etcd_jnum(rev)), &o);
 
 	json_decref(o);
 	return rc;
@@ -837,19 +730,19 @@ int ctl_etcd_answer_parse(struct ctl_etcd *e, const char *path, json_t *o,
 	if (!strcmp(path, "/v3/kv/put")) {
 		out->revision = header_rev(o);
 	} else if (!strcmp(path, "/v3/kv/deleterange")) {
-		out->deleted = jint(o, "deleted");
+		out->deleted = ctl_etcd_jint(o, "deleted");
 	} else if (!strcmp(path, "/v3/kv/txn")) {
 		out->succeeded = json_is_true(json_object_get(o, "succeeded"));
 		out->revision = header_rev(o);
 		first_delete(json_object_get(o, "responses"), &out->deleted);
 	} else if (!strcmp(path, "/v3/lease/grant")) {
-		if (!(out->id = jint(o, "ID"))) {
+		if (!(out->id = ctl_etcd_jint(o, "ID"))) {
 			snprintf(e->err, sizeof(e->err), "etcd at %s: a lease grant without an ID",
 				 ctl_etcd_endpoint(e));
 			return CTL_ETCD_ERROR;
 		}
 	} else if (!strcmp(path, "/v3/lease/keepalive")) {
-		out->ttl = jint(json_object_get(o, "result"), "TTL");
+		out->ttl = ctl_etcd_jint(json_object_get(o, "result"), "TTL");
 	} else {
 		snprintf(e->err, sizeof(e->err), "no request %s", path);
 		return CTL_ETCD_ERROR;
