@@ -21,7 +21,7 @@
 
 #define N_TABLES    5
 #define MAX_COLS    16
-#define CAMPAIGN_MS 1000 /* a campaign is a request: once a second, not every tick */
+#define CAMPAIGN_MS 1000 /* the fallback: the key's watch campaigns at once when it goes */
 #define TXN_BYTES   (768u << 10)
 
 /* the tables whose rows etcd holds: what the API, the hub and the children's
@@ -658,6 +658,8 @@ int ec_etcd_step(struct ec_etcd *m)
 	int rc;
 
 	ctl_etcd_watch_poll(m->w, 0);
+	if (ctl_etcd_elect_poll(m->el) && !m->leading)
+		m->next_campaign_ms = 0; /* the leader's key went: campaign now, not on the timer */
 	if (m->deposed) {
 		m->leading = false;
 		return EC_ETCD_LOST;
