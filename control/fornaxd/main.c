@@ -44,6 +44,7 @@ struct daemon {
 	struct fx_store *store;
 	struct fx_lead *lead;	   /* the store on etcd: its view, and the election */
 	struct ctl_fdpoll *watch;  /* the view's etcd watch in the loop */
+	struct ctl_fdpoll *elect;  /* the election key's watch: campaign when it goes */
 	struct ctl_fdpoll *writes; /* the store's application writes to etcd in flight */
 	struct fx_core *core;
 	struct fx_api *api;
@@ -126,6 +127,18 @@ static void on_writes(void *arg)
 	struct daemon *dm = arg;
 
 	ctl_fdpoll_at(dm->writes, fx_store_async_poll(dm->store));
+}
+
+/* the election key's watch has input: a standby campaigns at once when
+ * the leader's key is deleted */
+static void on_elect(void *arg)
+{
+	struct daemon *dm = arg;
+	int ms = -1;
+
+	if (fx_lead_elect_step(dm->lead, &ms))
+		dm->stop = 1;
+	ctl_fdpoll_at(dm->elect, ms);
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
@@ -279,6 +292,13 @@ static int start(struct daemon *dm)
 			return -1;
 		}
 		ctl_fdpoll_at(dm->writes, -1);
+	if (dm->lead && fx_lead_elect_fd(dm->lead) >= 0) {
+		if (!(dm->elect =
+			  ctl_fdpoll_new(dm->lws, fx_lead_elect_fd(dm->lead), on_elect, dm))) {
+			ctl_log("the election's etcd watch in the loop: %s", strerror(errno));
+			return -1;
+		}
+		ctl_fdpoll_at(dm->elect, 0);
 	}
 	if (!(dm->signals = ctl_signals_new(dm->lws, stop_signals, 2, on_signal, dm))) {
 		ctl_log("signalfd: %s", strerror(errno));
@@ -302,6 +322,7 @@ static void stop(struct daemon *dm)
 	ctl_signals_free(dm->signals);
 	ctl_fdpoll_free(dm->watch);
 	ctl_fdpoll_free(dm->writes);
+	ctl_fdpoll_free(dm->elect);
 	fx_api_free(dm->api); /* the open watches end; their streams go with the context */
 	dm->api = NULL;
 	fx_http_stop(dm->http);

@@ -136,6 +136,15 @@ int ctl_etcd_elect_step(struct ctl_etcd_elect *el, bool *leader);
 int64_t ctl_etcd_elect_revision(const struct ctl_etcd_elect *el);
 /* Add the fence to t: it holds only while our key is the one there. */
 int ctl_etcd_elect_fence(const struct ctl_etcd_elect *el, struct ctl_etcd_txn *t);
+/* The key watched, so that a standby campaigns the moment the key is
+ * deleted instead of on its next timer (keep the timer: it is the
+ * fallback while the watch is down). poll steps the watch, opening it the
+ * first time, and never waits; true: the key was seen absent since our
+ * last campaign, so campaign now (ctl_etcd_elect_step). For an event loop,
+ * as ctl_etcd_watch_fd and _next_ms. */
+bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el);
+int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el);
+int ctl_etcd_elect_next_ms(const struct ctl_etcd_elect *el);
 /* Give it up now (revoke the lease: the key goes at once), and free. */
 void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign);
 

@@ -6,6 +6,12 @@
  * leader lives does not fit a loop that must keep serving, nor our
  * deadlines).
  *
+ * A standby also watches the key: it campaigns as soon as the key is
+ * deleted (the leader's lease expired, or it resigned), not on its owner's
+ * next campaign timer, which stays as the fallback for a watch that is
+ * down. The watch's stream is opened by the owner's first poll, so an
+ * owner that never polls it pays nothing.
+ *
  * Our own view of the lease is kept pessimistic: the lease is counted from
  * before the keepalive that renewed it was sent, and when a renewal cannot
  * be made and that time has passed we stop calling ourselves leader. That
@@ -24,10 +30,12 @@ struct ctl_etcd_elect {
 	struct ctl_etcd *e;
 	char *key, *id;
 	int64_t ttl_s;
-	int64_t lease;	    /* ours, or 0 */
-	int64_t fence;	    /* our key's create_revision while we lead, else 0 */
-	long long renew_at; /* when the lease is renewed next (monotonic ms) */
-	long long expires;  /* the lease's end as we must assume it */
+	int64_t lease;		      /* ours, or 0 */
+	int64_t fence;		      /* our key's create_revision while we lead, else 0 */
+	long long renew_at;	      /* when the lease is renewed next (monotonic ms) */
+	long long expires;	      /* the lease's end as we must assume it */
+	struct ctl_etcd_watch *watch; /* the key, for its delete */
+	bool vacant;		      /* the key was seen absent since our last campaign */
 };
 
 static long long now_ms(void)
@@ -86,6 +94,8 @@ static int campaign(struct ctl_etcd_elect *el)
 	}
 	if (!(t = ctl_etcd_txn_new()))
 		return CTL_ETCD_ERROR;
+	/* what the watch said is answered by this campaign, won or lost */
+	el->vacant = false;
 	ctl_etcd_txn_cmp(t, el->key, CTL_ETCD_CREATE, CTL_ETCD_EQUAL, 0);
 	ctl_etcd_txn_put(t, true, el->key, el->id, strlen(el->id), el->lease);
 	rc = ctl_etcd_txn_commit(el->e, t, &won, &rev, NULL);
@@ -120,6 +130,42 @@ int ctl_etcd_elect_step(struct ctl_etcd_elect *el, bool *leader)
 	return rc;
 }
 
+/* the watch's prefix is the key: only the key itself counts */
+static void w_snapshot(void *arg, const struct ctl_etcd_kvs *all)
+{
+	struct ctl_etcd_elect *el = arg;
+	bool there = false;
+
+	for (size_t i = 0; i < all->n; i++)
+		there |= !strcmp(all->kv[i].key, el->key);
+	el->vacant = !there;
+}
+
+static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
+{
+	struct ctl_etcd_elect *el = arg;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(ev[i].kv.key, el->key))
+			el->vacant = ev[i].type == CTL_ETCD_DELETE;
+}
+
+bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el)
+{
+	ctl_etcd_watch_poll(el->watch, 0);
+	return el->vacant;
+}
+
+int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el)
+{
+	return ctl_etcd_watch_fd(el->watch);
+}
+
+int ctl_etcd_elect_next_ms(const struct ctl_etcd_elect *el)
+{
+	return ctl_etcd_watch_next_ms(el->watch);
+}
+
 int64_t ctl_etcd_elect_revision(const struct ctl_etcd_elect *el)
 {
 	return el->fence;
@@ -136,10 +182,14 @@ struct ctl_etcd_elect *ctl_etcd_elect_new(struct ctl_etcd *e, const char *key, c
 					  int64_t ttl_s)
 {
 	struct ctl_etcd_elect *el = calloc(1, sizeof(*el));
+	const struct ctl_etcd_watch_hooks h = {el, w_snapshot, w_events, NULL};
 
-	if (!el || !(el->key = strdup(key)) || !(el->id = strdup(id))) {
-		if (el)
+	if (!el || !(el->key = strdup(key)) || !(el->id = strdup(id)) ||
+	    !(el->watch = ctl_etcd_watch_start(e, key, 0, &h))) {
+		if (el) {
 			free(el->key);
+			free(el->id);
+		}
 		free(el);
 		return NULL;
 	}
@@ -154,6 +204,7 @@ void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign)
 		return;
 	if (resign && el->lease && ctl_etcd_lease_revoke(el->e, el->lease))
 		ctl_log("election %s: resign: %s", el->key, ctl_etcd_errmsg(el->e));
+	ctl_etcd_watch_stop(el->watch);
 	free(el->key);
 	free(el->id);
 	free(el);

@@ -24,6 +24,7 @@ struct ctl_list {
 	struct ctl_list_opts o;
 	char last[CTL_LIST_KEY_MAX]; /* the last item's key */
 	size_t items;		     /* written so far */
+	long long remaining;	     /* after a cut page: the items after it, or -1 */
 	bool started, done;
 };
 
@@ -217,7 +218,22 @@ static int take_next(struct ctl_list *l, json_t **item, char *key)
 	}
 }
 
-/* "],"metadata":{...}}": the revision, and the token of the next page */
+/* A page is cut and the item after it taken: that one and what the source
+ * has not given yet, when the source can tell cheaply. Kubernetes leaves
+ * it out when a selector is set (the rest would have to be read to count
+ * what it selects): so do we. */
+static long long remaining(struct ctl_list *l)
+{
+	long long rest;
+
+	if (l->o.sel.n || l->o.name[0] || !l->source->remaining)
+		return -1;
+	rest = l->source->remaining(l->src);
+	return rest < 0 ? -1 : rest + 1;
+}
+
+/* "],"metadata":{...}}": the revision, the token of the next page and, if
+ * known, how many items follow it */
 static int tail(struct ctl_list *l, struct xg_buf *b, bool more)
 {
 	char rv[24];
@@ -227,6 +243,11 @@ static int tail(struct ctl_list *l, struct xg_buf *b, bool more)
 
 	snprintf(rv, sizeof(rv), "%" PRIu64, l->rev);
 	md = json_pack("{s:s}", "resourceVersion", rv);
+	if (md && more && l->remaining >= 0 &&
+	    json_object_set_new(md, "remainingItemCount", json_integer(l->remaining))) {
+		json_decref(md);
+		md = NULL;
+	}
 	if (md && more) {
 		json_t *t = json_pack("{s:s,s:I,s:s}", "v", CONT_V, "rv", (json_int_t)l->rev,
 				      "start", l->last);
@@ -276,6 +297,7 @@ int ctl_list_next(struct ctl_list *l, struct xg_buf *b, size_t min)
 		if (rc == 0 || (full && rc > 0)) {
 			/* the end, or a page full with more after it */
 			json_decref(item);
+			l->remaining = rc > 0 ? remaining(l) : -1;
 			source_close(l); /* e.g. ends a snapshot's read transaction */
 			l->done = true;
 			return tail(l, b, rc > 0) ? -1 : 0;

@@ -15,8 +15,9 @@
  * for an object without a namespace). A later page is read from the state
  * as it is then, not as it was at the first page (no snapshot is kept
  * between requests): an object created meanwhile before the cursor is not
- * in it, one changed after it is seen as it is now. remainingItemCount is
- * not sent (it is optional; counting would read the rest of the source).
+ * in it, one changed after it is seen as it is now. A cut page carries
+ * remainingItemCount when the source can say how many items it has left
+ * (its remaining hook) and no selector is set, as Kubernetes sends it.
  */
 #ifndef CTL_LIST_H
 #define CTL_LIST_H
@@ -36,6 +37,9 @@ struct ctl_list_source {
 	const char *(*errmsg)(void *src);
 	/* At the end or when the list is freed, once. */
 	void (*close)(void *src);
+	/* May be NULL: how many items next has not given yet, if that is known
+	 * without reading them (an array in memory), else -1. */
+	long long (*remaining)(void *src);
 };
 
 #define CTL_LIST_KEY_MAX 320 /* NAMESPACE (63) '/' NAME (253), NUL */

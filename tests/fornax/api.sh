@@ -99,10 +99,12 @@ req GET "$APPS?labelSelector=tier%3Ddb"; [ "$(j '.items|length')" = 0 ] && ok "l
 req GET $APPS/nope; expect_code 404 "get a missing application"
 # ---- pages: limit and continue ----
 req GET "$APPS?limit=1"; P1=$(j '.items[0].metadata.name'); CONT=$(j '.metadata.continue // ""')
-[ "$CODE" = 200 ] && [ "$(j '.items|length')" = 1 ] && [ -n "$CONT" ] && ok "limit=1: one item ($P1) and metadata.continue" || not_ok "limit=1: $CODE $BODY"
+[ "$CODE" = 200 ] && [ "$(j '.items|length')" = 1 ] && [ -n "$CONT" ] && [ "$(j .metadata.remainingItemCount)" = 1 ] &&
+	ok "limit=1: one item ($P1), metadata.continue and remainingItemCount 1" || not_ok "limit=1: $CODE $BODY"
 req GET "$APPS?limit=1&continue=$CONT"
 [ "$CODE" = 200 ] && [ "$(j '.items|length')" = 1 ] && [ "$(j '.items[0].metadata.name')" != "$P1" ] && [ "$(j '.metadata.continue // ""')" = "" ] &&
-	ok "the next page: the other application, no continue" || not_ok "page 2: $CODE $BODY"
+	[ "$(j '.metadata|has("remainingItemCount")')" = false ] &&
+	ok "the next page: the other application, no continue, no remainingItemCount" || not_ok "page 2: $CODE $BODY"
 OLDCONT=$CONT
 req GET "$APPS?limit=x"; expect_field 400 limit "limit=x"
 req GET "$APPS?limit=1&continue=bogus"; expect_field 400 continue "a continue token this server did not give"

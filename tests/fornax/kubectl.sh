@@ -156,6 +156,10 @@ OUT=$(k get app --chunk-size=2 -v=6 2>"$T/chunk.err")
 	[ "$(grep -c 'applications?continue=[^&]*&limit=2[&a-z0-9=]* 200 OK' "$T/chunk.err")" = 2 ] &&
 	ok "get app --chunk-size=2: 5 applications in three pages (limit, continue)" ||
 	not_ok "chunk-size: $OUT $(grep GET "$T/chunk.err")"
+PAGE=$(k get --raw "/apis/core.fornax-serverless.centaurusinfra.io/v1/namespaces/default/applications?limit=2" 2>&1)
+[ "$(echo "$PAGE" | jq '.metadata.remainingItemCount')" = 3 ] &&
+	ok "get --raw ?limit=2: remainingItemCount 3 after the first page of 5" ||
+	not_ok "remainingItemCount: $(echo "$PAGE" | jq -c .metadata)"
 k label app c3 group=x > /dev/null 2>&1 # comes into the selection
 k label app c1 group- > /dev/null 2>&1  # leaves it
 wait_for 10 grep -q DELETED "$T/wl"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The etcd client against a real three-member cluster on loopback, started
  * by tests/etcd.sh (XGATE_ETCD_MEMBERS="pid=url ..."): reads, writes,
- * deletes, transactions with compares, leases; a list-and-watch that
+ * deletes, transactions with compares, leases; a standby that campaigns
+ * when its watch sees the leader's key deleted; a list-and-watch that
  * resumes from its revision on another member after its member is killed,
  * and rereads everything when that revision was compacted; then, with two
  * members gone, a write fails as "no quorum" while a serializable read
@@ -190,6 +191,49 @@ static void in_a_loop(struct ctl_etcd *e)
 	ctl_etcd_delete(e, "/fd/", true, NULL);
 }
 
+/* wait on the election's fd and deadline, as a loop does, stepping its
+ * watch, for at most n turns; whether it said "campaign now" */
+static bool elect_wait(struct ctl_etcd_elect *el, int n)
+{
+	bool now = false;
+
+	for (int i = 0; i < n && !now; i++) {
+		struct pollfd p = {.fd = ctl_etcd_elect_fd(el), .events = POLLIN};
+		int ms = ctl_etcd_elect_next_ms(el);
+
+		poll(&p, 1, ms < 0 || ms > 50 ? 50 : ms);
+		now = ctl_etcd_elect_poll(el);
+	}
+	return now;
+}
+
+/* A standby learns from its watch that the leader's key was deleted and
+ * campaigns then, instead of on a timer: here nothing steps it but its
+ * watch, so it can only win if the watch told it. A key that merely
+ * starts with the election key is not it. */
+static void election_on_delete(struct ctl_etcd *e)
+{
+	struct ctl_etcd_elect *a = ctl_etcd_elect_new(e, "/el/leader", "a", 30);
+	struct ctl_etcd_elect *b = ctl_etcd_elect_new(e, "/el/leader", "b", 30);
+	bool la = false, lb = false;
+
+	if (!a || !b)
+		return;
+	CHECK(!ctl_etcd_elect_step(a, &la) && la, "a campaigns first and leads");
+	CHECK(!ctl_etcd_elect_step(b, &lb) && !lb, "b campaigns and loses");
+	ctl_etcd_put(e, "/el/leaderboard", "x", 1, 0, NULL);
+	CHECK(!elect_wait(b, 20), "while a leads, b's watch never says campaign");
+	ctl_etcd_delete(e, "/el/leaderboard", false, NULL);
+	CHECK(!elect_wait(b, 10), "nor when another key under the same prefix is deleted");
+	ctl_etcd_elect_free(a, true); /* resigns: the key goes with the lease */
+	CHECK(elect_wait(b, 400), "once a's key is deleted, b's watch says campaign");
+	CHECK(!ctl_etcd_elect_step(b, &lb) && lb && ctl_etcd_elect_revision(b) > 0,
+	      "b's campaign then wins (fence %lld)", (long long)ctl_etcd_elect_revision(b));
+	CHECK(!elect_wait(b, 10), "its campaign answered it: the watch says no more");
+	ctl_etcd_elect_free(b, true);
+	ctl_etcd_delete(e, "/el/", true, NULL);
+}
+
 int main(void)
 {
 	char all[3 * 130], err[256];
@@ -217,6 +261,7 @@ int main(void)
 	kv_and_txn(e);
 	leases(e);
 	in_a_loop(e);
+	election_on_delete(e);
 
 	/* two watches on /w/ from the start, both on member 0 (the first endpoint) */
 	ctl_etcd_put(e, "/w/a", "1", 1, 0, NULL);

@@ -38,7 +38,7 @@ static void close_src(void *p)
 	((struct src *)p)->closed++;
 }
 
-static const struct ctl_list_source source = {next, errmsg, close_src};
+static const struct ctl_list_source source = {next, errmsg, close_src, NULL};
 
 /* named items n1..n<n> with labels tier=web on the odd ones, in key order */
 struct named {
@@ -64,7 +64,14 @@ static void named_close(void *p)
 	(void)p;
 }
 
-static const struct ctl_list_source named = {named_next, errmsg, named_close};
+static long long named_remaining(void *p)
+{
+	struct named *s = p;
+
+	return s->n - s->i;
+}
+
+static const struct ctl_list_source named = {named_next, errmsg, named_close, named_remaining};
 
 /* One whole answer of a list with the options: the parsed List */
 static json_t *page(const struct ctl_list_opts *o, int n, uint64_t rev)
@@ -101,6 +108,14 @@ static const char *cont_of(json_t *list)
 	return json_string_value(json_object_get(json_object_get(list, "metadata"), "continue"));
 }
 
+/* metadata.remainingItemCount, or -1 when absent */
+static long long remaining_of(json_t *list)
+{
+	json_t *r = json_object_get(json_object_get(list, "metadata"), "remainingItemCount");
+
+	return json_is_integer(r) ? (long long)json_integer_value(r) : -1;
+}
+
 static void options(void)
 {
 	struct ctl_list_opts o;
@@ -121,13 +136,17 @@ static void options(void)
 	CHECK(!ctl_list_opts_parse(&o, "2", tok, NULL, NULL, 10, 100, err, sizeof(err), &param) &&
 		  !strcmp(o.start, "default/n02"),
 	      "its token starts after default/n02 (%s)", err);
+	CHECK(remaining_of(p1) == 3, "and remainingItemCount 3, the items after it (%lld)",
+	      remaining_of(p1));
 	p2 = page(&o, 5, 100);
-	CHECK(p2 && !strcmp(names(p2, buf, sizeof(buf)), "n03 n04") && cont_of(p2),
-	      "the second page (%s)", buf);
+	CHECK(p2 && !strcmp(names(p2, buf, sizeof(buf)), "n03 n04") && cont_of(p2) &&
+		  remaining_of(p2) == 1,
+	      "the second page, one item after it (%s; %lld)", buf, remaining_of(p2));
 	ctl_list_opts_parse(&o, "2", cont_of(p2), NULL, NULL, 10, 100, err, sizeof(err), &param);
 	p3 = page(&o, 5, 100);
-	CHECK(p3 && !strcmp(names(p3, buf, sizeof(buf)), "n05") && !cont_of(p3),
-	      "the last page: the rest, no continue (%s)", buf);
+	CHECK(p3 && !strcmp(names(p3, buf, sizeof(buf)), "n05") && !cont_of(p3) &&
+		  remaining_of(p3) == -1,
+	      "the last page: the rest, no continue, no remainingItemCount (%s)", buf);
 	json_decref(p2);
 	json_decref(p3);
 	ctl_list_opts_parse(&o, "5", NULL, NULL, NULL, 10, 100, err, sizeof(err), &param);
@@ -142,6 +161,8 @@ static void options(void)
 	p2 = page(&o, 6, 100);
 	CHECK(p2 && !strcmp(names(p2, buf, sizeof(buf)), "n01 n03") && cont_of(p2),
 	      "a page counts the selected items only (%s)", buf);
+	CHECK(remaining_of(p2) == -1,
+	      "with a selector, no remainingItemCount: the rest is not read to count it");
 	ctl_list_opts_parse(&o, "2", cont_of(p2), "tier=web", NULL, 10, 100, err, sizeof(err),
 			    &param);
 	p3 = page(&o, 6, 100);

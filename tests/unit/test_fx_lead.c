@@ -6,7 +6,9 @@
  * past the view's revision. The delete can no longer be read as an event:
  * on resume the watch rereads everything, and the view must then drop the
  * application that is gone, keep the other and have the new one. The view
- * is stepped as fornaxd's loop does: on its fd and deadline only. */
+ * is stepped as fornaxd's loop does: on its fd and deadline only. Then
+ * two cores campaign; when the leader stops, the standby takes over,
+ * stepped on its election's watch only. */
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +44,11 @@ static void sendf(void *arg, void *link, json_t *msg)
 
 static void standby(void *arg, bool standby, const char *leader)
 {
-	(void)arg;
-	(void)standby;
+	int *led = arg;
+
 	(void)leader;
+	if (led && !standby)
+		(*led)++;
 }
 
 static bool has(struct fx_core *c, const char *name)
@@ -88,6 +92,7 @@ int main(void)
 	const char *ep = getenv("XGATE_ETCD_ENDPOINTS");
 	const struct fx_core_hooks h = {NULL, now_ms, sendf, NULL, NULL};
 	const struct fx_lead_hooks lh = {NULL, standby};
+	int led = 0;
 	struct etcd_test_members m;
 	char prefix[64], err[600];
 	struct fx_store_etcd_conf ec = {.timeout_ms = 2000};
@@ -135,6 +140,41 @@ int main(void)
 	STEP_UNTIL(l, !has(cv, "old"));
 	CHECK(has(cv, "new") && has(cv, "keep"), "on resume the view has new and keep");
 	CHECK(!has(cv, "old"), "and no longer old, deleted in the compacted gap");
+
+	/* a standby campaigns from its election's watch when the leader's key
+	 * goes: it is stepped on that watch's fd and deadline only (never the
+	 * tick that campaigns on a timer), so it can only take over if the
+	 * delete woke it */
+	{
+		const struct fx_lead_hooks bh = {&led, standby};
+		struct fx_lead *la = fx_lead_new(sw, prefix, "a", 5);
+		struct fx_lead *lb = fx_lead_new(sv, prefix, "b", 5);
+		struct fx_core *cb = lb ? fx_test_core_new(sv, &h) : NULL;
+		int ms = 0, i;
+
+		CHECK(la && fx_lead_term(la) > 0, "a leads");
+		CHECK(cb && !fx_lead_start(lb, cb, &bh) && fx_lead_term(lb) < 0 && !led,
+		      "b is a standby");
+		if (!cb)
+			return unit_summary();
+		for (i = 0; i < 10 && !fx_lead_elect_step(lb, &ms); i++)
+			poll(NULL, 0, 50);
+		CHECK(fx_lead_term(lb) < 0 && !led,
+		      "while a leads, b's watch does not make it lead");
+		fx_lead_free(la); /* a stops cleanly: its key goes now */
+		for (i = 0; i < 400 && fx_lead_term(lb) < 0; i++) {
+			struct pollfd p = {fx_lead_elect_fd(lb), POLLIN, 0};
+
+			poll(&p, 1, ms < 0 || ms > 50 ? 50 : ms);
+			if (fx_lead_elect_step(lb, &ms))
+				break;
+		}
+		CHECK(fx_lead_term(lb) > 0 && led == 1,
+		      "once a's key is deleted b takes over, woken by its watch (term %lld)",
+		      (long long)fx_lead_term(lb));
+		fx_lead_free(lb);
+		fx_core_free(cb);
+	}
 
 	fx_lead_free(l);
 	fx_core_free(cv);

@@ -67,7 +67,7 @@ static void rows_close(void *src)
 	free(m);
 }
 
-static const struct ctl_list_source mission_rows = {rows_next, rows_errmsg, rows_close};
+static const struct ctl_list_source mission_rows = {rows_next, rows_errmsg, rows_close, NULL};
 
 int api_mission_list(struct ecd *d, const struct api_req *rq, struct api_resp *rs)
 {

@@ -21,8 +21,9 @@
 
 #define N_TABLES 6
 #define MAX_COLS 16
-/* a campaign is a request: not every tick, but often enough next to the
- * lease that it does not double the failover time (a tenth of the TTL,
+/* the fallback when the key's watch is down (it campaigns at once when the
+ * key goes): a campaign is a request, so not every tick, but often enough
+ * next to the lease not to double the failover time (a tenth of the TTL,
  * once a second at most: 100 ms with a 1 s lease) */
 #define CAMPAIGN_MS(ttl_s) ((ttl_s) >= 10 ? 1000u : (ttl_s)*100u)
 #define TXN_BYTES	   (768u << 10)
@@ -666,6 +667,8 @@ int ec_etcd_step(struct ec_etcd *m)
 	int rc;
 
 	ctl_etcd_watch_poll(m->w, 0);
+	if (ctl_etcd_elect_poll(m->el) && !m->leading)
+		m->next_campaign_ms = 0; /* the leader's key went: campaign now, not on the timer */
 	if (m->deposed) {
 		m->leading = false;
 		return EC_ETCD_LOST;

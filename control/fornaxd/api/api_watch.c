@@ -69,7 +69,15 @@ static void items_close(void *src)
 	free(it);
 }
 
-static const struct ctl_list_source items_source = {items_next, items_err, items_close};
+static long long items_remaining(void *src)
+{
+	struct items *it = src;
+
+	return (long long)(json_array_size(it->arr) - it->i);
+}
+
+static const struct ctl_list_source items_source = {items_next, items_err, items_close,
+						    items_remaining};
 
 /* "NS/NAME" (or "NAME"): the order of a list's pages (ctl_list's keys) */
 static void list_key(json_t *o, char *key, size_t len)

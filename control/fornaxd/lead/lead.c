@@ -13,9 +13,11 @@
 #include "ctl_log.h"
 #include "lead.h"
 
-/* A campaign is a create-if-absent txn: cheap for etcd, and how soon a
- * standby finds the dead leader's key gone (its lease expired) adds to the
- * failover; who leads is read for the 503's only once a second. */
+/* A campaign is a create-if-absent txn, made as soon as the election's
+ * watch sees the dead leader's key go (its lease expired): the failover is
+ * the lease and a round trip. The timer is for a watch that is down (then
+ * how soon a standby finds the key gone adds to the failover); who leads
+ * is read for the 503's only once a second. */
 #define CAMPAIGN_MS 100
 #define LEARN_MS    1000
 
@@ -236,6 +238,27 @@ int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_
 int fx_lead_step(struct fx_lead *l)
 {
 	return l->election ? step_election(l) : 0;
+}
+
+int fx_lead_elect_step(struct fx_lead *l, int *next_ms)
+{
+	int rc = 0;
+
+	if (!l->election) {
+		*next_ms = -1;
+		return 0;
+	}
+	if (ctl_etcd_elect_poll(l->election) && !l->leading) {
+		l->next_campaign_ms = 0; /* the key is gone: now, not on the timer */
+		rc = step_election(l);
+	}
+	*next_ms = ctl_etcd_elect_next_ms(l->election);
+	return rc;
+}
+
+int fx_lead_elect_fd(const struct fx_lead *l)
+{
+	return l->election ? ctl_etcd_elect_fd(l->election) : -1;
 }
 
 int fx_lead_watch_fd(const struct fx_lead *l)

@@ -37,7 +37,7 @@ struct fx_lead *fx_lead_new(struct fx_store *st, const char *prefix, const char 
 /* The core to keep current (a standby's view follows the store's watch),
  * once it exists; a standby tells the hook so. 0, or -1 (logged). */
 int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_hooks *h);
-/* From the tick: a campaign once a second, the lease's renewal.
+/* From the tick: a campaign on the timer (the fallback), the lease's renewal.
  * -1: stop serving (the lead was lost, or a takeover failed). */
 int fx_lead_step(struct fx_lead *l);
 /* The view's watch, for the event loop: an fd readable when it has input
@@ -45,6 +45,12 @@ int fx_lead_step(struct fx_lead *l);
  * returns the ms until it wants a step anyway (-1: only on input). */
 int fx_lead_watch_fd(const struct fx_lead *l);
 int fx_lead_watch_step(struct fx_lead *l);
+/* The election's watch of its key, for the event loop the same way: a
+ * standby campaigns from the step as soon as the leader's key is deleted.
+ * Without an election the fd is -1. *next_ms as fx_lead_watch_step's
+ * return; the return as fx_lead_step's. */
+int fx_lead_elect_step(struct fx_lead *l, int *next_ms);
+int fx_lead_elect_fd(const struct fx_lead *l);
 bool fx_lead_deposed(const struct fx_lead *l);
 /* The lead's term while this fornaxd leads (the election key's
  * create_revision; 0 without an election), else -1. */
