@@ -292,6 +292,7 @@ static int start(struct daemon *dm)
 			return -1;
 		}
 		ctl_fdpoll_at(dm->writes, -1);
+	}
 	if (dm->lead && fx_lead_elect_fd(dm->lead) >= 0) {
 		if (!(dm->elect =
 			  ctl_fdpoll_new(dm->lws, fx_lead_elect_fd(dm->lead), on_elect, dm))) {
