@@ -229,7 +229,7 @@ gw_start() {
 # wait for gatewayd to name the public NIC, so either may start first
 cryptd_start() {
 	local c=$1
-	nsenter --net="/run/netns/${P}-c${c}gw" "$CRYPTD" -n "${P}-c${c}gw" -c xgc0 -s 5 \
+	nsenter --net="/run/netns/${P}-c${c}gw" "$CRYPTD" -n "${P}-c${c}gw" -c xgc0 -s 5 ${CRYPTD_ARGS:-} \
 		>> "$MT_RUN/cryptd$c.log" 2>&1 &
 	echo $! > "$MT_RUN/cryptd$c.pid"
 	disown $!
