@@ -55,6 +55,7 @@ struct xsock {
 	uint64_t free[XS_FRAMES / 2]; /* TX frames not in flight */
 	uint32_t n_free;
 	uint64_t tx_full; /* frames not sent: no TX frame or ring room */
+	uint64_t tx_busy; /* TX kicks the device refused (EAGAIN, EBUSY, ENOBUFS) */
 	bool busy;	  /* preferred busy polling: our system calls run the NAPI */
 };
 

@@ -43,6 +43,7 @@ struct cryptd {
 	bool one_nic;		/* the public NIC is the internal one: its sockets seal too */
 	uint32_t crypt_ifindex; /* the gateway's end, registered in xg_gw */
 	struct cryptd_stats st, logged;
+	uint64_t tx_waits; /* poll()s that slept for a busy device (TX pending, RX empty) */
 	unsigned busy_us;  /* preferred busy polling: SO_BUSY_POLL; 0: off */
 	char flush_ns[16]; /* and the NICs' gro_flush_timeout meanwhile */
 	/* the NICs' NAPI knobs as they were before busy polling set them */
@@ -228,10 +229,14 @@ static void log_stats(struct cryptd *c)
 			o += (size_t)snprintf(drops + o, sizeof(drops) - o, " %s=%llu",
 					      xg_reason_name((unsigned)r),
 					      (unsigned long long)c->st.drops[r]);
-	cd_log(c, "opened %llu, sealed %llu, not sent %llu, lost in the rings %llu%s%s",
+	cd_log(c,
+	       "opened %llu, sealed %llu, not sent %llu, lost in the rings %llu, kicks refused "
+	       "%llu, waits for a busy device %llu%s%s",
 	       (unsigned long long)c->st.opened, (unsigned long long)c->st.sealed,
 	       (unsigned long long)(c->crypt.tx_full + c->pub[0].tx_full),
-	       (unsigned long long)c->st.rx_lost, drops[0] ? ";" : "", drops);
+	       (unsigned long long)c->st.rx_lost,
+	       (unsigned long long)(c->crypt.tx_busy + c->pub[0].tx_busy),
+	       (unsigned long long)c->tx_waits, drops[0] ? ";" : "", drops);
 	c->logged = c->st;
 }
 
@@ -277,13 +282,16 @@ static int run(struct cryptd *c, int sfd, unsigned stats_s)
 			for (unsigned i = 0; i < n - 1; i++)
 				pf[i].revents = POLLIN;
 			pf[n - 1].revents = 0;
-		} else if (poll(pf, n,
-				rx_ready(c) ? 0
-				: pending   ? 1
-					    : 1000) < 0 &&
-			   errno != EINTR) {
+		} else {
+			int wait = rx_ready(c) ? 0 : pending ? 1 : 1000;
+			int rc = poll(pf, n, wait);
+
 			/* (every 64th busy pass polls too: a signal is seen) */
-			return -1;
+			if (rc < 0 && errno != EINTR)
+				return -1;
+			/* a whole millisecond asleep with frames waiting to leave */
+			if (rc == 0 && wait == 1)
+				c->tx_waits++;
 		}
 		/* frames a busy device left in a TX ring: kicked again soon */
 		if (pending) {

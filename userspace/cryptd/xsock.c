@@ -151,10 +151,13 @@ void xsock_flush(struct xsock *s)
 	 * next packet, which may be the peer's answer to it (a stall). A
 	 * bounded number of tries: the device may be busy (EAGAIN, EBUSY);
 	 * the loop's next turn kicks again. */
-	for (int i = 0; i < 64 && tx_pending(s) && xsk_ring_prod__needs_wakeup(&s->tx); i++)
-		if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+	for (int i = 0; i < 64 && tx_pending(s) && xsk_ring_prod__needs_wakeup(&s->tx); i++) {
+		if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+			continue;
+		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
 			break;
+		s->tx_busy++;
+	}
 	reap(s);
 }
 
