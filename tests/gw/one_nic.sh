@@ -15,7 +15,7 @@
 # drop_gw_key_expired. (The workers check too: with the program's check
 # removed, nothing leaves either, but the count is theirs.)
 # With more arguments, they are xgate-cryptd's options (ctest gw_one_nic_busy:
-# preferred busy polling and a nice value): the same checks pass, and the
+# preferred busy polling, a nice value, CPU 0): the same checks pass, and the
 # NIC's NAPI knobs are set while the workers run and restored when they stop.
 # usage: one_nic.sh PATH/TO/gatewayd PATH/TO/xgate PATH/TO/xgate-cryptd [CRYPTD OPTION...]
 set -u
@@ -94,12 +94,14 @@ done
 wait_for 10 grep -q "workers on eth0 (1 queues, copy mode), the public and the internal NIC" "$T/cryptd.log" &&
 	ok "xgate-cryptd runs on one NIC" || { not_ok "cryptd: $(cat "$T/cryptd.log")"; summary; exit 1; }
 if [ ${#CRYPTD_OPTS[@]} -gt 0 ]; then
-	grep -q "preferred busy polling: 20 us, budget 64, napi_defer_hard_irqs 2, gro_flush_timeout 500000 ns on eth0$" "$T/cryptd.log" &&
+	wait_for 5 grep -q "preferred busy polling: 20 us, budget 64, napi_defer_hard_irqs 2, gro_flush_timeout 500000 ns on eth0$" "$T/cryptd.log" &&
 		ok "busy polling on (${CRYPTD_OPTS[*]})" || not_ok "no busy polling line: $(cat "$T/cryptd.log")"
 	[ "$(knobs)" = "2 500000 " ] && ok "eth0's napi_defer_hard_irqs and gro_flush_timeout set (were $knobs0)" ||
 		not_ok "eth0's knobs: $(knobs)"
 	[ "$(awk '{print $19}' "/proc/${PID[c]}/stat")" = -5 ] && ok "the workers run at nice -5" ||
 		not_ok "nice: $(awk '{print $19}' "/proc/${PID[c]}/stat")"
+	[ "$(awk '/^Cpus_allowed_list/ {print $2}' "/proc/${PID[c]}/status")" = 0 ] && ok "and on CPU 0 only" ||
+		not_ok "CPUs: $(grep Cpus_allowed_list "/proc/${PID[c]}/status")"
 fi
 peer1() { bpftool -j map lookup pinned "/sys/fs/bpf/xgate/$P-a/xg_gw_peers" key 1 0 0 0 2>/dev/null; }
 K="import json,sys; v=json.load(sys.stdin)['formatted']['value']"
