@@ -31,7 +31,8 @@
 #           (tunnel type 1): each gateway's program hands the tunnel frames
 #           to xgate-cryptd (next to GATEWAYD_BINARY; AF_XDP workers, AEAD),
 #           pinned to the data-path CPU in the pps windows and counted in its
-#           CPU time; --no-encrypt skips it;
+#           CPU time; its options (--nice, --busy-poll, ...): CROSS_CRYPTD_ARGS
+#           in the environment, default none; --no-encrypt skips it;
 #   xgate, gateways know the pods' hosts (a variant, --no-variant skips it):
 #           an endpoint entry for the destination pod on each gateway, so
 #           gateway 2 sends straight to h2: the kernel path's hop count;
@@ -86,6 +87,9 @@ XGATE=$(readlink -f "$1")
 GATEWAYD=$(readlink -f "$2")
 GEN=$(readlink -f "$3")
 CRYPTD=$(dirname "$GATEWAYD")/xgate-cryptd # encrypt mode's workers (mtopo.sh)
+# their options (mtopo.sh's cryptd_start), to measure them: none by default,
+# since none of them raised the rate reliably (docs/bench.md, cross_cluster)
+CRYPTD_ARGS=${CROSS_CRYPTD_ARGS:-}
 TUN_AEAD=$(dirname "$GEN")/tun_aead         # the cipher alone, for the workers' figure
 MTOPO=$HERE/../deploy/lib/mtopo.sh
 
@@ -274,7 +278,7 @@ done
 if [ "$DO_ENC" = 1 ]; then
 	CPU_PIDS[$PE]="${CRYPTD_PIDS[*]}"
 	# the gateways' agreed cipher, as gatewayd reports it
-	echo "cross_cluster: encrypt path: xgate-cryptd PIDs ${CRYPTD_PIDS[*]}; peer gw2 of gateway 1:" \
+	echo "cross_cluster: encrypt path: xgate-cryptd PIDs ${CRYPTD_PIDS[*]} (options: ${CRYPTD_ARGS:-none}); peer gw2 of gateway 1:" \
 		"$("$XGATE" gw peers --socket "$(in_topo "$PE" gw_sock 1)" -o json 2>/dev/null | jq -c '.[] | select(.name == "gw2") | del(.name)' 2>/dev/null)"
 fi
 if [ "$DO_WG" = 1 ]; then

@@ -28,6 +28,7 @@
 : "${MT_RUN:=/tmp/$P-run}"   # gatewayd configs, keys, sockets, databases, logs
 : "${MT_MODE:=encrypt}"      # the tunnel between gateways: encrypt (type 1) or auth (type 0)
 : "${CRYPTD:=xgate-cryptd}"  # encrypt mode's workers
+# CRYPTD_ARGS: more options for every xgate-cryptd (word-split), e.g. "--nice -10"
 POD_MTU=1400                 # underlay 1500 - XG_ENCAP_LEN (62)
 WAN_MTU=1512                 # underlay + 12: the tunnel header is larger than Geneve's
 CLUSTERS=(1 2 3)
@@ -229,7 +230,7 @@ gw_start() {
 # wait for gatewayd to name the public NIC, so either may start first
 cryptd_start() {
 	local c=$1
-	nsenter --net="/run/netns/${P}-c${c}gw" "$CRYPTD" -n "${P}-c${c}gw" -c xgc0 -s 5 \
+	nsenter --net="/run/netns/${P}-c${c}gw" "$CRYPTD" -n "${P}-c${c}gw" -c xgc0 -s 5 ${CRYPTD_ARGS:-} \
 		>> "$MT_RUN/cryptd$c.log" 2>&1 &
 	echo $! > "$MT_RUN/cryptd$c.pid"
 	disown $!

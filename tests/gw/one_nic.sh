@@ -14,12 +14,17 @@
 # stop 11 s later: neither way carries a frame any more, each counted as
 # drop_gw_key_expired. (The workers check too: with the program's check
 # removed, nothing leaves either, but the count is theirs.)
-# usage: one_nic.sh PATH/TO/gatewayd PATH/TO/xgate PATH/TO/xgate-cryptd
+# With more arguments, they are xgate-cryptd's options (ctest gw_one_nic_busy:
+# preferred busy polling, a nice value, CPU 0): the same checks pass, and the
+# NIC's NAPI knobs are set while the workers run and restored when they stop.
+# usage: one_nic.sh PATH/TO/gatewayd PATH/TO/xgate PATH/TO/xgate-cryptd [CRYPTD OPTION...]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 GWD=$(readlink -f "$1")
 XG=$(readlink -f "$2")
 CRYPTD=$(readlink -f "$3")
+shift 3
+CRYPTD_OPTS=("$@")
 source "$HERE/../lib.sh"
 P="xgd$$"
 T=$(mktemp -d /tmp/xgt-gw1nic-XXXXXX)
@@ -79,13 +84,25 @@ conf() { # conf NAME INDEX SUBNET [DATAPLANE LINES]
 }
 conf a 1 "100 10.1.0.0/16" "$(printf 'Instance = %s\nPublicInterface = eth0\n' "$P-a")" > "$T/a.conf"
 conf b 2 "100 10.2.0.0/16" "$(printf 'Instance = %s\nPublicInterface = dp0\n' "$P-b")" > "$T/b.conf"
-nsenter --net="/run/netns/$P-a" "$CRYPTD" -n "$P-a" -c xgc0 -s 1 2> "$T/cryptd.log" & PID[c]=$!
+knobs() { ip netns exec "$P-a" cat /sys/class/net/eth0/napi_defer_hard_irqs /sys/class/net/eth0/gro_flush_timeout | tr '\n' ' '; }
+knobs0=$(knobs)
+nsenter --net="/run/netns/$P-a" "$CRYPTD" -n "$P-a" -c xgc0 -s 1 "${CRYPTD_OPTS[@]}" 2> "$T/cryptd.log" & PID[c]=$!
 for n in a b; do
 	nsenter --net="/run/netns/$P-$n" "$GWD" -c "$T/$n.conf" -s "$T/$n.sock" 2>> "$T/$n.log" & PID[$n]=$!
 done
 
 wait_for 10 grep -q "workers on eth0 (1 queues, copy mode), the public and the internal NIC" "$T/cryptd.log" &&
 	ok "xgate-cryptd runs on one NIC" || { not_ok "cryptd: $(cat "$T/cryptd.log")"; summary; exit 1; }
+if [ ${#CRYPTD_OPTS[@]} -gt 0 ]; then
+	wait_for 5 grep -q "preferred busy polling: 20 us, budget 64, napi_defer_hard_irqs 2, gro_flush_timeout 500000 ns on eth0$" "$T/cryptd.log" &&
+		ok "busy polling on (${CRYPTD_OPTS[*]})" || not_ok "no busy polling line: $(cat "$T/cryptd.log")"
+	[ "$(knobs)" = "2 500000 " ] && ok "eth0's napi_defer_hard_irqs and gro_flush_timeout set (were $knobs0)" ||
+		not_ok "eth0's knobs: $(knobs)"
+	[ "$(awk '{print $19}' "/proc/${PID[c]}/stat")" = -5 ] && ok "the workers run at nice -5" ||
+		not_ok "nice: $(awk '{print $19}' "/proc/${PID[c]}/stat")"
+	[ "$(awk '/^Cpus_allowed_list/ {print $2}' "/proc/${PID[c]}/status")" = 0 ] && ok "and on CPU 0 only" ||
+		not_ok "CPUs: $(grep Cpus_allowed_list "/proc/${PID[c]}/status")"
+fi
 peer1() { bpftool -j map lookup pinned "/sys/fs/bpf/xgate/$P-a/xg_gw_peers" key 1 0 0 0 2>/dev/null; }
 K="import json,sys; v=json.load(sys.stdin)['formatted']['value']"
 key() { # key tx|rx [expiry]: id key_hex salt_hex of a's sending key, or of the receive key
@@ -147,4 +164,9 @@ out=$(b_py open eth0 "$AMAC" $rx none 2>&1) && ok "and nothing from the peer is 
 c1=$(counter drop_gw_key_expired)
 [ "$c1" -ge $((c0 + 2)) ] && ok "both frames counted as drop_gw_key_expired ($c0 -> $c1)" ||
 	not_ok "drop_gw_key_expired $c0 -> $c1: $(xga stats 2>&1 | grep -i drop | head -5)"
+if [ ${#CRYPTD_OPTS[@]} -gt 0 ]; then
+	kill "${PID[c]}"; wait "${PID[c]}" 2>/dev/null
+	[ "$(knobs)" = "$knobs0" ] && ok "the workers stopped: eth0's knobs restored ($knobs0)" ||
+		not_ok "eth0's knobs after the workers: $(knobs), were $knobs0"
+fi
 summary

@@ -31,6 +31,11 @@
 unsigned nic_rx_queues(const char *dev);
 /* The ifindex of veth dev's other end, 0 if dev is no veth. */
 uint32_t nic_veth_peer(const char *dev);
+/* Set dev's sysfs knob (napi_defer_hard_irqs, gro_flush_timeout) to val,
+ * as seen from this process's network namespace, and put what it was in
+ * old (oldlen > 0; val NULL: only read it). 0, or -1 with err set. */
+int nic_knob(const char *dev, const char *knob, const char *val, char *old, size_t oldlen,
+	     char *err, size_t errlen);
 
 /* ---- xsock.c ----------------------------------------------------------- */
 
@@ -50,6 +55,8 @@ struct xsock {
 	uint64_t free[XS_FRAMES / 2]; /* TX frames not in flight */
 	uint32_t n_free;
 	uint64_t tx_full; /* frames not sent: no TX frame or ring room */
+	uint64_t tx_busy; /* TX kicks the device refused (EAGAIN, EBUSY, ENOBUFS) */
+	bool busy;	  /* preferred busy polling: our system calls run the NAPI */
 };
 
 /* An AF_XDP socket on dev's queue: zero-copy if the driver has it, else
@@ -66,6 +73,13 @@ void xsock_flush(struct xsock *s);
 bool xsock_tx_pending(const struct xsock *s);
 /* Frames in the RX ring not taken yet: no need to ask poll(). */
 bool xsock_rx_ready(const struct xsock *s);
+/* Preferred busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL usecs,
+ * SO_BUSY_POLL_BUDGET budget): the device queue's NAPI runs in this
+ * process's system calls on the socket. 0, or -1 with err set. */
+int xsock_busy_poll(struct xsock *s, unsigned usecs, unsigned budget, char *err, size_t errlen);
+/* With busy polling: run the device queue's NAPI once (a non-blocking
+ * recvfrom), which fills the RX ring. */
+void xsock_rx_kick(struct xsock *s);
 
 /* ---- keys.c ------------------------------------------------------------ */
 

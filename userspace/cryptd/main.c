@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * xgate-cryptd -n INSTANCE -c CRYPTDEV [-s SECONDS]: the crypto workers of
+ * xgate-cryptd -n INSTANCE -c CRYPTDEV [-s SECONDS] [-b USECS] [-C CPU]
+ * [-P NICE]: the crypto workers of
  * the gateway whose program runs in xgate instance INSTANCE. Finds the
  * public NIC (xg_gw) and the internal one (xg_host) in the instance's maps,
  * opens an AF_XDP socket per RX queue of each, registers them in xg_gw_xsk
  * and the crypt interface in xg_gw (CRYPTDEV is the workers' end of a veth
  * pair whose other end runs the gateway program), then opens and seals
  * until SIGTERM/SIGINT. Counters are logged every SECONDS (default 60) when
- * they moved, and at exit.
+ * they moved, and at exit. -b: preferred busy polling of the NICs' queues
+ * (their NAPI runs in the workers' system calls, when they ask for frames);
+ * -C, -P: the CPU the workers run on and their nice value.
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <linux/if_xdp.h>
@@ -38,7 +43,26 @@ struct cryptd {
 	bool one_nic;		/* the public NIC is the internal one: its sockets seal too */
 	uint32_t crypt_ifindex; /* the gateway's end, registered in xg_gw */
 	struct cryptd_stats st, logged;
+	uint64_t tx_waits; /* poll()s that slept for a busy device (TX pending, RX empty) */
+	unsigned busy_us;  /* preferred busy polling: SO_BUSY_POLL; 0: off */
+	char flush_ns[16]; /* and the NICs' gro_flush_timeout meanwhile */
+	/* the NICs' NAPI knobs as they were before busy polling set them */
+	struct knob {
+		char dev[IF_NAMESIZE];
+		const char *name;
+		char old[32];
+		bool set;
+	} knobs[4];
 };
+
+/* With busy polling, a NAPI that the workers' calls did not run is left to
+ * a timer (gro_flush_timeout, --busy-timeout) instead of the softirq, up to
+ * this many times in a row (napi_defer_hard_irqs): the pairing the kernel
+ * documents (Documentation/networking/napi.rst, "Preferred busy polling").
+ * While the timer runs, frames wait in the device's queue and, when it is
+ * full, are dropped there: before any work was spent on them. */
+#define BUSY_DEFER	"2"
+#define BUSY_TIMEOUT_US "200"
 
 __attribute__((format(printf, 2, 3))) static void cd_log(struct cryptd *c, const char *fmt, ...)
 {
@@ -51,10 +75,21 @@ __attribute__((format(printf, 2, 3))) static void cd_log(struct cryptd *c, const
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: xgate-cryptd -n|--instance INSTANCE -c|--crypt DEV [-s|--stats SECONDS]\n"
-		"  the crypto workers of the gateway program in xgate instance INSTANCE;\n"
-		"  DEV: the workers' end of the crypt veth (the other end runs the program)\n");
+	fprintf(
+	    f, "usage: xgate-cryptd -n|--instance INSTANCE -c|--crypt DEV [-s|--stats SECONDS]\n"
+	       "                    [-b|--busy-poll USECS] [-t|--busy-timeout USECS]\n"
+	       "                    [-C|--cpu CPU] [-P|--nice NICE]\n"
+	       "  the crypto workers of the gateway program in xgate instance INSTANCE;\n"
+	       "  DEV: the workers' end of the crypt veth (the other end runs the program)\n"
+	       "  --busy-poll USECS: preferred busy polling (0-1000 us, default 0: off): the\n"
+	       "    NICs' receive work runs when the workers ask for frames, not in softirqs\n"
+	       "    competing with them; sets the NICs' napi_defer_hard_irqs (" BUSY_DEFER ") and\n"
+	       "    gro_flush_timeout (--busy-timeout) until exit\n"
+	       "  --busy-timeout USECS: with --busy-poll, how long the NICs' receive work\n"
+	       "    waits for the workers before a softirq does it (1-100000 us, "
+	       "default " BUSY_TIMEOUT_US ")\n"
+	       "  --cpu CPU: run on this CPU only (default: any)\n"
+	       "  --nice NICE: the workers' nice value, -20 to 19 (default: inherited)\n");
 }
 
 static int set_crypt(struct cryptd *c, uint32_t ifindex)
@@ -118,6 +153,52 @@ fail:
 	return -1;
 }
 
+/* Preferred busy polling on every receiving socket, and the NAPI knobs
+ * of their NICs that make it preferred (saved, restored at exit). */
+static int busy_on(struct cryptd *c, const char *pub, const char *intl)
+{
+	const char *devs[] = {pub, c->one_nic ? NULL : intl};
+	const char *names[] = {"napi_defer_hard_irqs", "gro_flush_timeout"};
+	const char *vals[] = {BUSY_DEFER, c->flush_ns};
+	unsigned k = 0;
+	char err[256];
+
+	for (unsigned i = 0; i < c->n_pub + c->n_intl; i++)
+		if (xsock_busy_poll(i < c->n_pub ? &c->pub[i] : &c->intl[i - c->n_pub], c->busy_us,
+				    XS_BATCH, err, sizeof(err)))
+			goto fail;
+	for (unsigned d = 0; d < 2; d++)
+		for (unsigned j = 0; devs[d] && j < 2; j++, k++) {
+			struct knob *kn = &c->knobs[k];
+
+			snprintf(kn->dev, sizeof(kn->dev), "%s", devs[d]);
+			kn->name = names[j];
+			if (nic_knob(kn->dev, kn->name, vals[j], kn->old, sizeof(kn->old), err,
+				     sizeof(err)))
+				goto fail;
+			kn->set = true;
+		}
+	cd_log(c,
+	       "preferred busy polling: %u us, budget %u, napi_defer_hard_irqs %s, "
+	       "gro_flush_timeout %s ns on %s%s%s",
+	       c->busy_us, XS_BATCH, BUSY_DEFER, c->flush_ns, pub, c->one_nic ? "" : " and ",
+	       c->one_nic ? "" : intl);
+	return 0;
+fail:
+	cd_log(c, "--busy-poll: %s", err);
+	return -1;
+}
+
+static void busy_off(struct cryptd *c)
+{
+	char err[256], was[32];
+
+	for (size_t k = 0; k < sizeof(c->knobs) / sizeof(c->knobs[0]); k++)
+		if (c->knobs[k].set && nic_knob(c->knobs[k].dev, c->knobs[k].name, c->knobs[k].old,
+						was, sizeof(was), err, sizeof(err)))
+			cd_log(c, "restoring %s: %s", c->knobs[k].name, err);
+}
+
 /* Frames the kernel could not give the workers (an RX ring full, no fill
  * frame): lost before any counter of ours, so asked for. */
 static uint64_t rx_lost(struct cryptd *c)
@@ -148,10 +229,14 @@ static void log_stats(struct cryptd *c)
 			o += (size_t)snprintf(drops + o, sizeof(drops) - o, " %s=%llu",
 					      xg_reason_name((unsigned)r),
 					      (unsigned long long)c->st.drops[r]);
-	cd_log(c, "opened %llu, sealed %llu, not sent %llu, lost in the rings %llu%s%s",
+	cd_log(c,
+	       "opened %llu, sealed %llu, not sent %llu, lost in the rings %llu, kicks refused "
+	       "%llu, waits for a busy device %llu%s%s",
 	       (unsigned long long)c->st.opened, (unsigned long long)c->st.sealed,
 	       (unsigned long long)(c->crypt.tx_full + c->pub[0].tx_full),
-	       (unsigned long long)c->st.rx_lost, drops[0] ? ";" : "", drops);
+	       (unsigned long long)c->st.rx_lost,
+	       (unsigned long long)(c->crypt.tx_busy + c->pub[0].tx_busy),
+	       (unsigned long long)c->tx_waits, drops[0] ? ";" : "", drops);
 	c->logged = c->st;
 }
 
@@ -184,6 +269,12 @@ static int run(struct cryptd *c, int sfd, unsigned stats_s)
 		uint64_t now;
 		bool pending = xsock_tx_pending(&c->crypt);
 
+		/* busy polling: the NICs' receive work runs here, in our time */
+		for (unsigned q = 0; c->busy_us && q < c->n_pub; q++)
+			xsock_rx_kick(&c->pub[q]);
+		for (unsigned q = 0; c->busy_us && q < c->n_intl; q++)
+			xsock_rx_kick(&c->intl[q]);
+
 		for (unsigned q = 0; q < c->n_pub; q++)
 			pending |= xsock_tx_pending(&c->pub[q]);
 		if (rx_ready(c) && ++skipped % 64) {
@@ -191,13 +282,16 @@ static int run(struct cryptd *c, int sfd, unsigned stats_s)
 			for (unsigned i = 0; i < n - 1; i++)
 				pf[i].revents = POLLIN;
 			pf[n - 1].revents = 0;
-		} else if (poll(pf, n,
-				rx_ready(c) ? 0
-				: pending   ? 1
-					    : 1000) < 0 &&
-			   errno != EINTR) {
+		} else {
+			int wait = rx_ready(c) ? 0 : pending ? 1 : 1000;
+			int rc = poll(pf, n, wait);
+
 			/* (every 64th busy pass polls too: a signal is seen) */
-			return -1;
+			if (rc < 0 && errno != EINTR)
+				return -1;
+			/* a whole millisecond asleep with frames waiting to leave */
+			if (rc == 0 && wait == 1)
+				c->tx_waits++;
 		}
 		/* frames a busy device left in a TX ring: kicked again soon */
 		if (pending) {
@@ -282,7 +376,8 @@ static int serve(struct cryptd *c, const char *crypt, unsigned stats_s)
 		cd_log(c, "--crypt %s: not one end of a veth pair", crypt);
 		return 2;
 	}
-	if (open_sockets(c, pub, intl, crypt) || set_crypt(c, c->crypt_ifindex))
+	if (open_sockets(c, pub, intl, crypt) || (c->busy_us && busy_on(c, pub, intl)) ||
+	    set_crypt(c, c->crypt_ifindex))
 		return 1;
 	rc = run(c, c->sfd, stats_s) ? 1 : 0;
 	/* gone: new encrypt sessions are refused until workers are back */
@@ -291,31 +386,70 @@ static int serve(struct cryptd *c, const char *crypt, unsigned stats_s)
 	return rc;
 }
 
+/* A number option in lo..hi, or a message quoting it and usage. */
+static int num_arg(const char *opt, const char *s, long lo, long hi, const char *what, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	if (!*s || *end || errno || *out < lo || *out > hi) {
+		fprintf(stderr, "xgate-cryptd: %s '%s': expected %s from %ld to %ld\n", opt, s,
+			what, lo, hi);
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *crypt = NULL, *stats = "60", *instance = NULL;
-	const struct darg opts[] = {
-	    {"instance", 'n', &instance}, {"crypt", 'c', &crypt}, {"stats", 's', &stats}, {0}};
+	const char *crypt = NULL, *stats = "60", *instance = NULL, *busy = "0", *cpu = NULL,
+		   *nice = NULL, *busy_to = BUSY_TIMEOUT_US;
+	const struct darg opts[] = {{"instance", 'n', &instance},
+				    {"crypt", 'c', &crypt},
+				    {"stats", 's', &stats},
+				    {"busy-poll", 'b', &busy},
+				    {"busy-timeout", 't', &busy_to},
+				    {"cpu", 'C', &cpu},
+				    {"nice", 'P', &nice},
+				    {0}};
+	long st, busy_us, busy_to_us, cpu_n = -1, nice_n = 0;
 	struct cryptd *c;
-	char *end;
-	long st;
 	int rc;
 
 	if ((rc = dargs_parse(argc, argv, opts, usage)) >= 0)
 		return rc;
-	st = strtol(stats, &end, 10);
-	if (!crypt || *end || st < 0 || st > 86400) {
-		if (!crypt)
-			fprintf(stderr, "xgate-cryptd: --crypt DEV is required\n");
-		else
-			fprintf(stderr, "xgate-cryptd: --stats '%s': expected seconds 0-86400\n",
-				stats);
+	if (!crypt) {
+		fprintf(stderr, "xgate-cryptd: --crypt DEV is required\n");
 		usage(stderr);
 		return 2;
+	}
+	if (num_arg("--stats", stats, 0, 86400, "seconds", &st) ||
+	    num_arg("--busy-poll", busy, 0, 1000, "microseconds", &busy_us) ||
+	    num_arg("--busy-timeout", busy_to, 1, 100000, "microseconds", &busy_to_us) ||
+	    (cpu && num_arg("--cpu", cpu, 0, CPU_SETSIZE - 1, "a CPU number", &cpu_n)) ||
+	    (nice && num_arg("--nice", nice, -20, 19, "a nice value", &nice_n)))
+		return 2;
+	if (cpu_n >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((int)cpu_n, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			fprintf(stderr, "xgate-cryptd: --cpu %ld: %s\n", cpu_n, strerror(errno));
+			return 1;
+		}
+	}
+	if (nice && setpriority(PRIO_PROCESS, 0, (int)nice_n)) {
+		fprintf(stderr, "xgate-cryptd: --nice %ld: %s\n", nice_n, strerror(errno));
+		return 1;
 	}
 	if (!(c = calloc(1, sizeof(*c))))
 		return 1;
 	c->instance = instance;
+	c->busy_us = (unsigned)busy_us;
+	snprintf(c->flush_ns, sizeof(c->flush_ns), "%ld", busy_to_us * 1000);
 	c->gw = c->xskmap = c->host = c->sfd = -1;
 	c->keys.paddr = c->keys.peers = c->keys.gen = -1;
 	if (xg_instance_root(instance, c->root, sizeof(c->root))) {
@@ -328,6 +462,7 @@ int main(int argc, char **argv)
 		rc = serve(c, crypt, (unsigned)st);
 	}
 	log_stats(c);
+	busy_off(c);
 	for (unsigned q = 0; q < c->n_pub; q++)
 		xsock_close(&c->pub[q]);
 	for (unsigned q = 0; q < c->n_intl; q++)

@@ -2,14 +2,22 @@
 /* What the workers ask of a device, through ethtool's ioctl in the network
  * namespace the process runs in (sysfs may be another namespace's: `ip
  * netns exec` remounts it, nsenter does not). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* unshare */
+#endif
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "cryptd.h"
 
@@ -73,4 +81,70 @@ out:
 	free(names);
 	free(vals);
 	return peer;
+}
+
+/* In a child with a mount namespace of its own and a sysfs mounted there:
+ * sysfs shows the network namespace of whoever mounts it, and ours may not
+ * be the one /sys was mounted in (nsenter --net, a process that setns()).
+ * The child writes what the knob was, then a status line, into fd. */
+static void knob_child(int fd, const char *dev, const char *knob, const char *val)
+{
+	char path[128], old[64] = "";
+	ssize_t n = -1;
+	int f, rc = 0;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) ||
+	    mount("sysfs", "/sys", "sysfs", 0, NULL)) {
+		dprintf(fd, "\nmounting sysfs: %s", strerror(errno));
+		_exit(1);
+	}
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, knob);
+	if ((f = open(path, O_RDWR | O_CLOEXEC)) >= 0) {
+		n = read(f, old, sizeof(old) - 1);
+		rc = n < 0 || (val && (lseek(f, 0, SEEK_SET) ||
+				       write(f, val, strlen(val)) != (ssize_t)strlen(val)));
+	}
+	if (f < 0 || rc) {
+		dprintf(fd, "\n%s: %s", path, strerror(errno));
+		_exit(1);
+	}
+	old[n] = 0;
+	old[strcspn(old, "\n")] = 0;
+	dprintf(fd, "%s\n", old);
+	_exit(0);
+}
+
+int nic_knob(const char *dev, const char *knob, const char *val, char *old, size_t oldlen,
+	     char *err, size_t errlen)
+{
+	char buf[256] = "";
+	ssize_t n, got = 0;
+	int p[2], st = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC)) {
+		snprintf(err, errlen, "%s %s: pipe: %s", dev, knob, strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		knob_child(p[1], dev, knob, val);
+	}
+	close(p[1]);
+	while (pid > 0 && got < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		char *why = strchr(buf, '\n');
+
+		snprintf(err, errlen, "%s %s: %s", dev, knob,
+			 pid < 0 ? strerror(errno)
+			 : why	 ? why + 1
+				 : "failed");
+		return -1;
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	snprintf(old, oldlen, "%s", buf);
+	return 0;
 }

@@ -8,6 +8,13 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
 #include "cryptd.h"
 
 static int fill(struct xsock *s)
@@ -144,10 +151,13 @@ void xsock_flush(struct xsock *s)
 	 * next packet, which may be the peer's answer to it (a stall). A
 	 * bounded number of tries: the device may be busy (EAGAIN, EBUSY);
 	 * the loop's next turn kicks again. */
-	for (int i = 0; i < 64 && tx_pending(s) && xsk_ring_prod__needs_wakeup(&s->tx); i++)
-		if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+	for (int i = 0; i < 64 && tx_pending(s) && xsk_ring_prod__needs_wakeup(&s->tx); i++) {
+		if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+			continue;
+		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
 			break;
+		s->tx_busy++;
+	}
 	reap(s);
 }
 
@@ -159,4 +169,30 @@ bool xsock_tx_pending(const struct xsock *s)
 bool xsock_rx_ready(const struct xsock *s)
 {
 	return s->rx.cached_cons != __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE);
+}
+
+int xsock_busy_poll(struct xsock *s, unsigned usecs, unsigned budget, char *err, size_t errlen)
+{
+	const struct {
+		int opt;
+		const char *name;
+		int val;
+	} o[] = {{SO_PREFER_BUSY_POLL, "SO_PREFER_BUSY_POLL", 1},
+		 {SO_BUSY_POLL, "SO_BUSY_POLL", (int)usecs},
+		 {SO_BUSY_POLL_BUDGET, "SO_BUSY_POLL_BUDGET", (int)budget}};
+
+	for (size_t i = 0; i < sizeof(o) / sizeof(o[0]); i++)
+		if (setsockopt(xsock_fd(s), SOL_SOCKET, o[i].opt, &o[i].val, sizeof(o[i].val))) {
+			snprintf(err, errlen, "%s queue %u: %s %d: %s", s->dev, s->queue, o[i].name,
+				 o[i].val, strerror(errno));
+			return -1;
+		}
+	s->busy = true;
+	return 0;
+}
+
+void xsock_rx_kick(struct xsock *s)
+{
+	if (s->busy)
+		recvfrom(xsock_fd(s), NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
