@@ -27,7 +27,6 @@ struct pstate {
 	struct ec_conf *c;
 	int sec_line[5]; /* where each section started, for "needs a ..." errors */
 	int key_line[48];
-	bool plain_endpoint;		/* an http:// one among the Endpoints */
 	int label_lines[EC_MAX_LABELS]; /* where each label was set */
 };
 
@@ -105,14 +104,9 @@ static const struct ini_key keys[] = {
     {SEC_CLUSTER, "UninstallScript", 0},
     {SEC_HUB, "SendQueueMax", 0},
     {SEC_STORE, "Backend", 0},
-    {SEC_STORE, "Endpoints", 0},
-    {SEC_STORE, "Prefix", 0},
-    {SEC_STORE, "TLSCA", 0},
-    {SEC_STORE, "TLSCert", 0},
-    {SEC_STORE, "TLSKey", 0},
-    {SEC_STORE, "Timeout", 0},
-    {SEC_STORE, "ElectionTTL", 0},
+    CTL_CONF_ETCD_TABLE(SEC_STORE),
 };
+/* K_ENDPOINTS .. K_ELECTION_TTL are CTL_CONF_ETCD_TABLE, in its order */
 enum {
 	K_NAME,
 	K_LABELS,
@@ -154,34 +148,8 @@ enum {
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
+_Static_assert(K_ELECTION_TTL - K_ENDPOINTS == CTL_CONF_ETCD_TTL, "the etcd keys in one run");
 _Static_assert(K_COUNT <= sizeof(((struct pstate *)0)->key_line) / sizeof(int), "key_line");
-
-/* http(s)://HOST:PORT[,...]: each quoted when it is not that */
-static int endpoints(struct pstate *s, char *v, struct ec_conf *c)
-{
-	char copy[sizeof(c->etcd_endpoints)], *save = NULL, *ep;
-	int n = 0;
-
-	if (ini_str(&s->in, "Endpoints", v, c->etcd_endpoints, sizeof(c->etcd_endpoints)))
-		return -1;
-	strcpy(copy, v);
-	for (ep = strtok_r(copy, ", ", &save); ep; ep = strtok_r(NULL, ", ", &save), n++) {
-		const char *hp = !strncmp(ep, "http://", 7)    ? ep + 7
-				 : !strncmp(ep, "https://", 8) ? ep + 8
-							       : NULL;
-
-		if (!hp || !*hp || !strchr(hp, ':'))
-			return ini_err(&s->in,
-				       "Endpoints '%s': expected http://HOST:PORT or "
-				       "https://HOST:PORT",
-				       ep);
-		if (strncmp(ep, "https://", 8))
-			s->plain_endpoint = true;
-	}
-	if (n > 16)
-		return ini_err(&s->in, "Endpoints: %d of them, at most 16", n);
-	return 0;
-}
 
 /* Parent: one URL, or several separated by commas (the roots of an
  * active/standby pair): each must parse; the first goes to parent_url */
@@ -199,27 +167,6 @@ static int parents(struct pstate *s, char *v, struct ec_conf *c)
 			return ini_err(&s->in, "Parent %s", why);
 	if (!n)
 		return ini_err(&s->in, "Parent '%s': no URL", v);
-	return 0;
-}
-
-/* [Store] Timeout: seconds ("2", "2s") or milliseconds ("400ms"), 100 ms to
- * 60 s. Below a second for a lease short enough to fail over within one
- * (ElectionTTL >= 3 x Timeout): etcd answers on a LAN in milliseconds. The
- * same rule as fornaxd's. */
-static int timeout_ms(struct ini *in, const char *v, unsigned *out)
-{
-	unsigned long n;
-	char *end;
-
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (!errno && end != v && *v != '-' && (!*end || !strcmp(end, "s")) && n <= 60)
-		n *= 1000;
-	else if (errno || end == v || *v == '-' || strcmp(end, "ms"))
-		n = 0;
-	if (n < 100 || n > 60000)
-		return ini_err(in, "Timeout '%s': expected 100ms to 60s (e.g. 2s or 500ms)", v);
-	*out = (unsigned)n;
 	return 0;
 }
 
@@ -322,27 +269,19 @@ static int key_value(void *arg, int i, char *v)
 	case K_SENDQ:
 		return ini_size(&s->in, "SendQueueMax", v, &c->hub_queue_max);
 	case K_BACKEND:
-		if (strcasecmp(v, "sqlite") && strcasecmp(v, "etcd"))
-			return ini_err(&s->in, "Backend '%s': expected sqlite or etcd", v);
-		c->etcd = !strcasecmp(v, "etcd");
-		return 0;
-	case K_ENDPOINTS:
-		return endpoints(s, v, c);
+		return ctl_conf_etcd_backend(&s->in, v, &c->etcd);
 	case K_PREFIX:
 		if (v[0] != '/' || v[strlen(v) - 1] != '/')
 			return ini_err(&s->in,
 				       "Prefix '%s': expected /PATH/ (starts and ends with /)", v);
-		return ini_str(&s->in, "Prefix", v, c->etcd_prefix, sizeof(c->etcd_prefix));
+		/* fall through */
+	case K_ENDPOINTS:
 	case K_ETCD_CA:
-		return ini_readable(&s->in, "TLSCA", v, c->etcd_ca, sizeof(c->etcd_ca));
 	case K_ETCD_CERT:
-		return ini_readable(&s->in, "TLSCert", v, c->etcd_cert, sizeof(c->etcd_cert));
 	case K_ETCD_KEY:
-		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
 	case K_ETCD_TIMEOUT:
-		return timeout_ms(&s->in, v, &c->etcd_timeout_ms);
 	case K_ELECTION_TTL:
-		return ini_seconds(&s->in, "ElectionTTL", v, 1, 300, &c->election_ttl_s);
+		return ctl_conf_etcd_key(&s->in, &c->etcd_conf, i - K_ENDPOINTS, v);
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -352,14 +291,8 @@ static int store_check(struct pstate *s, struct ec_conf *c)
 {
 	int *kl = s->key_line;
 
-	if (!c->etcd) {
-		for (int k = K_ENDPOINTS; k <= K_ELECTION_TTL; k++)
-			if (kl[k])
-				return ini_err_at(&s->in, kl[k],
-						  "%s is for Backend = etcd (the store is sqlite)",
-						  keys[k].name);
-		return 0;
-	}
+	if (!c->etcd)
+		return ctl_conf_etcd_unused(&s->in, kl + K_ENDPOINTS);
 	if (!kl[K_ENDPOINTS])
 		return ini_err_at(&s->in, kl[K_BACKEND], "Backend = etcd needs Endpoints");
 	if (kl[K_PARENT])
@@ -367,29 +300,14 @@ static int store_check(struct pstate *s, struct ec_conf *c)
 				  "Backend = etcd is for the root of the tree, and Parent is set "
 				  "(line %d)",
 				  kl[K_PARENT]);
-	if (!kl[K_ETCD_CERT] != !kl[K_ETCD_KEY])
-		return ini_err_at(&s->in, kl[K_ETCD_CERT] ? kl[K_ETCD_CERT] : kl[K_ETCD_KEY],
-				  "TLSCert and TLSKey go together");
-	for (int k = K_ETCD_CA; k <= K_ETCD_KEY; k++)
-		if (kl[k] && s->plain_endpoint)
-			return ini_err_at(&s->in, kl[k],
-					  "%s is given but an endpoint is http:// (TLS needs "
-					  "https:// endpoints)",
-					  keys[k].name);
-	/* a leader must renew its lease while a request may take Timeout */
-	if (c->election_ttl_s * 1000 < 3 * c->etcd_timeout_ms) {
-		char t[24];
-
-		if (c->etcd_timeout_ms % 1000)
-			snprintf(t, sizeof(t), "%ums", c->etcd_timeout_ms);
-		else
-			snprintf(t, sizeof(t), "%us", c->etcd_timeout_ms / 1000);
-		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_BACKEND],
-				  "ElectionTTL %us must be at least 3 x Timeout (%s)",
-				  c->election_ttl_s, t);
-	}
-	if (!c->etcd_prefix[0])
-		snprintf(c->etcd_prefix, sizeof(c->etcd_prefix), "/xgate/edge/%s/", c->name);
+	if (ctl_conf_etcd_pair(&s->in, kl + K_ENDPOINTS) ||
+	    ctl_conf_etcd_plain(&s->in, &c->etcd_conf, kl + K_ENDPOINTS) ||
+	    ctl_conf_etcd_ttl(&s->in, &c->etcd_conf,
+			      kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_BACKEND]))
+		return -1;
+	if (!c->etcd_conf.prefix[0])
+		snprintf(c->etcd_conf.prefix, sizeof(c->etcd_conf.prefix), "/xgate/edge/%s/",
+			 c->name);
 	return 0;
 }
 
@@ -462,8 +380,7 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->reconnect_max_s = 30;
 	c->connect_timeout_s = 10;
 	c->hub_queue_max = 64 << 20;
-	c->etcd_timeout_ms = 2000;
-	c->election_ttl_s = 10;
+	ctl_conf_etcd_init(&c->etcd_conf);
 
 	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);
