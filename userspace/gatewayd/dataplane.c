@@ -66,6 +66,19 @@ static void gen_bump(int fd)
 	}
 }
 
+/* v, changed, as peer id's entry, and wiped off the stack (it holds keys):
+ * the next packet on every CPU sees it. */
+static int peer_store(struct gwd *g, __u32 id, struct xg_gw_peer *v)
+{
+	int rc = bpf_map_update_elem(g->dp.peers, &id, v, BPF_ANY);
+
+	sodium_memzero(v, sizeof(*v));
+	if (rc)
+		return -1;
+	gen_bump(g->dp.gen);
+	return 0;
+}
+
 static void key_ident(const struct gw_peer_conf *pc, __u8 out[8])
 {
 	memcpy(out, pc->public_key, 8);
@@ -572,7 +585,7 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	struct xg_gw_replay fresh = {0};
 	struct xg_gw_peer v;
 	struct xg_gw_key nk;
-	int slot, rc;
+	int slot;
 
 	if (!g->dp.on)
 		return 0;
@@ -598,13 +611,8 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	ri = id * 2 + (__u32)slot;
 	bpf_map_update_elem(g->dp.replay, &ri, &fresh, BPF_ANY);
 	v.rx[slot] = nk;
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
 	sodium_memzero(&nk, sizeof(nk));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen);
-	return slot;
+	return peer_store(g, id, &v) ? -1 : slot;
 }
 
 uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot)
@@ -622,7 +630,6 @@ int gwd_dp_rx_limit(struct gwd *g, int idx, int slot, uint64_t top)
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
 	struct xg_gw_key *k;
-	int rc;
 
 	if (!g->dp.on)
 		return 0;
@@ -634,12 +641,7 @@ int gwd_dp_rx_limit(struct gwd *g, int idx, int slot, uint64_t top)
 		return 0;
 	}
 	k->ctr_max = sat_add(top, g->conf.reject_msgs);
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen);
-	return 0;
+	return peer_store(g, id, &v);
 }
 
 int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
@@ -647,7 +649,6 @@ int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
 	struct xg_gw_key *k;
-	int rc;
 
 	if (!g->dp.on)
 		return 0;
@@ -657,19 +658,14 @@ int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
 	if (!k->valid && sodium_is_zero((const unsigned char *)k, sizeof(*k)))
 		return 0;
 	sodium_memzero(k, sizeof(*k)); /* key, salt, cipher, id */
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen); /* the CPUs' copies of the entry go too */
-	return 0;
+	return peer_store(g, id, &v);  /* the CPUs' copies of the entry go too */
 }
 
 int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid, uint64_t *base)
 {
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
-	int next, rc;
+	int next;
 
 	*base = 0;
 	if (!g->dp.on)
@@ -693,12 +689,8 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid, 
 		return -1;
 	}
 	v.tx_slot = (__u8)next;
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen); /* CPUs switch on their next packet, not at their copy's expiry */
-	return 0;
+	/* CPUs switch on their next packet, not at their copy's expiry */
+	return peer_store(g, id, &v);
 }
 
 void gwd_dp_pstats(struct gwd *g, int idx, struct xg_gw_pstat *out)
