@@ -106,7 +106,6 @@ static const struct ini_key keys[] = {
     {SEC_STORE, "Backend", 0},
     CTL_CONF_ETCD_TABLE(SEC_STORE),
 };
-/* K_ENDPOINTS .. K_ELECTION_TTL are CTL_CONF_ETCD_TABLE, in its order */
 enum {
 	K_NAME,
 	K_LABELS,
@@ -138,17 +137,11 @@ enum {
 	K_UNINSTALL,
 	K_SENDQ,
 	K_BACKEND,
-	K_ENDPOINTS,
-	K_PREFIX,
-	K_ETCD_CA,
-	K_ETCD_CERT,
-	K_ETCD_KEY,
-	K_ETCD_TIMEOUT,
-	K_ELECTION_TTL,
+	K_ETCD, /* CTL_CONF_ETCD_TABLE from here, indexed by enum ctl_conf_etcd_key */
+	K_ETCD_LAST = K_ETCD + CTL_CONF_ETCD_N_KEYS - 1,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
-_Static_assert(K_ELECTION_TTL - K_ENDPOINTS == CTL_CONF_ETCD_TTL, "the etcd keys in one run");
 _Static_assert(K_COUNT <= sizeof(((struct pstate *)0)->key_line) / sizeof(int), "key_line");
 
 /* Parent: one URL, or several separated by commas (the roots of an
@@ -178,6 +171,10 @@ static int key_value(void *arg, int i, char *v)
 	const struct ctl_conf_tokens join_tokens = {c->join_tokens, &c->n_join_tokens,
 						    EC_MAX_TOKENS};
 
+	if (i == K_ETCD + CTL_CONF_ETCD_PREFIX && (v[0] != '/' || v[strlen(v) - 1] != '/'))
+		return ini_err(&s->in, "Prefix '%s': expected /PATH/ (starts and ends with /)", v);
+	if (i >= K_ETCD && i <= K_ETCD_LAST)
+		return ctl_conf_etcd_key(&s->in, &c->etcd_conf, i - K_ETCD, v);
 	switch (i) {
 	case K_NAME: {
 		const char *e = ec_check_dns_label(v);
@@ -270,18 +267,6 @@ static int key_value(void *arg, int i, char *v)
 		return ini_size(&s->in, "SendQueueMax", v, &c->hub_queue_max);
 	case K_BACKEND:
 		return ctl_conf_etcd_backend(&s->in, v, &c->etcd);
-	case K_PREFIX:
-		if (v[0] != '/' || v[strlen(v) - 1] != '/')
-			return ini_err(&s->in,
-				       "Prefix '%s': expected /PATH/ (starts and ends with /)", v);
-		/* fall through */
-	case K_ENDPOINTS:
-	case K_ETCD_CA:
-	case K_ETCD_CERT:
-	case K_ETCD_KEY:
-	case K_ETCD_TIMEOUT:
-	case K_ELECTION_TTL:
-		return ctl_conf_etcd_key(&s->in, &c->etcd_conf, i - K_ENDPOINTS, v);
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -292,18 +277,19 @@ static int store_check(struct pstate *s, struct ec_conf *c)
 	int *kl = s->key_line;
 
 	if (!c->etcd)
-		return ctl_conf_etcd_unused(&s->in, kl + K_ENDPOINTS);
-	if (!kl[K_ENDPOINTS])
+		return ctl_conf_etcd_unused(&s->in, kl + K_ETCD);
+	if (!kl[K_ETCD + CTL_CONF_ETCD_ENDPOINTS])
 		return ini_err_at(&s->in, kl[K_BACKEND], "Backend = etcd needs Endpoints");
 	if (kl[K_PARENT])
 		return ini_err_at(&s->in, kl[K_BACKEND],
 				  "Backend = etcd is for the root of the tree, and Parent is set "
 				  "(line %d)",
 				  kl[K_PARENT]);
-	if (ctl_conf_etcd_pair(&s->in, kl + K_ENDPOINTS) ||
-	    ctl_conf_etcd_plain(&s->in, &c->etcd_conf, kl + K_ENDPOINTS) ||
+	if (ctl_conf_etcd_pair(&s->in, kl + K_ETCD) ||
+	    ctl_conf_etcd_plain(&s->in, &c->etcd_conf, kl + K_ETCD) ||
 	    ctl_conf_etcd_ttl(&s->in, &c->etcd_conf,
-			      kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_BACKEND]))
+			      kl[K_ETCD + CTL_CONF_ETCD_TTL] ? kl[K_ETCD + CTL_CONF_ETCD_TTL]
+							     : kl[K_BACKEND]))
 		return -1;
 	if (!c->etcd_conf.prefix[0])
 		snprintf(c->etcd_conf.prefix, sizeof(c->etcd_conf.prefix), "/xgate/edge/%s/",

@@ -62,18 +62,12 @@ enum {
 	K_FORM,
 	K_BACKEND,
 	K_ELECTION,
-	K_ENDPOINTS, /* K_ENDPOINTS .. K_ELECTION_TTL are CTL_CONF_ETCD_TABLE, in its order */
-	K_PREFIX,
-	K_ETCD_CA,
-	K_ETCD_CERT,
-	K_ETCD_KEY,
-	K_ETCD_TIMEOUT,
-	K_ELECTION_TTL,
+	K_ETCD, /* CTL_CONF_ETCD_TABLE from here, indexed by enum ctl_conf_etcd_key */
+	K_ETCD_LAST = K_ETCD + CTL_CONF_ETCD_N_KEYS - 1,
 	K_MAXSESS,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
-_Static_assert(K_ELECTION_TTL - K_ENDPOINTS == CTL_CONF_ETCD_TTL, "the etcd keys in one run");
 
 struct pstate {
 	struct ini in;
@@ -123,6 +117,8 @@ static int key_value(void *arg, int i, char *v)
 	unsigned long n, m;
 	char *dash;
 
+	if (i >= K_ETCD && i <= K_ETCD_LAST)
+		return ctl_conf_etcd_key(&s->in, &c->etcd_conf, i - K_ETCD, v);
 	switch (i) {
 	case K_LISTEN:
 		return ini_addr(&s->in, "Listen", v, &c->listen);
@@ -181,14 +177,6 @@ static int key_value(void *arg, int i, char *v)
 		c->store = etcd ? FX_STORE_ETCD : FX_STORE_SQLITE;
 		return 0;
 	}
-	case K_ENDPOINTS:
-	case K_PREFIX:
-	case K_ETCD_CA:
-	case K_ETCD_CERT:
-	case K_ETCD_KEY:
-	case K_ETCD_TIMEOUT:
-	case K_ELECTION_TTL:
-		return ctl_conf_etcd_key(&s->in, &c->etcd_conf, i - K_ENDPOINTS, v);
 	case K_ELECTION:
 		if (strcasecmp(v, "on") && strcasecmp(v, "off"))
 			return ini_err(&s->in, "Election '%s': expected on or off", v);
@@ -206,8 +194,15 @@ static int key_value(void *arg, int i, char *v)
 /* [Store]: each backend's keys only with it; etcd's TLS whole and used */
 static int store_check(struct pstate *s, struct fx_conf *c)
 {
-	static const int etcd_only[] = {K_ENDPOINTS, K_PREFIX,	     K_ETCD_CA,	 K_ETCD_CERT,
-					K_ETCD_KEY,  K_ETCD_TIMEOUT, K_ELECTION, K_ELECTION_TTL};
+	/* the first of them given is the one reported */
+	static const int etcd_only[] = {K_ETCD + CTL_CONF_ETCD_ENDPOINTS,
+					K_ETCD + CTL_CONF_ETCD_PREFIX,
+					K_ETCD + CTL_CONF_ETCD_CA,
+					K_ETCD + CTL_CONF_ETCD_CERT,
+					K_ETCD + CTL_CONF_ETCD_KEY,
+					K_ETCD + CTL_CONF_ETCD_TIMEOUT,
+					K_ELECTION,
+					K_ETCD + CTL_CONF_ETCD_TTL};
 	int *kl = s->key_line;
 
 	if (c->store == FX_STORE_SQLITE) {
@@ -221,15 +216,16 @@ static int store_check(struct pstate *s, struct fx_conf *c)
 	if (kl[K_DATABASE])
 		return ini_err_at(&s->in, kl[K_DATABASE],
 				  "Database is for Backend = sqlite (the store is etcd)");
-	if (!kl[K_ENDPOINTS])
+	if (!kl[K_ETCD + CTL_CONF_ETCD_ENDPOINTS])
 		return ini_err_at(&s->in, kl[K_BACKEND], "Backend = etcd needs Endpoints");
-	if (ctl_conf_etcd_pair(&s->in, kl + K_ENDPOINTS))
+	if (ctl_conf_etcd_pair(&s->in, kl + K_ETCD))
 		return -1;
 	if (c->election &&
 	    ctl_conf_etcd_ttl(&s->in, &c->etcd_conf,
-			      kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_ELECTION]))
+			      kl[K_ETCD + CTL_CONF_ETCD_TTL] ? kl[K_ETCD + CTL_CONF_ETCD_TTL]
+							     : kl[K_ELECTION]))
 		return -1;
-	return ctl_conf_etcd_plain(&s->in, &c->etcd_conf, kl + K_ENDPOINTS);
+	return ctl_conf_etcd_plain(&s->in, &c->etcd_conf, kl + K_ETCD);
 }
 
 static int finish(struct pstate *s, struct fx_conf *c)
