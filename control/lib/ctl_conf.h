@@ -57,12 +57,12 @@ enum ctl_conf_etcd_key {
 	CTL_CONF_ETCD_TTL,
 	CTL_CONF_ETCD_N_KEYS
 };
+/* clang-format off */
 #define CTL_CONF_ETCD_TABLE(sec)                                                                   \
-	{(sec), "Endpoints", 0}, {(sec), "Prefix", 0}, {(sec), "TLSCA", 0}, {(sec), "TLSCert", 0}, \
-	    {(sec), "TLSKey", 0}, {(sec), "Timeout", 0},                                           \
-	{                                                                                          \
-		(sec), "ElectionTTL", 0                                                            \
-	}
+	{(sec), "Endpoints", 0}, {(sec), "Prefix", 0}, {(sec), "TLSCA", 0},                       \
+	{(sec), "TLSCert", 0}, {(sec), "TLSKey", 0}, {(sec), "Timeout", 0},                       \
+	{(sec), "ElectionTTL", 0}
+/* clang-format on */
 
 struct ctl_conf_etcd {
 	char endpoints[1024];		   /* Endpoints: http(s)://HOST:PORT,... */
