@@ -117,14 +117,14 @@ static int etcd_open(struct daemon *dm)
 {
 	const struct ec_conf *c = &dm->ctx.conf;
 	char host[128] = "localhost", id[300], err[512];
-	struct ec_etcd_conf ec = {c->etcd_endpoints,
-				  c->etcd_prefix,
-				  c->etcd_ca[0] ? c->etcd_ca : NULL,
-				  c->etcd_cert[0] ? c->etcd_cert : NULL,
-				  c->etcd_key[0] ? c->etcd_key : NULL,
+	struct ec_etcd_conf ec = {c->etcd_conf.endpoints,
+				  c->etcd_conf.prefix,
+				  c->etcd_conf.ca[0] ? c->etcd_conf.ca : NULL,
+				  c->etcd_conf.cert[0] ? c->etcd_conf.cert : NULL,
+				  c->etcd_conf.key[0] ? c->etcd_conf.key : NULL,
 				  id,
-				  c->etcd_timeout_ms,
-				  c->election_ttl_s,
+				  c->etcd_conf.timeout_ms,
+				  c->etcd_conf.election_ttl_s,
 				  0};
 
 	gethostname(host, sizeof(host) - 1);
@@ -132,7 +132,7 @@ static int etcd_open(struct daemon *dm)
 		 c->listen.sin_addr.s_addr ? inet_ntoa(c->listen.sin_addr) : host,
 		 ntohs(c->listen.sin_port), (int)getpid());
 	if (!(dm->etcd = ec_etcd_open(&dm->ctx.store, &ec, err, sizeof(err)))) {
-		ctl_log("store on etcd (%s): %s", c->etcd_endpoints, err);
+		ctl_log("store on etcd (%s): %s", c->etcd_conf.endpoints, err);
 		return -1;
 	}
 	dm->ctx.standby = !ec_etcd_leading(dm->etcd);

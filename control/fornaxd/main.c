@@ -179,19 +179,19 @@ static void usage(FILE *f)
 
 static const char *store_name(const struct fx_conf *c)
 {
-	return c->store == FX_STORE_ETCD ? c->etcd_endpoints : c->database;
+	return c->store == FX_STORE_ETCD ? c->etcd_conf.endpoints : c->database;
 }
 
 /* [Store] Backend: SQLite at Database, or etcd at Endpoints under Prefix */
 static int open_store(struct daemon *dm)
 {
 	const struct fx_conf *c = &dm->conf;
-	const struct fx_store_etcd_conf ec = {c->etcd_endpoints,
-					      c->etcd_prefix,
-					      c->etcd_ca[0] ? c->etcd_ca : NULL,
-					      c->etcd_cert[0] ? c->etcd_cert : NULL,
-					      c->etcd_key[0] ? c->etcd_key : NULL,
-					      c->etcd_timeout_ms};
+	const struct fx_store_etcd_conf ec = {c->etcd_conf.endpoints,
+					      c->etcd_conf.prefix,
+					      c->etcd_conf.ca[0] ? c->etcd_conf.ca : NULL,
+					      c->etcd_conf.cert[0] ? c->etcd_conf.cert : NULL,
+					      c->etcd_conf.key[0] ? c->etcd_conf.key : NULL,
+					      c->etcd_conf.timeout_ms};
 	char err[512];
 
 	if (c->store == FX_STORE_ETCD) {
@@ -221,7 +221,8 @@ static int lead_new(struct daemon *dm)
 	snprintf(id, sizeof(id), "%s://%s:%u (pid %d)", c->tls_cert[0] ? "https" : "http",
 		 c->listen.sin_addr.s_addr ? inet_ntoa(c->listen.sin_addr) : host,
 		 ntohs(c->listen.sin_port), (int)getpid());
-	dm->lead = fx_lead_new(dm->store, c->etcd_prefix, id, c->election ? c->election_ttl_s : 0);
+	dm->lead = fx_lead_new(dm->store, c->etcd_conf.prefix, id,
+			       c->election ? c->etcd_conf.election_ttl_s : 0);
 	return dm->lead ? 0 : -1;
 }
 

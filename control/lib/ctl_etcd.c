@@ -16,12 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ctl_etcd.h"
 #include "ctl_etcd_int.h"
-
-#define MAX_ANSWER (64u << 20) /* a range of every application fits many times */
 
 struct ctl_etcd {
 	char *ep[CTL_ETCD_MAX_ENDPOINTS];
@@ -33,32 +30,6 @@ struct ctl_etcd {
 	char err[700];
 	bool maybe_applied; /* the last request failed after a member took it */
 };
-
-struct answer {
-	char *p;
-	size_t n;
-	bool first_line; /* a stream (keepalive): stop after its first object */
-	bool done;
-};
-
-static size_t on_data(char *p, size_t sz, size_t nm, void *arg)
-{
-	struct answer *a = arg;
-	size_t n = sz * nm;
-	char *q;
-
-	if (a->n + n + 1 > MAX_ANSWER || !(q = realloc(a->p, a->n + n + 1)))
-		return 0;
-	memcpy(q + a->n, p, n);
-	a->p = q;
-	a->n += n;
-	q[a->n] = 0;
-	if (a->first_line && memchr(p, '\n', n)) {
-		a->done = true;
-		return 0; /* enough: the rest of the stream is not wanted */
-	}
-	return n;
-}
 
 const char *ctl_etcd_rc_name(int rc)
 {
@@ -107,16 +78,15 @@ void ctl_etcd_curl_setup(const struct ctl_etcd *e, void *curl)
 		curl_easy_setopt(curl, CURLOPT_SSLKEY, e->key);
 }
 
-
 static int post(struct ctl_etcd *e, const char *url, const char *body, long timeout_ms,
-		struct answer *a, long *status)
+		struct ctl_etcd_body *a, long *status)
 {
 	curl_easy_reset(e->curl);
 	ctl_etcd_curl_setup(e, e->curl);
 	curl_easy_setopt(e->curl, CURLOPT_URL, url);
 	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, ctl_etcd_body_data);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(e->curl, CURLOPT_ERRORBUFFER, e->detail);
 	e->detail[0] = 0;
@@ -132,7 +102,7 @@ static int post(struct ctl_etcd *e, const char *url, const char *body, long time
 static int has_leader(struct ctl_etcd *e, const char *ep)
 {
 	char url[600];
-	struct answer a = {0};
+	struct ctl_etcd_body a = {0};
 	long status = 0;
 	json_t *o;
 	int r = -1;
@@ -161,14 +131,6 @@ static int stalled(struct ctl_etcd *e, const char *ep, const char *what)
 	return CTL_ETCD_TIMEOUT;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One POST of text to the current endpoint within left_ms. AGAIN: it
  * cannot have been applied (refused, or "no leader"): another endpoint, or
  * the same later, may take it. SILENT: no answer in time (a proposal made
@@ -180,7 +142,7 @@ static int attempt(struct ctl_etcd *e, const char *path, const char *text, long 
 		   bool first_line, json_t **out)
 {
 	const char *ep = e->ep[e->cur];
-	struct answer a = {.first_line = first_line};
+	struct ctl_etcd_body a = {.first_line = first_line};
 	char url[600];
 	long status = 0;
 	int c;
@@ -255,7 +217,7 @@ static int call_ex(struct ctl_etcd *e, const char *path, json_t *body, json_t **
 		   bool first_line)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
-	long long deadline = now_ms() + e->timeout_ms, left;
+	long long deadline = ctl_etcd_now_ms() + e->timeout_ms, left;
 	int rc = CTL_ETCD_UNREACHABLE, refused = 0, tried = 0;
 	const char *ep, *silent = NULL;
 	bool no_leader = false;
@@ -267,7 +229,7 @@ static int call_ex(struct ctl_etcd *e, const char *path, json_t *body, json_t **
 		snprintf(e->err, sizeof(e->err), "out of memory");
 		return CTL_ETCD_ERROR;
 	}
-	while ((left = deadline - now_ms()) > 0) {
+	while ((left = deadline - ctl_etcd_now_ms()) > 0) {
 		/* a share of the deadline each, so that a silent member leaves
 		 * time for the next */
 		long share = e->timeout_ms / 3 > 500 ? e->timeout_ms / 3 : 500;
@@ -405,7 +367,8 @@ int ctl_etcd_put(struct ctl_etcd *e, const char *key, const void *value, size_t 
 	json_t *req = json_object(), *o;
 	int rc;
 
-	if (ctl_etcd_jb64(req, "key", key, strlen(key)) || ctl_etcd_jb64(req, "value", value, len)) {
+	if (ctl_etcd_jb64(req, "key", key, strlen(key)) ||
+	    ctl_etcd_jb64(req, "value", value, len)) {
 		json_decref(req);
 		return CTL_ETCD_ERROR;
 	}
@@ -483,7 +446,8 @@ static int add_cmp(struct ctl_etcd_txn *t, const char *key, enum ctl_etcd_target
 int ctl_etcd_txn_cmp(struct ctl_etcd_txn *t, const char *key, enum ctl_etcd_target target,
 		     enum ctl_etcd_cmp result, int64_t number)
 {
-	return add_cmp(t, key, target, result, target == CTL_ETCD_VALUE ? NULL : ctl_etcd_jnum(number));
+	return add_cmp(t, key, target, result,
+		       target == CTL_ETCD_VALUE ? NULL : ctl_etcd_jnum(number));
 }
 
 int ctl_etcd_txn_cmp_value(struct ctl_etcd_txn *t, const char *key, enum ctl_etcd_cmp result,
@@ -619,7 +583,8 @@ int ctl_etcd_lease_keepalive(struct ctl_etcd *e, int64_t id, int64_t *ttl)
 	json_t *o;
 	/* the gateway's keepalive is a stream and reads only its first request
 	 * (etcd #8237): one request, its first answer, then the connection goes */
-	int rc = call_ex(e, "/v3/lease/keepalive", json_pack("{s:o}", "ID", ctl_etcd_jnum(id)), &o, true);
+	int rc = call_ex(e, "/v3/lease/keepalive", json_pack("{s:o}", "ID", ctl_etcd_jnum(id)), &o,
+			 true);
 
 	if (rc)
 		return rc;
@@ -640,7 +605,8 @@ int ctl_etcd_lease_revoke(struct ctl_etcd *e, int64_t id)
 int ctl_etcd_compact(struct ctl_etcd *e, int64_t rev)
 {
 	json_t *o;
-	int rc = call(e, "/v3/kv/compaction", json_pack("{s:o}", "revision", ctl_etcd_jnum(rev)), &o);
+	int rc =
+	    call(e, "/v3/kv/compaction", json_pack("{s:o}", "revision", ctl_etcd_jnum(rev)), &o);
 
 	json_decref(o);
 	return rc;

@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "ctl_etcd.h"
+#include "ctl_etcd_int.h"
 
-#define MAX_ANSWER (64u << 20)
-#define PAUSE_MS   100 /* after a round over every endpoint, as the synchronous call */
+#define PAUSE_MS 100 /* after a round over every endpoint, as the synchronous call */
 
 struct req {
 	struct ctl_etcd_async *as;
@@ -34,8 +34,7 @@ struct req {
 	char url[600];
 	char ep[CTL_ETCD_URL_MAX + 1];
 	char detail[CURL_ERROR_SIZE];
-	char *ans;
-	size_t n;
+	struct ctl_etcd_body ans;
 	long long deadline, resume_at;
 	int tried, refused, rc;
 	unsigned silent_at;
@@ -47,48 +46,22 @@ struct req {
 
 struct ctl_etcd_async {
 	struct ctl_etcd *e;
-	CURLM *multi;
-	int epfd;
-	int efd;	   /* in the epoll set: readable when a request is new (the loop polls) */
-	long long curl_at; /* curl's timer, CLOCK_MONOTONIC ms; -1: none */
+	struct ctl_etcd_multi m;
+	int efd; /* in the epoll set: readable when a request is new (the loop polls) */
 	struct req *reqs;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static size_t on_data(char *p, size_t sz, size_t nm, void *arg)
-{
-	struct req *r = arg;
-	size_t n = sz * nm;
-	char *q;
-
-	if (r->n + n + 1 > MAX_ANSWER || !(q = realloc(r->ans, r->n + n + 1)))
-		return 0;
-	memcpy(q + r->n, p, n);
-	r->ans = q;
-	r->n += n;
-	q[r->n] = 0;
-	return n;
-}
 
 static void drop_easy(struct req *r)
 {
 	if (r->easy) {
-		curl_multi_remove_handle(r->as->multi, r->easy);
+		curl_multi_remove_handle(r->as->m.multi, r->easy);
 		curl_easy_cleanup(r->easy);
 		r->easy = NULL;
 	}
 	curl_slist_free_all(r->hdrs);
 	r->hdrs = NULL;
-	free(r->ans);
-	r->ans = NULL;
-	r->n = 0;
+	free(r->ans.p);
+	r->ans = (struct ctl_etcd_body){0};
 }
 
 static void req_free(struct req *r)
@@ -113,13 +86,13 @@ static int send_attempt(struct req *r, long long left)
 	curl_easy_setopt(r->easy, CURLOPT_URL, r->url);
 	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->text);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, left < share ? (long)left : share);
-	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, ctl_etcd_body_data);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, &r->ans);
 	curl_easy_setopt(r->easy, CURLOPT_ERRORBUFFER, r->detail);
 	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
 	r->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
-	return curl_multi_add_handle(r->as->multi, r->easy) ? -1 : 0;
+	return curl_multi_add_handle(r->as->m.multi, r->easy) ? -1 : 0;
 }
 
 static void unlink_req(struct req *r)
@@ -166,7 +139,7 @@ static void attempt_done(struct req *r, int c)
 	long long left;
 
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
-	r->rc = ctl_etcd_classify(e, r->ep, "/v3/kv/txn", c, r->detail, r->ans, status, &o);
+	r->rc = ctl_etcd_classify(e, r->ep, "/v3/kv/txn", c, r->detail, r->ans.p, status, &o);
 	drop_easy(r);
 	if (r->rc == CTL_ETCD_OK)
 		return finish(r, CTL_ETCD_OK, o);
@@ -182,7 +155,7 @@ static void attempt_done(struct req *r, int c)
 		r->refused++;
 	if (!strcmp(r->ep, ctl_etcd_endpoint(e)))
 		ctl_etcd_next_endpoint(e);
-	r->resume_at = now_ms();
+	r->resume_at = ctl_etcd_now_ms();
 	if (++r->tried % n_ep == 0) {
 		if (r->refused == n_ep)
 			return give_up(r);
@@ -197,7 +170,7 @@ static void attempt_done(struct req *r, int c)
 /* requests between attempts whose pause is over: the next attempt */
 static void resume(struct ctl_etcd_async *as)
 {
-	long long now = now_ms();
+	long long now = ctl_etcd_now_ms();
 
 	for (struct req *r = as->reqs, *next; r; r = next) {
 		next = r->next;
@@ -225,7 +198,7 @@ int ctl_etcd_txn_commit_async(struct ctl_etcd_async *as, struct ctl_etcd_txn *t,
 	r->as = as;
 	r->done = done;
 	r->arg = arg;
-	r->deadline = now_ms() + ctl_etcd_timeout_ms(as->e);
+	r->deadline = ctl_etcd_now_ms() + ctl_etcd_timeout_ms(as->e);
 	r->resume_at = 0; /* sent from the next poll: done never runs inside this call */
 	r->next = as->reqs;
 	as->reqs = r;
@@ -233,48 +206,21 @@ int ctl_etcd_txn_commit_async(struct ctl_etcd_async *as, struct ctl_etcd_txn *t,
 	return 0;
 }
 
-static int on_socket(CURL *easy, curl_socket_t fd, int what, void *arg, void *sockp)
-{
-	struct ctl_etcd_async *as = arg;
-	struct epoll_event ev = {0};
-
-	(void)easy;
-	(void)sockp;
-	if (what == CURL_POLL_REMOVE) {
-		epoll_ctl(as->epfd, EPOLL_CTL_DEL, fd, NULL);
-		return 0;
-	}
-	ev.data.fd = fd;
-	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
-	if (epoll_ctl(as->epfd, EPOLL_CTL_MOD, fd, &ev) && errno == ENOENT)
-		return epoll_ctl(as->epfd, EPOLL_CTL_ADD, fd, &ev) ? -1 : 0;
-	return 0;
-}
-
-static int on_timer(CURLM *multi, long ms, void *arg)
-{
-	struct ctl_etcd_async *as = arg;
-
-	(void)multi;
-	as->curl_at = ms < 0 ? -1 : now_ms() + ms;
-	return 0;
-}
-
 int ctl_etcd_async_fd(const struct ctl_etcd_async *as)
 {
-	return as->epfd;
+	return as->m.epfd;
 }
 
 int ctl_etcd_async_next_ms(const struct ctl_etcd_async *as)
 {
-	long long at = as->curl_at, left;
+	long long at = as->m.curl_at, left;
 
 	for (const struct req *r = as->reqs; r; r = r->next)
 		if (!r->easy && (at < 0 || r->resume_at < at))
 			at = r->resume_at;
 	if (at < 0)
 		return -1;
-	left = at - now_ms();
+	left = at - ctl_etcd_now_ms();
 	return left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
 }
 
@@ -282,27 +228,19 @@ void ctl_etcd_async_poll(struct ctl_etcd_async *as)
 {
 	struct epoll_event ev[8];
 	CURLMsg *m;
-	int left, running, n;
+	int left, n;
 
-	n = epoll_wait(as->epfd, ev, 8, 0);
+	n = epoll_wait(as->m.epfd, ev, 8, 0);
 	resume(as);
 	for (int i = 0; i < n; i++)
 		if (ev[i].data.fd == as->efd) {
 			eventfd_t v;
 
 			eventfd_read(as->efd, &v);
-		} else
-			curl_multi_socket_action(
-			    as->multi, ev[i].data.fd,
-			    (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
-				(ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
-				(ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0),
-			    &running);
-	if (as->curl_at >= 0 && now_ms() >= as->curl_at) {
-		as->curl_at = -1;
-		curl_multi_socket_action(as->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	}
-	while ((m = curl_multi_info_read(as->multi, &left))) {
+		}
+	ctl_etcd_multi_sockets(&as->m, ev, n, as->efd);
+	ctl_etcd_multi_timer(&as->m);
+	while ((m = curl_multi_info_read(as->m.multi, &left))) {
 		struct req *r = NULL;
 
 		if (m->msg != CURLMSG_DONE)
@@ -319,24 +257,18 @@ struct ctl_etcd_async *ctl_etcd_async_new(struct ctl_etcd *e)
 
 	struct epoll_event ev = {.events = EPOLLIN};
 
-	if (!as || !(as->multi = curl_multi_init()) ||
-	    (as->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	    (as->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
-	    (ev.data.fd = as->efd, epoll_ctl(as->epfd, EPOLL_CTL_ADD, as->efd, &ev))) {
-		if (as && as->multi)
-			curl_multi_cleanup(as->multi);
-		if (as && as->epfd > 0)
-			close(as->epfd);
-		if (as && as->efd > 0)
-			close(as->efd);
+	if (!as || ctl_etcd_multi_init(&as->m)) {
 		free(as);
 		return NULL;
 	}
-	curl_multi_setopt(as->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-	curl_multi_setopt(as->multi, CURLMOPT_SOCKETDATA, as);
-	curl_multi_setopt(as->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-	curl_multi_setopt(as->multi, CURLMOPT_TIMERDATA, as);
-	as->curl_at = -1;
+	if ((as->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+	    (ev.data.fd = as->efd, epoll_ctl(as->m.epfd, EPOLL_CTL_ADD, as->efd, &ev))) {
+		if (as->efd >= 0)
+			close(as->efd);
+		ctl_etcd_multi_fini(&as->m);
+		free(as);
+		return NULL;
+	}
 	as->e = e;
 	return as;
 }
@@ -351,8 +283,7 @@ void ctl_etcd_async_free(struct ctl_etcd_async *as)
 		as->reqs = r->next;
 		req_free(r);
 	}
-	curl_multi_cleanup(as->multi);
-	close(as->epfd);
+	ctl_etcd_multi_fini(&as->m);
 	close(as->efd);
 	free(as);
 }

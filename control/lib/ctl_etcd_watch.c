@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ctl_etcd.h"
+#include "ctl_etcd_int.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
@@ -41,9 +42,7 @@ struct ctl_etcd_watch {
 	struct ctl_etcd *e;
 	char *prefix;
 	struct ctl_etcd_watch_hooks h;
-	CURLM *multi;
-	int epfd;		       /* curl's sockets, each with what curl waits for */
-	long long curl_at;	       /* curl's timer: CLOCK_MONOTONIC ms; -1: none */
+	struct ctl_etcd_multi m;       /* curl's sockets and timer */
 	CURL *stream;		       /* the open /v3/watch, or NULL */
 	char ep[CTL_ETCD_URL_MAX + 1]; /* the endpoint it is open on */
 	struct curl_slist *hdrs;
@@ -58,14 +57,6 @@ struct ctl_etcd_watch {
 	long long retry_at; /* CLOCK_MONOTONIC ms; 0: now */
 };
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void trouble(struct ctl_etcd_watch *w, int rc, const char *msg)
 {
 	if (w->h.trouble) {
@@ -79,13 +70,13 @@ static void later(struct ctl_etcd_watch *w)
 	w->backoff_ms = w->backoff_ms ? w->backoff_ms * 2 : BACKOFF_MIN_MS;
 	if (w->backoff_ms > BACKOFF_MAX_MS)
 		w->backoff_ms = BACKOFF_MAX_MS;
-	w->retry_at = now_ms() + w->backoff_ms;
+	w->retry_at = ctl_etcd_now_ms() + w->backoff_ms;
 }
 
 static void close_stream(struct ctl_etcd_watch *w)
 {
 	if (w->stream) {
-		curl_multi_remove_handle(w->multi, w->stream);
+		curl_multi_remove_handle(w->m.multi, w->stream);
 		curl_easy_cleanup(w->stream);
 		w->stream = NULL;
 	}
@@ -232,7 +223,7 @@ static int open_stream(struct ctl_etcd_watch *w)
 	curl_easy_setopt(w->stream, CURLOPT_TCP_KEEPINTVL, 2L);
 	w->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	curl_easy_setopt(w->stream, CURLOPT_HTTPHEADER, w->hdrs);
-	return curl_multi_add_handle(w->multi, w->stream) ? -1 : 0;
+	return curl_multi_add_handle(w->m.multi, w->stream) ? -1 : 0;
 }
 
 static void snapshot(struct ctl_etcd_watch *w)
@@ -270,58 +261,29 @@ static void ended(struct ctl_etcd_watch *w, CURLcode c)
 	later(w);
 }
 
-/* curl: what to wait for on socket fd (CURL_POLL_*) */
-static int on_socket(CURL *easy, curl_socket_t fd, int what, void *arg, void *sockp)
-{
-	struct ctl_etcd_watch *w = arg;
-	struct epoll_event ev = {0};
-
-	(void)easy;
-	(void)sockp;
-	if (what == CURL_POLL_REMOVE) {
-		epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
-		return 0;
-	}
-	ev.data.fd = fd;
-	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
-	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev) && errno == ENOENT)
-		return epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) ? -1 : 0;
-	return 0;
-}
-
-/* curl: call back after ms (-1: no timer) */
-static int on_timer(CURLM *multi, long ms, void *arg)
-{
-	struct ctl_etcd_watch *w = arg;
-
-	(void)multi;
-	w->curl_at = ms < 0 ? -1 : now_ms() + ms;
-	return 0;
-}
-
 int ctl_etcd_watch_next_ms(const struct ctl_etcd_watch *w)
 {
-	long long at = w->stream ? w->curl_at : w->retry_at, left;
+	long long at = w->stream ? w->m.curl_at : w->retry_at, left;
 
 	if (at < 0)
 		return -1;
-	left = at - now_ms();
+	left = at - ctl_etcd_now_ms();
 	return left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
 }
 
 int ctl_etcd_watch_fd(const struct ctl_etcd_watch *w)
 {
-	return w->epfd;
+	return w->m.epfd;
 }
 
 int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
 {
 	struct epoll_event ev[8];
 	CURLMsg *m;
-	int left, running, n, due;
+	int left, n, due;
 
 	w->calls = 0;
-	if (!w->stream && now_ms() >= w->retry_at) {
+	if (!w->stream && ctl_etcd_now_ms() >= w->retry_at) {
 		if (w->need_snapshot)
 			snapshot(w);
 		if (!w->need_snapshot && open_stream(w)) {
@@ -335,19 +297,11 @@ int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
 	due = ctl_etcd_watch_next_ms(w);
 	if (timeout_ms < 0 || (due >= 0 && due < timeout_ms))
 		timeout_ms = due;
-	n = epoll_wait(w->epfd, ev, 8, timeout_ms);
-	for (int i = 0; i < n; i++)
-		curl_multi_socket_action(
-		    w->multi, ev[i].data.fd,
-		    (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
-			(ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
-			(ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0),
-		    &running);
-	if (w->stream && w->curl_at >= 0 && now_ms() >= w->curl_at) {
-		w->curl_at = -1;
-		curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	}
-	while ((m = curl_multi_info_read(w->multi, &left)))
+	n = epoll_wait(w->m.epfd, ev, 8, timeout_ms);
+	ctl_etcd_multi_sockets(&w->m, ev, n, -1);
+	if (w->stream)
+		ctl_etcd_multi_timer(&w->m);
+	while ((m = curl_multi_info_read(w->m.multi, &left)))
 		if (m->msg == CURLMSG_DONE && m->easy_handle == w->stream)
 			ended(w, m->data.result);
 	if (w->stream && w->drop)
@@ -365,21 +319,12 @@ struct ctl_etcd_watch *ctl_etcd_watch_start(struct ctl_etcd *e, const char *pref
 {
 	struct ctl_etcd_watch *w = calloc(1, sizeof(*w));
 
-	if (!w || !(w->prefix = strdup(prefix)) || !(w->multi = curl_multi_init()) ||
-	    (w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
-		if (w) {
-			if (w->multi)
-				curl_multi_cleanup(w->multi);
+	if (!w || !(w->prefix = strdup(prefix)) || ctl_etcd_multi_init(&w->m)) {
+		if (w)
 			free(w->prefix);
-		}
 		free(w);
 		return NULL;
 	}
-	curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-	curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w);
-	curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-	curl_multi_setopt(w->multi, CURLMOPT_TIMERDATA, w);
-	w->curl_at = -1;
 	w->e = e;
 	w->h = *h;
 	w->rev = from_rev > 0 ? from_rev - 1 : 0;
@@ -392,8 +337,7 @@ void ctl_etcd_watch_stop(struct ctl_etcd_watch *w)
 	if (!w)
 		return;
 	close_stream(w);
-	curl_multi_cleanup(w->multi);
-	close(w->epfd);
+	ctl_etcd_multi_fini(&w->m);
 	free(w->buf);
 	free(w->prefix);
 	free(w);

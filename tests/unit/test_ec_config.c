@@ -119,8 +119,8 @@ int main(void)
 			   MIN "[Store]\nBackend = etcd\nEndpoints = http://127.0.0.1:2379, "
 			       "http://127.0.0.2:2379\n",
 			   &c, err, sizeof(err));
-	CHECK(rc == 0 && c.etcd && !strcmp(c.etcd_prefix, "/xgate/edge/edge-a/") &&
-		  c.etcd_timeout_ms == 2000 && c.election_ttl_s == 10,
+	CHECK(rc == 0 && c.etcd && !strcmp(c.etcd_conf.prefix, "/xgate/edge/edge-a/") &&
+		  c.etcd_conf.timeout_ms == 2000 && c.etcd_conf.election_ttl_s == 10,
 	      "Backend = etcd: Prefix by Name, Timeout 2 s, ElectionTTL 10 s (%s)", err);
 	rc = ec_conf_parse("min.conf", MIN, &c, err, sizeof(err));
 	CHECK(rc == 0 && !c.etcd, "sqlite is the default");
@@ -148,7 +148,7 @@ int main(void)
 			   MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 300ms\n"
 			       "ElectionTTL = 1s\n",
 			   &c, err, sizeof(err));
-	CHECK(rc == 0 && c.etcd_timeout_ms == 300 && c.election_ttl_s == 1,
+	CHECK(rc == 0 && c.etcd_conf.timeout_ms == 300 && c.etcd_conf.election_ttl_s == 1,
 	      "Timeout in milliseconds: 300ms with a 1 s lease (%s)", err);
 	expect_err(MIN "[Store]\nBackend = etcd\nEndpoints = http://h:1\nTimeout = 400ms\n"
 		       "ElectionTTL = 1s\n",

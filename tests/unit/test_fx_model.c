@@ -428,16 +428,16 @@ static void test_store_config(void)
 		  "TLSCA = /etc/hostname\nTLSCert = /etc/hostname\nTLSKey = /etc/hostname\n"
 		  "Timeout = 5s\n",
 		  &c, err, sizeof(err)) &&
-		  c.store == FX_STORE_ETCD && !strcmp(c.etcd_prefix, "/xgate/fornaxd/") &&
-		  c.etcd_timeout_ms == 5000 && !strcmp(c.etcd_ca, "/etc/hostname") && !c.election &&
-		  c.election_ttl_s == 10 && strstr(c.etcd_endpoints, "10.0.0.2:2379"),
+		  c.store == FX_STORE_ETCD && !strcmp(c.etcd_conf.prefix, "/xgate/fornaxd/") &&
+		  c.etcd_conf.timeout_ms == 5000 && !strcmp(c.etcd_conf.ca, "/etc/hostname") && !c.election &&
+		  c.etcd_conf.election_ttl_s == 10 && strstr(c.etcd_conf.endpoints, "10.0.0.2:2379"),
 	      "Backend = etcd with two https endpoints, TLS and a timeout: %s", err);
 	CHECK(!fx_conf_parse("f.conf",
 			     "[API]\nToken = 0123456789abcdef\n[Store]\nBackend = etcd\n"
 			     "Endpoints = http://10.0.0.1:2379\nTimeout = 300ms\nElection = on\n"
 			     "ElectionTTL = 1s\n",
 			     &c, err, sizeof(err)) &&
-		  c.etcd_timeout_ms == 300 && c.election_ttl_s == 1,
+		  c.etcd_conf.timeout_ms == 300 && c.etcd_conf.election_ttl_s == 1,
 	      "a lease of 1 s with a Timeout of 300 ms: %s", err);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), "[API]\nToken = 0123456789abcdef\n[Store]\n%s",

@@ -66,6 +66,30 @@ static void gen_bump(int fd)
 	}
 }
 
+/* Peer idx's entry into v: 1 when read, 0 without a data path (nothing to
+ * do), -1 when it has none. */
+static int peer_load(struct gwd *g, int idx, struct xg_gw_peer *v)
+{
+	__u32 id = (__u32)idx + 1;
+
+	if (!g->dp.on)
+		return 0;
+	return bpf_map_lookup_elem(g->dp.peers, &id, v) ? -1 : 1;
+}
+
+/* v, changed, as peer id's entry, and wiped off the stack (it holds keys):
+ * the next packet on every CPU sees it. */
+static int peer_store(struct gwd *g, __u32 id, struct xg_gw_peer *v)
+{
+	int rc = bpf_map_update_elem(g->dp.peers, &id, v, BPF_ANY);
+
+	sodium_memzero(v, sizeof(*v));
+	if (rc)
+		return -1;
+	gen_bump(g->dp.gen);
+	return 0;
+}
+
 static void key_ident(const struct gw_peer_conf *pc, __u8 out[8])
 {
 	memcpy(out, pc->public_key, 8);
@@ -572,7 +596,7 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	struct xg_gw_replay fresh = {0};
 	struct xg_gw_peer v;
 	struct xg_gw_key nk;
-	int slot, rc;
+	int slot;
 
 	if (!g->dp.on)
 		return 0;
@@ -598,13 +622,8 @@ int gwd_dp_rx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid)
 	ri = id * 2 + (__u32)slot;
 	bpf_map_update_elem(g->dp.replay, &ri, &fresh, BPF_ANY);
 	v.rx[slot] = nk;
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
 	sodium_memzero(&nk, sizeof(nk));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen);
-	return slot;
+	return peer_store(g, id, &v) ? -1 : slot;
 }
 
 uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot)
@@ -619,57 +638,41 @@ uint64_t gwd_dp_rx_top(struct gwd *g, int idx, int slot)
 
 int gwd_dp_rx_limit(struct gwd *g, int idx, int slot, uint64_t top)
 {
-	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
 	struct xg_gw_key *k;
-	int rc;
+	int rc = peer_load(g, idx, &v);
 
-	if (!g->dp.on)
-		return 0;
-	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
-		return -1;
+	if (rc <= 0)
+		return rc;
 	k = &v.rx[slot & 1];
 	if (!k->valid || k->ctr_max) {
 		sodium_memzero(&v, sizeof(v));
 		return 0;
 	}
 	k->ctr_max = sat_add(top, g->conf.reject_msgs);
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen);
-	return 0;
+	return peer_store(g, (__u32)idx + 1, &v);
 }
 
 int gwd_dp_wipe_key(struct gwd *g, int idx, bool tx, int slot)
 {
-	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
 	struct xg_gw_key *k;
-	int rc;
+	int rc = peer_load(g, idx, &v);
 
-	if (!g->dp.on)
-		return 0;
-	if (bpf_map_lookup_elem(g->dp.peers, &id, &v))
-		return -1;
+	if (rc <= 0)
+		return rc;
 	k = tx ? &v.tx[(v.tx_slot & 1) ^ 1] : &v.rx[slot & 1];
 	if (!k->valid && sodium_is_zero((const unsigned char *)k, sizeof(*k)))
 		return 0;
-	sodium_memzero(k, sizeof(*k)); /* key, salt, cipher, id */
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen); /* the CPUs' copies of the entry go too */
-	return 0;
+	sodium_memzero(k, sizeof(*k));		  /* key, salt, cipher, id */
+	return peer_store(g, (__u32)idx + 1, &v); /* the CPUs' copies of the entry go too */
 }
 
 int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid, uint64_t *base)
 {
 	__u32 id = (__u32)idx + 1;
 	struct xg_gw_peer v;
-	int next, rc;
+	int next;
 
 	*base = 0;
 	if (!g->dp.on)
@@ -693,12 +696,8 @@ int gwd_dp_tx_key(struct gwd *g, int idx, const struct gw_dkey *k, uint8_t kid, 
 		return -1;
 	}
 	v.tx_slot = (__u8)next;
-	rc = bpf_map_update_elem(g->dp.peers, &id, &v, BPF_ANY);
-	sodium_memzero(&v, sizeof(v));
-	if (rc)
-		return -1;
-	gen_bump(g->dp.gen); /* CPUs switch on their next packet, not at their copy's expiry */
-	return 0;
+	/* CPUs switch on their next packet, not at their copy's expiry */
+	return peer_store(g, id, &v);
 }
 
 void gwd_dp_pstats(struct gwd *g, int idx, struct xg_gw_pstat *out)

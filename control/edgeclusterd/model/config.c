@@ -27,7 +27,6 @@ struct pstate {
 	struct ec_conf *c;
 	int sec_line[5]; /* where each section started, for "needs a ..." errors */
 	int key_line[48];
-	bool plain_endpoint;		/* an http:// one among the Endpoints */
 	int label_lines[EC_MAX_LABELS]; /* where each label was set */
 };
 
@@ -105,13 +104,7 @@ static const struct ini_key keys[] = {
     {SEC_CLUSTER, "UninstallScript", 0},
     {SEC_HUB, "SendQueueMax", 0},
     {SEC_STORE, "Backend", 0},
-    {SEC_STORE, "Endpoints", 0},
-    {SEC_STORE, "Prefix", 0},
-    {SEC_STORE, "TLSCA", 0},
-    {SEC_STORE, "TLSCert", 0},
-    {SEC_STORE, "TLSKey", 0},
-    {SEC_STORE, "Timeout", 0},
-    {SEC_STORE, "ElectionTTL", 0},
+    CTL_CONF_ETCD_TABLE(SEC_STORE),
 };
 enum {
 	K_NAME,
@@ -144,44 +137,12 @@ enum {
 	K_UNINSTALL,
 	K_SENDQ,
 	K_BACKEND,
-	K_ENDPOINTS,
-	K_PREFIX,
-	K_ETCD_CA,
-	K_ETCD_CERT,
-	K_ETCD_KEY,
-	K_ETCD_TIMEOUT,
-	K_ELECTION_TTL,
+	K_ETCD, /* CTL_CONF_ETCD_TABLE from here, indexed by enum ctl_conf_etcd_key */
+	K_ETCD_LAST = K_ETCD + CTL_CONF_ETCD_N_KEYS - 1,
 	K_COUNT
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_COUNT, "a K_ for every key");
 _Static_assert(K_COUNT <= sizeof(((struct pstate *)0)->key_line) / sizeof(int), "key_line");
-
-/* http(s)://HOST:PORT[,...]: each quoted when it is not that */
-static int endpoints(struct pstate *s, char *v, struct ec_conf *c)
-{
-	char copy[sizeof(c->etcd_endpoints)], *save = NULL, *ep;
-	int n = 0;
-
-	if (ini_str(&s->in, "Endpoints", v, c->etcd_endpoints, sizeof(c->etcd_endpoints)))
-		return -1;
-	strcpy(copy, v);
-	for (ep = strtok_r(copy, ", ", &save); ep; ep = strtok_r(NULL, ", ", &save), n++) {
-		const char *hp = !strncmp(ep, "http://", 7)    ? ep + 7
-				 : !strncmp(ep, "https://", 8) ? ep + 8
-							       : NULL;
-
-		if (!hp || !*hp || !strchr(hp, ':'))
-			return ini_err(&s->in,
-				       "Endpoints '%s': expected http://HOST:PORT or "
-				       "https://HOST:PORT",
-				       ep);
-		if (strncmp(ep, "https://", 8))
-			s->plain_endpoint = true;
-	}
-	if (n > 16)
-		return ini_err(&s->in, "Endpoints: %d of them, at most 16", n);
-	return 0;
-}
 
 /* Parent: one URL, or several separated by commas (the roots of an
  * active/standby pair): each must parse; the first goes to parent_url */
@@ -202,27 +163,6 @@ static int parents(struct pstate *s, char *v, struct ec_conf *c)
 	return 0;
 }
 
-/* [Store] Timeout: seconds ("2", "2s") or milliseconds ("400ms"), 100 ms to
- * 60 s. Below a second for a lease short enough to fail over within one
- * (ElectionTTL >= 3 x Timeout): etcd answers on a LAN in milliseconds. The
- * same rule as fornaxd's. */
-static int timeout_ms(struct ini *in, const char *v, unsigned *out)
-{
-	unsigned long n;
-	char *end;
-
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (!errno && end != v && *v != '-' && (!*end || !strcmp(end, "s")) && n <= 60)
-		n *= 1000;
-	else if (errno || end == v || *v == '-' || strcmp(end, "ms"))
-		n = 0;
-	if (n < 100 || n > 60000)
-		return ini_err(in, "Timeout '%s': expected 100ms to 60s (e.g. 2s or 500ms)", v);
-	*out = (unsigned)n;
-	return 0;
-}
-
 static int key_value(void *arg, int i, char *v)
 {
 	struct pstate *s = arg;
@@ -231,6 +171,10 @@ static int key_value(void *arg, int i, char *v)
 	const struct ctl_conf_tokens join_tokens = {c->join_tokens, &c->n_join_tokens,
 						    EC_MAX_TOKENS};
 
+	if (i == K_ETCD + CTL_CONF_ETCD_PREFIX && (v[0] != '/' || v[strlen(v) - 1] != '/'))
+		return ini_err(&s->in, "Prefix '%s': expected /PATH/ (starts and ends with /)", v);
+	if (i >= K_ETCD && i <= K_ETCD_LAST)
+		return ctl_conf_etcd_key(&s->in, &c->etcd_conf, i - K_ETCD, v);
 	switch (i) {
 	case K_NAME: {
 		const char *e = ec_check_dns_label(v);
@@ -322,27 +266,7 @@ static int key_value(void *arg, int i, char *v)
 	case K_SENDQ:
 		return ini_size(&s->in, "SendQueueMax", v, &c->hub_queue_max);
 	case K_BACKEND:
-		if (strcasecmp(v, "sqlite") && strcasecmp(v, "etcd"))
-			return ini_err(&s->in, "Backend '%s': expected sqlite or etcd", v);
-		c->etcd = !strcasecmp(v, "etcd");
-		return 0;
-	case K_ENDPOINTS:
-		return endpoints(s, v, c);
-	case K_PREFIX:
-		if (v[0] != '/' || v[strlen(v) - 1] != '/')
-			return ini_err(&s->in,
-				       "Prefix '%s': expected /PATH/ (starts and ends with /)", v);
-		return ini_str(&s->in, "Prefix", v, c->etcd_prefix, sizeof(c->etcd_prefix));
-	case K_ETCD_CA:
-		return ini_readable(&s->in, "TLSCA", v, c->etcd_ca, sizeof(c->etcd_ca));
-	case K_ETCD_CERT:
-		return ini_readable(&s->in, "TLSCert", v, c->etcd_cert, sizeof(c->etcd_cert));
-	case K_ETCD_KEY:
-		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
-	case K_ETCD_TIMEOUT:
-		return timeout_ms(&s->in, v, &c->etcd_timeout_ms);
-	case K_ELECTION_TTL:
-		return ini_seconds(&s->in, "ElectionTTL", v, 1, 300, &c->election_ttl_s);
+		return ctl_conf_etcd_backend(&s->in, v, &c->etcd);
 	}
 	return ini_err(&s->in, "key %d is not handled", i); /* every K_ has a case */
 }
@@ -352,44 +276,24 @@ static int store_check(struct pstate *s, struct ec_conf *c)
 {
 	int *kl = s->key_line;
 
-	if (!c->etcd) {
-		for (int k = K_ENDPOINTS; k <= K_ELECTION_TTL; k++)
-			if (kl[k])
-				return ini_err_at(&s->in, kl[k],
-						  "%s is for Backend = etcd (the store is sqlite)",
-						  keys[k].name);
-		return 0;
-	}
-	if (!kl[K_ENDPOINTS])
+	if (!c->etcd)
+		return ctl_conf_etcd_unused(&s->in, kl + K_ETCD);
+	if (!kl[K_ETCD + CTL_CONF_ETCD_ENDPOINTS])
 		return ini_err_at(&s->in, kl[K_BACKEND], "Backend = etcd needs Endpoints");
 	if (kl[K_PARENT])
 		return ini_err_at(&s->in, kl[K_BACKEND],
 				  "Backend = etcd is for the root of the tree, and Parent is set "
 				  "(line %d)",
 				  kl[K_PARENT]);
-	if (!kl[K_ETCD_CERT] != !kl[K_ETCD_KEY])
-		return ini_err_at(&s->in, kl[K_ETCD_CERT] ? kl[K_ETCD_CERT] : kl[K_ETCD_KEY],
-				  "TLSCert and TLSKey go together");
-	for (int k = K_ETCD_CA; k <= K_ETCD_KEY; k++)
-		if (kl[k] && s->plain_endpoint)
-			return ini_err_at(&s->in, kl[k],
-					  "%s is given but an endpoint is http:// (TLS needs "
-					  "https:// endpoints)",
-					  keys[k].name);
-	/* a leader must renew its lease while a request may take Timeout */
-	if (c->election_ttl_s * 1000 < 3 * c->etcd_timeout_ms) {
-		char t[24];
-
-		if (c->etcd_timeout_ms % 1000)
-			snprintf(t, sizeof(t), "%ums", c->etcd_timeout_ms);
-		else
-			snprintf(t, sizeof(t), "%us", c->etcd_timeout_ms / 1000);
-		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_BACKEND],
-				  "ElectionTTL %us must be at least 3 x Timeout (%s)",
-				  c->election_ttl_s, t);
-	}
-	if (!c->etcd_prefix[0])
-		snprintf(c->etcd_prefix, sizeof(c->etcd_prefix), "/xgate/edge/%s/", c->name);
+	if (ctl_conf_etcd_pair(&s->in, kl + K_ETCD) ||
+	    ctl_conf_etcd_plain(&s->in, &c->etcd_conf, kl + K_ETCD) ||
+	    ctl_conf_etcd_ttl(&s->in, &c->etcd_conf,
+			      kl[K_ETCD + CTL_CONF_ETCD_TTL] ? kl[K_ETCD + CTL_CONF_ETCD_TTL]
+							     : kl[K_BACKEND]))
+		return -1;
+	if (!c->etcd_conf.prefix[0])
+		snprintf(c->etcd_conf.prefix, sizeof(c->etcd_conf.prefix), "/xgate/edge/%s/",
+			 c->name);
 	return 0;
 }
 
@@ -462,8 +366,7 @@ int ec_conf_parse(const char *file, const char *text, struct ec_conf *c, char *e
 	c->reconnect_max_s = 30;
 	c->connect_timeout_s = 10;
 	c->hub_queue_max = 64 << 20;
-	c->etcd_timeout_ms = 2000;
-	c->election_ttl_s = 10;
+	ctl_conf_etcd_init(&c->etcd_conf);
 
 	ini_init(&s.in, file, text, "[Cluster]", err, errlen);
 	rc = ini_table_read(&s.in, &table, key_value, &s);

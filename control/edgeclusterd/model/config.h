@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ctl_conf.h"
 #include "ctl_token.h"
 #include "ctl_url.h"
 
@@ -53,9 +54,7 @@ struct ec_conf {
 	char database[EC_PATH_MAX]; /* SQLite; with etcd, the local view of etcd's rows */
 	/* [Store] Backend = etcd: the root's state in etcd (store_etcd.h) */
 	bool etcd;
-	char etcd_endpoints[1024], etcd_prefix[EC_PATH_MAX];
-	char etcd_ca[EC_PATH_MAX], etcd_cert[EC_PATH_MAX], etcd_key[EC_PATH_MAX];
-	unsigned etcd_timeout_ms, election_ttl_s;
+	struct ctl_conf_etcd etcd_conf; /* its keys; Prefix by default /xgate/edge/NAME/ */
 
 	unsigned heartbeat_s, heartbeat_timeout_s, statecheck_s, command_timeout_s;
 

@@ -40,14 +40,8 @@ static const struct ini_key keys[] = {
     {SEC_NODES, "SendQueueMax", 0},
     {SEC_NODES, "EndpointForm", 0},
     {SEC_STORE, "Backend", 0},
-    {SEC_STORE, "Endpoints", 0},
-    {SEC_STORE, "Prefix", 0},
-    {SEC_STORE, "TLSCA", 0},
-    {SEC_STORE, "TLSCert", 0},
-    {SEC_STORE, "TLSKey", 0},
-    {SEC_STORE, "Timeout", 0},
     {SEC_STORE, "Election", 0},
-    {SEC_STORE, "ElectionTTL", 0},
+    CTL_CONF_ETCD_TABLE(SEC_STORE),
     {SEC_API, "MaxSessionsPerClient", 0},
 };
 enum {
@@ -67,14 +61,9 @@ enum {
 	K_SENDQ,
 	K_FORM,
 	K_BACKEND,
-	K_ENDPOINTS,
-	K_PREFIX,
-	K_ETCD_CA,
-	K_ETCD_CERT,
-	K_ETCD_KEY,
-	K_ETCD_TIMEOUT,
 	K_ELECTION,
-	K_ELECTION_TTL,
+	K_ETCD, /* CTL_CONF_ETCD_TABLE from here, indexed by enum ctl_conf_etcd_key */
+	K_ETCD_LAST = K_ETCD + CTL_CONF_ETCD_N_KEYS - 1,
 	K_MAXSESS,
 	K_COUNT
 };
@@ -85,7 +74,6 @@ struct pstate {
 	struct fx_conf *c;
 	int sec_line[N_SECTIONS];
 	int key_line[K_COUNT];
-	bool plain_endpoint; /* an http:// one among the Endpoints */
 };
 
 static int cidr(struct pstate *s, const char *v, struct fx_conf *c)
@@ -119,53 +107,6 @@ static int number(struct pstate *s, const char *key, const char *v, unsigned lon
 	return 0;
 }
 
-/* http(s)://HOST:PORT[,...]: each quoted when it is not that */
-static int endpoints(struct pstate *s, char *v, struct fx_conf *c)
-{
-	char copy[sizeof(c->etcd_endpoints)], *save = NULL, *ep;
-	int n = 0;
-
-	if (ini_str(&s->in, "Endpoints", v, c->etcd_endpoints, sizeof(c->etcd_endpoints)))
-		return -1;
-	strcpy(copy, v);
-	for (ep = strtok_r(copy, ", ", &save); ep; ep = strtok_r(NULL, ", ", &save), n++) {
-		const char *hp = !strncmp(ep, "http://", 7)    ? ep + 7
-				 : !strncmp(ep, "https://", 8) ? ep + 8
-							       : NULL;
-
-		if (!hp || !*hp || !strchr(hp, ':'))
-			return ini_err(&s->in,
-				       "Endpoints '%s': expected http://HOST:PORT or "
-				       "https://HOST:PORT",
-				       ep);
-		if (strncmp(ep, "https://", 8))
-			s->plain_endpoint = true;
-	}
-	if (n > 16)
-		return ini_err(&s->in, "Endpoints: %d of them, at most 16", n);
-	return 0;
-}
-
-/* [Store] Timeout: seconds ("2", "2s") or milliseconds ("400ms"), 100 ms to
- * 60 s. Below a second for a lease short enough to fail over within one
- * (ElectionTTL >= 3 x Timeout): etcd answers on a LAN in milliseconds. */
-static int timeout_ms(struct ini *in, const char *v, unsigned *out)
-{
-	unsigned long n;
-	char *end;
-
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (!errno && end != v && *v != '-' && (!*end || !strcmp(end, "s")) && n <= 60)
-		n *= 1000;
-	else if (errno || end == v || *v == '-' || strcmp(end, "ms"))
-		n = 0;
-	if (n < 100 || n > 60000)
-		return ini_err(in, "Timeout '%s': expected 100ms to 60s (e.g. 2s or 500ms)", v);
-	*out = (unsigned)n;
-	return 0;
-}
-
 static int key_value(void *arg, int i, char *v)
 {
 	struct pstate *s = arg;
@@ -176,6 +117,8 @@ static int key_value(void *arg, int i, char *v)
 	unsigned long n, m;
 	char *dash;
 
+	if (i >= K_ETCD && i <= K_ETCD_LAST)
+		return ctl_conf_etcd_key(&s->in, &c->etcd_conf, i - K_ETCD, v);
 	switch (i) {
 	case K_LISTEN:
 		return ini_addr(&s->in, "Listen", v, &c->listen);
@@ -226,33 +169,19 @@ static int key_value(void *arg, int i, char *v)
 			return -1;
 		c->endpoint_form = (int)n;
 		return 0;
-	case K_BACKEND:
-		if (!strcasecmp(v, "sqlite"))
-			c->store = FX_STORE_SQLITE;
-		else if (!strcasecmp(v, "etcd"))
-			c->store = FX_STORE_ETCD;
-		else
-			return ini_err(&s->in, "Backend '%s': expected sqlite or etcd", v);
+	case K_BACKEND: {
+		bool etcd;
+
+		if (ctl_conf_etcd_backend(&s->in, v, &etcd))
+			return -1;
+		c->store = etcd ? FX_STORE_ETCD : FX_STORE_SQLITE;
 		return 0;
-	case K_ENDPOINTS:
-		return endpoints(s, v, c);
-	case K_PREFIX:
-		return ini_str(&s->in, "Prefix", v, c->etcd_prefix, sizeof(c->etcd_prefix));
-	case K_ETCD_CA:
-		return ini_readable(&s->in, "TLSCA", v, c->etcd_ca, sizeof(c->etcd_ca));
-	case K_ETCD_CERT:
-		return ini_readable(&s->in, "TLSCert", v, c->etcd_cert, sizeof(c->etcd_cert));
-	case K_ETCD_KEY:
-		return ini_readable(&s->in, "TLSKey", v, c->etcd_key, sizeof(c->etcd_key));
-	case K_ETCD_TIMEOUT:
-		return timeout_ms(&s->in, v, &c->etcd_timeout_ms);
+	}
 	case K_ELECTION:
 		if (strcasecmp(v, "on") && strcasecmp(v, "off"))
 			return ini_err(&s->in, "Election '%s': expected on or off", v);
 		c->election = !strcasecmp(v, "on");
 		return 0;
-	case K_ELECTION_TTL:
-		return ini_seconds(&s->in, "ElectionTTL", v, 1, 300, &c->election_ttl_s);
 	case K_MAXSESS:
 		if (number(s, "MaxSessionsPerClient", v, 0, 1000000, &n))
 			return -1;
@@ -265,8 +194,15 @@ static int key_value(void *arg, int i, char *v)
 /* [Store]: each backend's keys only with it; etcd's TLS whole and used */
 static int store_check(struct pstate *s, struct fx_conf *c)
 {
-	static const int etcd_only[] = {K_ENDPOINTS, K_PREFIX,	     K_ETCD_CA,	 K_ETCD_CERT,
-					K_ETCD_KEY,  K_ETCD_TIMEOUT, K_ELECTION, K_ELECTION_TTL};
+	/* the first of them given is the one reported */
+	static const int etcd_only[] = {K_ETCD + CTL_CONF_ETCD_ENDPOINTS,
+					K_ETCD + CTL_CONF_ETCD_PREFIX,
+					K_ETCD + CTL_CONF_ETCD_CA,
+					K_ETCD + CTL_CONF_ETCD_CERT,
+					K_ETCD + CTL_CONF_ETCD_KEY,
+					K_ETCD + CTL_CONF_ETCD_TIMEOUT,
+					K_ELECTION,
+					K_ETCD + CTL_CONF_ETCD_TTL};
 	int *kl = s->key_line;
 
 	if (c->store == FX_STORE_SQLITE) {
@@ -280,30 +216,16 @@ static int store_check(struct pstate *s, struct fx_conf *c)
 	if (kl[K_DATABASE])
 		return ini_err_at(&s->in, kl[K_DATABASE],
 				  "Database is for Backend = sqlite (the store is etcd)");
-	if (!kl[K_ENDPOINTS])
+	if (!kl[K_ETCD + CTL_CONF_ETCD_ENDPOINTS])
 		return ini_err_at(&s->in, kl[K_BACKEND], "Backend = etcd needs Endpoints");
-	if (!kl[K_ETCD_CERT] != !kl[K_ETCD_KEY])
-		return ini_err_at(&s->in, kl[K_ETCD_CERT] ? kl[K_ETCD_CERT] : kl[K_ETCD_KEY],
-				  "TLSCert and TLSKey go together");
-	/* a leader must renew its lease while a request may take Timeout */
-	if (c->election && c->election_ttl_s * 1000 < 3 * c->etcd_timeout_ms) {
-		char t[24];
-
-		if (c->etcd_timeout_ms % 1000)
-			snprintf(t, sizeof(t), "%ums", c->etcd_timeout_ms);
-		else
-			snprintf(t, sizeof(t), "%us", c->etcd_timeout_ms / 1000);
-		return ini_err_at(&s->in, kl[K_ELECTION_TTL] ? kl[K_ELECTION_TTL] : kl[K_ELECTION],
-				  "ElectionTTL %us must be at least 3 x Timeout (%s)",
-				  c->election_ttl_s, t);
-	}
-	for (int k = K_ETCD_CA; k <= K_ETCD_KEY; k++)
-		if (kl[k] && s->plain_endpoint)
-			return ini_err_at(&s->in, kl[k],
-					  "%s is given but an endpoint is http:// (TLS needs "
-					  "https:// endpoints)",
-					  keys[k].name);
-	return 0;
+	if (ctl_conf_etcd_pair(&s->in, kl + K_ETCD))
+		return -1;
+	if (c->election &&
+	    ctl_conf_etcd_ttl(&s->in, &c->etcd_conf,
+			      kl[K_ETCD + CTL_CONF_ETCD_TTL] ? kl[K_ETCD + CTL_CONF_ETCD_TTL]
+							     : kl[K_ELECTION]))
+		return -1;
+	return ctl_conf_etcd_plain(&s->in, &c->etcd_conf, kl + K_ETCD);
 }
 
 static int finish(struct pstate *s, struct fx_conf *c)
@@ -322,8 +244,8 @@ static int finish(struct pstate *s, struct fx_conf *c)
 		return -1;
 	if (!c->database[0])
 		snprintf(c->database, sizeof(c->database), "/var/lib/xgate/fornaxd.db");
-	if (!c->etcd_prefix[0])
-		snprintf(c->etcd_prefix, sizeof(c->etcd_prefix), "/xgate/fornaxd/");
+	if (!c->etcd_conf.prefix[0])
+		snprintf(c->etcd_conf.prefix, sizeof(c->etcd_conf.prefix), "/xgate/fornaxd/");
 	return 0;
 }
 
@@ -353,8 +275,7 @@ int fx_conf_parse(const char *file, const char *text, struct fx_conf *c, char *e
 	c->state_s = 60;
 	c->queue_max = 4 << 20;
 	c->endpoint_form = 1;
-	c->etcd_timeout_ms = 2000;
-	c->election_ttl_s = 10;
+	ctl_conf_etcd_init(&c->etcd_conf);
 	c->max_sess_client = 1000;
 
 	ini_init(&s.in, file, text, "[API]", err, errlen);

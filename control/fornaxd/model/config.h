@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctl_conf.h"
 #include "ctl_token.h"
 
 #define FX_MAX_TOKENS 64
@@ -28,13 +29,10 @@ struct fx_conf {
 	unsigned max_sess_client;
 
 	int store; /* [Store] Backend: FX_STORE_SQLITE (default) or FX_STORE_ETCD */
-	char database[FX_PATH_MAX];    /* [Store] Database (sqlite) */
-	char etcd_endpoints[1024];     /* [Store] Endpoints (etcd): http(s)://HOST:PORT,... */
-	char etcd_prefix[FX_PATH_MAX]; /* [Store] Prefix, default /xgate/fornaxd/ */
-	char etcd_ca[FX_PATH_MAX], etcd_cert[FX_PATH_MAX], etcd_key[FX_PATH_MAX]; /* TLSCA ... */
-	unsigned etcd_timeout_ms; /* [Store] Timeout, default 2 s */
-	bool election;		  /* [Store] Election = on: active/standby on etcd */
-	unsigned election_ttl_s;  /* [Store] ElectionTTL, default 10 */
+	char database[FX_PATH_MAX]; /* [Store] Database (sqlite) */
+	/* [Store] etcd's keys (Endpoints, ..., ElectionTTL); Prefix by default /xgate/fornaxd/ */
+	struct ctl_conf_etcd etcd_conf;
+	bool election; /* [Store] Election = on: active/standby on etcd */
 
 	unsigned char join_tokens[FX_MAX_TOKENS][CTL_TOKEN_HASH_LEN]; /* [Nodes] JoinToken */
 	int n_join_tokens;
