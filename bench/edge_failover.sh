@@ -45,26 +45,8 @@ source "$TESTS/lib.sh"
 source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
 source "$TESTS/edge/failover_lib.sh"
-T=$(mktemp -d /tmp/xgb-edfo-XXXXXX)
-WPID=
-stop_all() {
-	for n in "${!PID[@]}"; do
-		[ -n "${PID[$n]}" ] && kill -9 "${PID[$n]}" 2>/dev/null
-		PID[$n]=
-	done
-	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
-	WPID=
-	wait 2>/dev/null
-}
-cleanup() {
-	stop_all
-	etcd_stop
-	[ -n "$KEEP" ] && echo "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-edfo_etcd || { echo "no etcd cluster" >&2; exit 1; }
-trap cleanup EXIT
+etcd_test_stop() { edfo_stop; }
+etcd_test xgb-edfo 3 tls || { echo "no etcd cluster" >&2; exit 1; }
 
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 stamp() { while IFS= read -r l; do printf '%s %s\n' $((${EPOCHREALTIME/./} / 1000)) "$l"; done; }
@@ -169,7 +151,7 @@ for ttl in $TTLS; do
 		echo "leaders that lost the lead without being killed: $(cat "$T"/r1.log "$T"/r2.log | grep -c 'no longer the leader')"
 	} | tee -a "$T/summary"
 	LOST_ALL=$((LOST_ALL + LOST))
-	stop_all
+	edfo_stop
 	for n in r1 r2 $CH; do mv "$T/$n.log" "$D/" 2>/dev/null; rm -f "$T/$n.db"*; done
 done
 echo

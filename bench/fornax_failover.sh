@@ -51,19 +51,10 @@ source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
 source "$HERE/fornax_throughput.sh"
 source "$TESTS/fornax/ha_lib.sh"
-T=$(mktemp -d /tmp/xgb-fxfo-XXXXXX)
 declare -A PID FXT_PID
 SIMS= WPID=
-cleanup() {
-	for p in "${PID[@]}" "${FXT_PID[@]}" $SIMS $WPID; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	etcd_stop
-	[ -n "$KEEP" ] && echo "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-etcd_start 3 || { echo "no etcd cluster" >&2; exit 1; }
-trap cleanup EXIT
+etcd_test_stop() { for p in "${PID[@]}" "${FXT_PID[@]}" $SIMS $WPID; do kill -9 "$p" 2>/dev/null; done; }
+etcd_test xgb-fxfo 3 || { echo "no etcd cluster" >&2; exit 1; }
 
 TOK=$(secret tok)
 JOIN=$(secret join)

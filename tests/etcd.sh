@@ -5,6 +5,8 @@
 #   sets ETCD_ENDPOINTS (comma-separated client URLs), ETCD_URL[i],
 #   ETCD_PID[i] and ETCD_DIR, and installs an EXIT trap that stops the
 #   members and removes their data (call etcd_stop yourself to do it sooner).
+# Sourced by a test on etcd:  etcd_test NAME N [tls]
+#   its scratch directory T, its traps and the cluster in one go (see there).
 # Run:      tests/etcd.sh N CMD ARGS...
 #   starts the cluster, runs CMD with XGATE_ETCD_ENDPOINTS and
 #   XGATE_ETCD_MEMBERS ("pid=url pid=url ...", for tests that stop members),
@@ -106,6 +108,32 @@ etcd_start() {
 		etcd_stop
 	done
 	return 1
+}
+
+# etcd_test NAME N [tls]: what a test (or bench) on etcd begins with: T, a
+# scratch directory /tmp/NAME-XXXXXX; an EXIT trap that runs the script's
+# etcd_test_stop if it defines one (its daemons go before the members they
+# use), waits for its children, stops the members and removes T (kept, and
+# said so, with KEEP set); INT and TERM exit 130 (through that trap); N
+# members, with "tls" behind TLS with client certificates (the test CA in T,
+# tests/edge/lib.sh's test_ca). Returns 1, saying why, when there are none.
+etcd_test() {
+	T=$(mktemp -d "/tmp/$1-XXXXXX")
+	trap etcd_test_cleanup EXIT
+	trap "exit 130" INT TERM
+	if [ "${3:-}" = tls ]; then
+		test_ca "$T" || { echo "etcd.sh: openssl made no test CA" >&2; return 1; }
+		export ETCD_TLS_DIR=$T
+	fi
+	etcd_start "$2" || return 1
+	trap etcd_test_cleanup EXIT # etcd_start set its own: the script's daemons go first
+}
+
+etcd_test_cleanup() {
+	declare -F etcd_test_stop >/dev/null && etcd_test_stop
+	wait 2>/dev/null
+	etcd_stop
+	if [ -n "${KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

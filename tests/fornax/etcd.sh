@@ -14,21 +14,9 @@ FXD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
 source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
-T=$(mktemp -d /tmp/xgt-fxetcd-XXXXXX)
 PID=
-cleanup() {
-	[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	etcd_stop
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-
-test_ca "$T" || { not_ok "openssl: no test CA"; summary; exit 1; }
-export ETCD_TLS_DIR=$T
-etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
-trap cleanup EXIT # etcd_start set its own; ours stops fornaxd first, then it
+etcd_test_stop() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; }
+etcd_test xgt-fxetcd 3 tls || { not_ok "no etcd cluster"; summary; exit 1; }
 ok "three etcd members on loopback with TLS: $ETCD_ENDPOINTS"
 
 PORT=$(free_port)

@@ -18,21 +18,9 @@ FXD=$(readlink -f "$1")
 source "$HERE/../lib.sh"
 source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
-T=$(mktemp -d /tmp/xgt-fxasync-XXXXXX)
-PID=
-POSTPID=
-cleanup() {
-	[ -n "$POSTPID" ] && kill "$POSTPID" 2>/dev/null
-	[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	etcd_stop
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-
-etcd_start 1 || { not_ok "no etcd"; summary; exit 1; }
-trap cleanup EXIT # etcd_start set its own; ours stops fornaxd first, then it
+PID= POSTPID=
+etcd_test_stop() { kill "$POSTPID" 2>/dev/null; kill -9 "$PID" 2>/dev/null; }
+etcd_test xgt-fxasync 1 || { not_ok "no etcd"; summary; exit 1; }
 ok "one etcd member on loopback: $ETCD_ENDPOINTS"
 EPORT=${ETCD_URL[0]##*:}
 
