@@ -19,12 +19,7 @@ etcd_test_stop() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; }
 etcd_test xgt-fxetcd 3 tls || { not_ok "no etcd cluster"; summary; exit 1; }
 ok "three etcd members on loopback with TLS: $ETCD_ENDPOINTS"
 
-PORT=$(free_port)
-TOK=$(secret tok)
-PREFIX=/xgt-fx$$/
-G=core.fornax-serverless.centaurusinfra.io
-API=http://127.0.0.1:$PORT/apis/$G/v1
-APPS=/namespaces/default/applications
+source "$HERE/store_lib.sh"
 conf() { # conf FILE [no-cert]
 	cat > "$1" <<EOF
 [API]
@@ -42,26 +37,7 @@ EOF
 conf "$T/f.conf"
 conf "$T/nocert.conf" no-cert
 
-start() {
-	"$FXD" -c "$1" 2>> "$T/fxd.log" & PID=$!
-	wait_for 15 curl -sf "http://127.0.0.1:$PORT/healthz"
-}
 stop9() { kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=; }
-req() { # req METHOD PATH [curl args...]: sets CODE and BODY
-	local m=$1 p=$2 out
-	shift 2
-	out=$(curl -sS -X "$m" -H "Authorization: Bearer $TOK" -w '\n%{http_code}' "$@" "$API$p" 2>&1)
-	CODE=${out##*$'\n'}
-	BODY=${out%$'\n'*}
-}
-post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
-j() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
-expect_code() {
-	if [ "$CODE" = "$1" ]; then ok "$2 ($CODE)"; else not_ok "$2: got $CODE, wanted $1: $BODY"; fi
-}
-app() {
-	printf '{"metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","command":["/bin/echo-server"],"ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"100m","memory":"32Mi"}}}],"usingNodeSessionService":false,"scalingPolicy":{"minimumInstance":0,"maximumInstance":2,"burst":1,"scalingPolicyType":"idle_session_number","idleSessionNumThreshold":{"high":1,"low":0}}}}' "$1"
-}
 ectl() { # etcdctl over TLS against the members given (default: all)
 	ETCDCTL_API=3 etcdctl --endpoints="${EP:-$ETCD_ENDPOINTS}" --cacert "$T/ca.pem" \
 		--cert "$T/srv.pem" --key "$T/srv.key" --command-timeout=3s "$@"
