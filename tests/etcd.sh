@@ -3,8 +3,10 @@
 #
 # Sourced:  source tests/etcd.sh; etcd_start N   (N = 1 or 3 members)
 #   sets ETCD_ENDPOINTS (comma-separated client URLs), ETCD_URL[i],
-#   ETCD_PID[i] and ETCD_DIR, and installs an EXIT trap that stops the
-#   members and removes their data (call etcd_stop yourself to do it sooner).
+#   ETCD_PID[i] and ETCD_DIR, and, unless the script has an EXIT trap of its
+#   own already (which is then to call etcd_stop), installs one that stops
+#   the members and removes their data (call etcd_stop yourself to do it
+#   sooner).
 # Sourced by a test on etcd:  etcd_test NAME N [tls]
 #   its scratch directory T, its traps and the cluster in one go (see there).
 # Run:      tests/etcd.sh N CMD ARGS...
@@ -100,7 +102,9 @@ etcd_try_start() {
 etcd_start() {
 	local n=${1:-1} try
 	command -v etcd >/dev/null || { echo "etcd.sh: etcd not installed (deploy/deps.sh)" >&2; return 1; }
-	trap etcd_stop EXIT
+	# a script's own trap stays: replaced, a signal while the members come up
+	# would leave the rest of what it made
+	[ -n "$(trap -p EXIT)" ] || trap etcd_stop EXIT
 	for try in 1 2 3; do
 		etcd_try_start "$n" "$try" && return 0
 		echo "etcd.sh: a $n-member cluster did not come up (try $try); its logs:" >&2
@@ -125,8 +129,7 @@ etcd_test() {
 		test_ca "$T" || { echo "etcd.sh: openssl made no test CA" >&2; return 1; }
 		export ETCD_TLS_DIR=$T
 	fi
-	etcd_start "$2" || return 1
-	trap etcd_test_cleanup EXIT # etcd_start set its own: the script's daemons go first
+	etcd_start "$2"
 }
 
 etcd_test_cleanup() {
