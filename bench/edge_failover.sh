@@ -41,8 +41,6 @@ done
 HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
 TESTS=$HERE/../tests
-source "$TESTS/lib.sh"
-source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
 source "$TESTS/edge/failover_lib.sh"
 source "$HERE/lib/failover.sh"

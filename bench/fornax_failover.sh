@@ -46,8 +46,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
 PROBE=$(readlink -f "$2")
 TESTS=$HERE/../tests
-source "$TESTS/lib.sh"
-source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
 source "$HERE/fornax_throughput.sh"
 source "$TESTS/fornax/ha_lib.sh"

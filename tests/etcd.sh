@@ -22,6 +22,12 @@
 # Each member is started with a parent-death signal, so even a test killed
 # with SIGKILL (a ctest timeout) does not leave one running.
 
+# what the tests on etcd use besides: wait_for, ok (lib.sh); free_port,
+# secret, test_ca (edge/lib.sh)
+ETCD_HERE=$(dirname "${BASH_SOURCE[0]}")
+declare -F wait_for >/dev/null || source "$ETCD_HERE/lib.sh"
+declare -F test_ca >/dev/null || source "$ETCD_HERE/edge/lib.sh"
+
 ETCD_DIR=""
 ETCD_ENDPOINTS=""
 ETCD_PID=()
@@ -141,7 +147,6 @@ etcd_test_cleanup() {
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -u
-	source "$(dirname "$0")/lib.sh"
 	[ $# -ge 2 ] || { echo "usage: $0 N CMD [ARGS...]" >&2; exit 2; }
 	n=$1; shift
 	etcd_start "$n" || exit 1

@@ -24,8 +24,6 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/lib.sh"
 source "$HERE/../etcd.sh"
 source "$HERE/failover_lib.sh"
 etcd_test_stop() { edfo_stop; }

@@ -1,9 +1,10 @@
 # Two roots of the edge tree on a three-member etcd cluster behind TLS with
 # client certificates ([Store] Backend = etcd), children whose Parent lists
 # both roots (the standby first): the setup of tests/edge/failover.sh and
-# bench/edge_failover.sh. Sourced after tests/lib.sh, tests/edge/lib.sh and
-# tests/etcd.sh, with ECD (edgeclusterd) set; etcd_test NAME 3 tls makes
-# T (a scratch directory), the certificates and the cluster.
+# bench/edge_failover.sh. Sourced after tests/etcd.sh (which brings
+# tests/lib.sh and tests/edge/lib.sh), with ECD (edgeclusterd) set;
+# etcd_test NAME 3 tls makes T (a scratch directory), the certificates and
+# the cluster.
 #   edfo_confs TIMEOUT TTL CHILD... r1.conf, r2.conf and one per child
 #   edfo_stop                       kills every cluster started and the
 #                                   etcdctl watch $WPID, and waits for them

@@ -11,8 +11,6 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
 PID=
 etcd_test_stop() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; }

@@ -16,8 +16,6 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
 source "$HERE/ha_lib.sh"
 PY=/usr/bin/python3

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the tests of one fornaxd on etcd share (tests/fornax/etcd.sh,
 # etcd_async.sh): its port, token and API, its start and the requests.
-# Sourced after lib.sh, edge/lib.sh and etcd.sh, with FXD and T set; sets
+# Sourced after etcd.sh, with FXD and T set; sets
 #   PORT, TOK, PREFIX (/xgt-TAG<pid>/ with $STORE_TAG), G, API, APPS
 #   start [CONF]            fornaxd from CONF ($T/f.conf), its pid in PID,
 #                           its log in $T/fxd.log; waits for /healthz
