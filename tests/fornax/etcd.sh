@@ -18,22 +18,8 @@ etcd_test xgt-fxetcd 3 tls || { not_ok "no etcd cluster"; summary; exit 1; }
 ok "three etcd members on loopback with TLS: $ETCD_ENDPOINTS"
 
 source "$HERE/store_lib.sh"
-conf() { # conf FILE [no-cert]
-	cat > "$1" <<EOF
-[API]
-Listen = 127.0.0.1:$PORT
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-TLSCA = $T/ca.pem
-Timeout = 2s
-EOF
-	[ "${2:-}" = no-cert ] || printf 'TLSCert = %s\nTLSKey = %s\n' "$T/srv.pem" "$T/srv.key" >> "$1"
-}
-conf "$T/f.conf"
-conf "$T/nocert.conf" no-cert
+store_conf "$T/f.conf" "TLSCA = $T/ca.pem" "Timeout = 2s" "TLSCert = $T/srv.pem" "TLSKey = $T/srv.key"
+store_conf "$T/nocert.conf" "TLSCA = $T/ca.pem" "Timeout = 2s"
 
 stop9() { kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=; }
 ectl() { # etcdctl over TLS against the members given (default: all)

@@ -26,17 +26,7 @@ EPORT=${ETCD_URL[0]##*:}
 STORE_TAG=fxa
 source "$HERE/store_lib.sh"
 # a deadline long enough that the paused member is continued within it
-cat > "$T/f.conf" <<EOF2
-[API]
-Listen = 127.0.0.1:$PORT
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-Timeout = 20s
-Election = off
-EOF2
+store_conf "$T/f.conf" "Timeout = 20s" "Election = off"
 
 # bytes sent to the member that it has not read (it is paused)
 unread() {

@@ -3,6 +3,8 @@
 # etcd_async.sh): its port, token and API, its start and the requests.
 # Sourced after etcd.sh, with FXD and T set; sets
 #   PORT, TOK, PREFIX (/xgt-TAG<pid>/ with $STORE_TAG), G, API, APPS
+#   store_conf FILE LINE... fornaxd's configuration: its API, [Store] on
+#                           the cluster under PREFIX, and the LINEs there
 #   start [CONF]            fornaxd from CONF ($T/f.conf), its pid in PID,
 #                           its log in $T/fxd.log; waits for /healthz
 #   req METHOD PATH [ARGS]  curl with the token to $API PATH: CODE and BODY
@@ -18,6 +20,12 @@ G=core.fornax-serverless.centaurusinfra.io
 API=http://127.0.0.1:$PORT/apis/$G/v1
 APPS=/namespaces/default/applications
 
+store_conf() {
+	local f=$1
+	shift
+	printf '%s\n' "[API]" "Listen = 127.0.0.1:$PORT" "Token = $TOK" "[Store]" "Backend = etcd" \
+		"Endpoints = $ETCD_ENDPOINTS" "Prefix = $PREFIX" "$@" > "$f"
+}
 start() {
 	"$FXD" -c "${1:-$T/f.conf}" 2>> "$T/fxd.log" & PID=$!
 	wait_for 15 curl -sf "http://127.0.0.1:$PORT/healthz"
