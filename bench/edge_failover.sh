@@ -41,43 +41,18 @@ done
 HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
 TESTS=$HERE/../tests
-source "$TESTS/lib.sh"
-source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
 source "$TESTS/edge/failover_lib.sh"
-T=$(mktemp -d /tmp/xgb-edfo-XXXXXX)
-WPID=
-stop_all() {
-	for n in "${!PID[@]}"; do
-		[ -n "${PID[$n]}" ] && kill -9 "${PID[$n]}" 2>/dev/null
-		PID[$n]=
-	done
-	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
-	WPID=
-	wait 2>/dev/null
-}
-cleanup() {
-	stop_all
-	etcd_stop
-	[ -n "$KEEP" ] && echo "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-edfo_etcd || { echo "no etcd cluster" >&2; exit 1; }
-trap cleanup EXIT
+source "$HERE/lib/failover.sh"
+etcd_test_stop() { edfo_stop; }
+etcd_test xgb-edfo 3 tls || { echo "no etcd cluster" >&2; exit 1; }
 
-now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
-stamp() { while IFS= read -r l; do printf '%s %s\n' $((${EPOCHREALTIME/./} / 1000)) "$l"; done; }
 # the roots' logs stamped (the children's as the test has them)
 start_root() {
 	"$ECD" -c "$T/$1.conf" 2> >(stamp >> "$T/$1.log") &
 	PID[$1]=$!
 	wait_for 15 curl -s -o /dev/null "$(url "$1")/healthz"
 }
-first_after() { # first_after FILE MS PATTERN: the stamp of the first line after MS matching
-	awk -v t="$2" -v p="$3" '$1 > t && index($0, p) {print $1; exit}' "$1"
-}
-pct() { sort -n | awk -v q="$1" '{v[NR]=$1} END {i=int(q*(NR-1)+0.999); printf "%d", v[i+1]}'; }
 # a mission without a stateCheck: its state at a cluster is "applied" once done
 post() { # post ROOT NAME: the HTTP code
 	curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOK" \
@@ -90,9 +65,6 @@ reported() { # reported ROOT MISSION: every child's state of it is "applied" at 
 }
 leader() { for n in r1 r2; do [ "$(code $n)" = 200 ] && { echo $n; return; }; done; }
 has_leader() { [ -n "$(leader)" ]; }
-row() { # row LABEL FILE
-	[ -s "$2" ] && printf '%-58s %8s %8s %8s\n' "$1" "$(pct 0.5 < "$2")" "$(pct 0.99 < "$2")" "$(sort -n "$2" | tail -1)"
-}
 
 LOST_ALL=0
 for ttl in $TTLS; do
@@ -120,9 +92,7 @@ for ttl in $TTLS; do
 			S=$((S + 1))
 			[ "$(post "$L" "b$S")" = 201 ] && acked="$acked b$S"
 		done
-		t0=$(now_ms)
-		kill -9 "${PID[$L]}"
-		wait "${PID[$L]}" 2>/dev/null
+		kill_leader "${PID[$L]}"
 		until [ "$(code "$O")" = 200 ]; do sleep 0.02; done
 		ta=$(now_ms)
 		S=$((S + 1))
@@ -157,7 +127,7 @@ for ttl in $TTLS; do
 	{
 		echo
 		echo "edge_failover: 3 etcd members (TLS), 2 roots, $NC children; Timeout ${to}ms, ElectionTTL ${ttl} s; $KILLS kills"
-		printf '%-58s %8s %8s %8s\n' "" p50 p99 max
+		row_head
 		row "(a) kill -9 -> the standby leads (/healthz 200) (ms)" "$D/a"
 		row "  the lease expires (the leader key deleted)" "$D/p.expiry"
 		row "  the standby's campaign and takeover (log: leads now)" "$D/p.campaign"
@@ -169,7 +139,7 @@ for ttl in $TTLS; do
 		echo "leaders that lost the lead without being killed: $(cat "$T"/r1.log "$T"/r2.log | grep -c 'no longer the leader')"
 	} | tee -a "$T/summary"
 	LOST_ALL=$((LOST_ALL + LOST))
-	stop_all
+	edfo_stop
 	for n in r1 r2 $CH; do mv "$T/$n.log" "$D/" 2>/dev/null; rm -f "$T/$n.db"*; done
 done
 echo

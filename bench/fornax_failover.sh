@@ -46,24 +46,15 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
 PROBE=$(readlink -f "$2")
 TESTS=$HERE/../tests
-source "$TESTS/lib.sh"
-source "$TESTS/edge/lib.sh"
 source "$TESTS/etcd.sh"
 source "$HERE/fornax_throughput.sh"
 source "$TESTS/fornax/ha_lib.sh"
-T=$(mktemp -d /tmp/xgb-fxfo-XXXXXX)
+ROW_W=50
+source "$HERE/lib/failover.sh"
 declare -A PID FXT_PID
 SIMS= WPID=
-cleanup() {
-	for p in "${PID[@]}" "${FXT_PID[@]}" $SIMS $WPID; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	etcd_stop
-	[ -n "$KEEP" ] && echo "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-etcd_start 3 || { echo "no etcd cluster" >&2; exit 1; }
-trap cleanup EXIT
+etcd_test_stop() { for p in "${PID[@]}" "${FXT_PID[@]}" $SIMS $WPID; do kill -9 "$p" 2>/dev/null; done; }
+etcd_test xgb-fxfo 3 || { echo "no etcd cluster" >&2; exit 1; }
 
 TOK=$(secret tok)
 JOIN=$(secret join)
@@ -74,12 +65,7 @@ SESS=/namespaces/default/applicationsessions
 PORTS="$(free_port) $(free_port)"
 HA_TTL=${TTL}s HA_TIMEOUT=$TO
 for p in $PORTS; do ha_conf "$T/$p.conf" "$p"; done
-now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
-stamp() { while IFS= read -r l; do printf '%s %s\n' $((${EPOCHREALTIME/./} / 1000)) "$l"; done; }
 start() { "$FXD" -c "$T/$1.conf" 2> >(stamp >> "$T/$1.log") & PID[$1]=$!; }
-first_after() { # first_after FILE MS PATTERN: the stamp of the first line after MS matching
-	awk -v t="$2" -v p="$3" '$1 > t && index($0, p) {print $1; exit}' "$1"
-}
 healthy() { ha_healthy "$1"; }
 # linked LOG FROM: after line FROM of LOG (a core's log, appended to across its
 # restarts), it started as a standby and every node registered with it. A
@@ -101,7 +87,6 @@ app() {
 session() { printf '{"metadata":{"name":"%s"},"spec":{"applicationName":"echo","sessionData":"aGk=","openTimeoutSeconds":30,"killInstanceWhenSessionClosed":false}}' "$1"; }
 avail() { [ "$(get "$1" "$SESS/$2" | jq -r .status.sessionStatus 2>/dev/null)" = Available ]; }
 leader() { for p in $PORTS; do healthy "$p" && { echo "$p"; return; }; done; }
-pct() { sort -n | awk -v q="$1" '{v[NR]=$1} END {i=int(q*(NR-1)+0.999); printf "%d", v[i+1]}'; }
 
 for p in $PORTS; do start "$p"; sleep 1; done
 # the leader key's deletes: when the dead leader's lease expired
@@ -129,9 +114,7 @@ for k in $(seq 1 "$KILLS"); do
 		[ "$(post "$L" $SESS "$(session "s$S")")" = 201 ] && wait_for 10 avail "$L" "s$S" && want="$want s$S"
 	done
 	regs=$(grep -c registered "$T/$O.log")
-	t0=$(now_ms)
-	kill -9 "${PID[$L]}"
-	wait "${PID[$L]}" 2>/dev/null
+	kill_leader "${PID[$L]}"
 	S=$((S + 1))
 	until healthy "$O" && [ "$(post "$O" $SESS "$(session "s$S")")" = 201 ]; do sleep 0.02; done
 	t201=$(now_ms)
@@ -170,12 +153,9 @@ for i in $(seq 1 "$M"); do
 	echo $(($(now_ms) - t0)) >> "$T/lag"
 done
 
-row() { # row LABEL FILE
-	[ -s "$2" ] && printf '%-50s %8s %8s %8s\n' "$1" "$(pct 0.5 < "$2")" "$(pct 0.99 < "$2")" "$(sort -n "$2" | tail -1)"
-}
 echo
 echo "fornax_failover: 3 etcd members, 2 fornaxd, 2 simulated nodes; Timeout $TO, ElectionTTL ${TTL} s"
-printf '%-50s %8s %8s %8s\n' "" p50 p99 max
+row_head
 row "failover, kill -9 -> new session Available (ms)" "$T/failover"
 row "  the lease expires (the leader key deleted)" "$T/p.expiry"
 row "  the standby's campaign wins" "$T/p.campaign"

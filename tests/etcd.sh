@@ -3,8 +3,12 @@
 #
 # Sourced:  source tests/etcd.sh; etcd_start N   (N = 1 or 3 members)
 #   sets ETCD_ENDPOINTS (comma-separated client URLs), ETCD_URL[i],
-#   ETCD_PID[i] and ETCD_DIR, and installs an EXIT trap that stops the
-#   members and removes their data (call etcd_stop yourself to do it sooner).
+#   ETCD_PID[i] and ETCD_DIR, and, unless the script has an EXIT trap of its
+#   own already (which is then to call etcd_stop), installs one that stops
+#   the members and removes their data (call etcd_stop yourself to do it
+#   sooner).
+# Sourced by a test on etcd:  etcd_test NAME N [tls]
+#   its scratch directory T, its traps and the cluster in one go (see there).
 # Run:      tests/etcd.sh N CMD ARGS...
 #   starts the cluster, runs CMD with XGATE_ETCD_ENDPOINTS and
 #   XGATE_ETCD_MEMBERS ("pid=url pid=url ...", for tests that stop members),
@@ -17,6 +21,12 @@
 # finds them if they outlive it); their data lives in ${TMPDIR:-/tmp}/xgte<pid>.
 # Each member is started with a parent-death signal, so even a test killed
 # with SIGKILL (a ctest timeout) does not leave one running.
+
+# what the tests on etcd use besides: wait_for, ok (lib.sh); free_port,
+# secret, test_ca (edge/lib.sh)
+ETCD_HERE=$(dirname "${BASH_SOURCE[0]}")
+declare -F wait_for >/dev/null || source "$ETCD_HERE/lib.sh"
+declare -F test_ca >/dev/null || source "$ETCD_HERE/edge/lib.sh"
 
 ETCD_DIR=""
 ETCD_ENDPOINTS=""
@@ -98,7 +108,9 @@ etcd_try_start() {
 etcd_start() {
 	local n=${1:-1} try
 	command -v etcd >/dev/null || { echo "etcd.sh: etcd not installed (deploy/deps.sh)" >&2; return 1; }
-	trap etcd_stop EXIT
+	# a script's own trap stays: replaced, a signal while the members come up
+	# would leave the rest of what it made
+	[ -n "$(trap -p EXIT)" ] || trap etcd_stop EXIT
 	for try in 1 2 3; do
 		etcd_try_start "$n" "$try" && return 0
 		echo "etcd.sh: a $n-member cluster did not come up (try $try); its logs:" >&2
@@ -108,9 +120,33 @@ etcd_start() {
 	return 1
 }
 
+# etcd_test NAME N [tls]: what a test (or bench) on etcd begins with: T, a
+# scratch directory /tmp/NAME-XXXXXX; an EXIT trap that runs the script's
+# etcd_test_stop if it defines one (its daemons go before the members they
+# use), waits for its children, stops the members and removes T (kept, and
+# said so, with KEEP set); INT and TERM exit 130 (through that trap); N
+# members, with "tls" behind TLS with client certificates (the test CA in T,
+# tests/edge/lib.sh's test_ca). Returns 1, saying why, when there are none.
+etcd_test() {
+	T=$(mktemp -d "/tmp/$1-XXXXXX")
+	trap etcd_test_cleanup EXIT
+	trap "exit 130" INT TERM
+	if [ "${3:-}" = tls ]; then
+		test_ca "$T" || { echo "etcd.sh: openssl made no test CA" >&2; return 1; }
+		export ETCD_TLS_DIR=$T
+	fi
+	etcd_start "$2"
+}
+
+etcd_test_cleanup() {
+	declare -F etcd_test_stop >/dev/null && etcd_test_stop
+	wait 2>/dev/null
+	etcd_stop
+	if [ -n "${KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -u
-	source "$(dirname "$0")/lib.sh"
 	[ $# -ge 2 ] || { echo "usage: $0 N CMD [ARGS...]" >&2; exit 2; }
 	n=$1; shift
 	etcd_start "$n" || exit 1

@@ -24,27 +24,11 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ECD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/lib.sh"
 source "$HERE/../etcd.sh"
 source "$HERE/failover_lib.sh"
-T=$(mktemp -d /tmp/xgt-edfo-XXXXXX)
-WPID=
-cleanup() {
-	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
-	for n in "${!PID[@]}"; do
-		[ -n "${PID[$n]}" ] && kill -CONT "${PID[$n]}" 2>/dev/null && kill -9 "${PID[$n]}" 2>/dev/null
-	done
-	wait 2>/dev/null
-	etcd_stop
-	[ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-
+etcd_test_stop() { edfo_stop; }
 # etcd behind TLS with client certificates, as a root would use it
-edfo_etcd || { not_ok "no etcd cluster"; summary; exit 1; }
-trap cleanup EXIT
+etcd_test xgt-edfo 3 tls || { not_ok "no etcd cluster"; summary; exit 1; }
 edfo_confs 1s 4s c
 
 # ---- two roots: r1 leads, r2 stands by ----

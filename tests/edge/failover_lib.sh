@@ -1,17 +1,27 @@
 # Two roots of the edge tree on a three-member etcd cluster behind TLS with
 # client certificates ([Store] Backend = etcd), children whose Parent lists
 # both roots (the standby first): the setup of tests/edge/failover.sh and
-# bench/edge_failover.sh. Sourced after tests/lib.sh, tests/edge/lib.sh and
-# tests/etcd.sh, with T (a scratch directory) and ECD (edgeclusterd) set.
-#   edfo_etcd                       the CA, the certificates, etcd_start 3
+# bench/edge_failover.sh. Sourced after tests/etcd.sh (which brings
+# tests/lib.sh and tests/edge/lib.sh), with ECD (edgeclusterd) set;
+# etcd_test NAME 3 tls makes T (a scratch directory), the certificates and
+# the cluster.
 #   edfo_confs TIMEOUT TTL CHILD... r1.conf, r2.conf and one per child
+#   edfo_stop                       kills every cluster started and the
+#                                   etcdctl watch $WPID, and waits for them
 # then start NAME, code NAME (/healthz), create ROOT NAME [CMD_JSON], ...
 declare -A PID PORT
+WPID=
 
-edfo_etcd() {
-	test_ca "$T" || { echo "openssl: no test CA" >&2; return 1; }
-	export ETCD_TLS_DIR=$T
-	etcd_start 3
+edfo_stop() {
+	local n
+	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
+	WPID=
+	for n in "${!PID[@]}"; do
+		# continued first: a test pauses a leader
+		[ -n "${PID[$n]}" ] && kill -CONT "${PID[$n]}" 2>/dev/null && kill -9 "${PID[$n]}" 2>/dev/null
+		PID[$n]=
+	done
+	wait 2>/dev/null
 }
 
 edfo_confs() { # edfo_confs TIMEOUT ELECTION_TTL CHILD...

@@ -11,69 +11,17 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
-T=$(mktemp -d /tmp/xgt-fxetcd-XXXXXX)
 PID=
-cleanup() {
-	[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	etcd_stop
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-
-test_ca "$T" || { not_ok "openssl: no test CA"; summary; exit 1; }
-export ETCD_TLS_DIR=$T
-etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
-trap cleanup EXIT # etcd_start set its own; ours stops fornaxd first, then it
+etcd_test_stop() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; }
+etcd_test xgt-fxetcd 3 tls || { not_ok "no etcd cluster"; summary; exit 1; }
 ok "three etcd members on loopback with TLS: $ETCD_ENDPOINTS"
 
-PORT=$(free_port)
-TOK=$(secret tok)
-PREFIX=/xgt-fx$$/
-G=core.fornax-serverless.centaurusinfra.io
-API=http://127.0.0.1:$PORT/apis/$G/v1
-APPS=/namespaces/default/applications
-conf() { # conf FILE [no-cert]
-	cat > "$1" <<EOF
-[API]
-Listen = 127.0.0.1:$PORT
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-TLSCA = $T/ca.pem
-Timeout = 2s
-EOF
-	[ "${2:-}" = no-cert ] || printf 'TLSCert = %s\nTLSKey = %s\n' "$T/srv.pem" "$T/srv.key" >> "$1"
-}
-conf "$T/f.conf"
-conf "$T/nocert.conf" no-cert
+source "$HERE/store_lib.sh"
+store_conf "$T/f.conf" "TLSCA = $T/ca.pem" "Timeout = 2s" "TLSCert = $T/srv.pem" "TLSKey = $T/srv.key"
+store_conf "$T/nocert.conf" "TLSCA = $T/ca.pem" "Timeout = 2s"
 
-start() {
-	"$FXD" -c "$1" 2>> "$T/fxd.log" & PID=$!
-	wait_for 15 curl -sf "http://127.0.0.1:$PORT/healthz"
-}
 stop9() { kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=; }
-req() { # req METHOD PATH [curl args...]: sets CODE and BODY
-	local m=$1 p=$2 out
-	shift 2
-	out=$(curl -sS -X "$m" -H "Authorization: Bearer $TOK" -w '\n%{http_code}' "$@" "$API$p" 2>&1)
-	CODE=${out##*$'\n'}
-	BODY=${out%$'\n'*}
-}
-post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
-j() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
-expect_code() {
-	if [ "$CODE" = "$1" ]; then ok "$2 ($CODE)"; else not_ok "$2: got $CODE, wanted $1: $BODY"; fi
-}
-app() {
-	printf '{"metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","command":["/bin/echo-server"],"ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"100m","memory":"32Mi"}}}],"usingNodeSessionService":false,"scalingPolicy":{"minimumInstance":0,"maximumInstance":2,"burst":1,"scalingPolicyType":"idle_session_number","idleSessionNumThreshold":{"high":1,"low":0}}}}' "$1"
-}
 ectl() { # etcdctl over TLS against the members given (default: all)
 	ETCDCTL_API=3 etcdctl --endpoints="${EP:-$ETCD_ENDPOINTS}" --cacert "$T/ca.pem" \
 		--cert "$T/srv.pem" --key "$T/srv.key" --command-timeout=3s "$@"

@@ -15,63 +15,19 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
-T=$(mktemp -d /tmp/xgt-fxasync-XXXXXX)
 PID=
 POSTPID=
-cleanup() {
-	[ -n "$POSTPID" ] && kill "$POSTPID" 2>/dev/null
-	[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	etcd_stop
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-
-etcd_start 1 || { not_ok "no etcd"; summary; exit 1; }
-trap cleanup EXIT # etcd_start set its own; ours stops fornaxd first, then it
+etcd_test_stop() { kill "$POSTPID" 2>/dev/null; kill -9 "$PID" 2>/dev/null; }
+etcd_test xgt-fxasync 1 || { not_ok "no etcd"; summary; exit 1; }
 ok "one etcd member on loopback: $ETCD_ENDPOINTS"
 EPORT=${ETCD_URL[0]##*:}
 
-PORT=$(free_port)
-TOK=$(secret tok)
-PREFIX=/xgt-fxa$$/
-G=core.fornax-serverless.centaurusinfra.io
-API=http://127.0.0.1:$PORT/apis/$G/v1
-APPS=/namespaces/default/applications
+STORE_TAG=fxa
+source "$HERE/store_lib.sh"
 # a deadline long enough that the paused member is continued within it
-cat > "$T/f.conf" <<EOF2
-[API]
-Listen = 127.0.0.1:$PORT
-Token = $TOK
-[Store]
-Backend = etcd
-Endpoints = $ETCD_ENDPOINTS
-Prefix = $PREFIX
-Timeout = 20s
-Election = off
-EOF2
+store_conf "$T/f.conf" "Timeout = 20s" "Election = off"
 
-start() {
-	"$FXD" -c "$T/f.conf" 2>> "$T/fxd.log" & PID=$!
-	wait_for 15 curl -sf "http://127.0.0.1:$PORT/healthz"
-}
-req() { # req METHOD PATH [curl args...]: sets CODE and BODY
-	local m=$1 p=$2 out
-	shift 2
-	out=$(curl -sS -X "$m" -H "Authorization: Bearer $TOK" -w '\n%{http_code}' "$@" "$API$p" 2>&1)
-	CODE=${out##*$'\n'}
-	BODY=${out%$'\n'*}
-}
-app() {
-	printf '{"metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","command":["/bin/echo-server"],"ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"100m","memory":"32Mi"}}}],"usingNodeSessionService":false,"scalingPolicy":{"minimumInstance":0,"maximumInstance":2,"burst":1,"scalingPolicyType":"idle_session_number","idleSessionNumThreshold":{"high":1,"low":0}}}}' "$1"
-}
-expect_code() {
-	if [ "$CODE" = "$1" ]; then ok "$2 ($CODE)"; else not_ok "$2: got $CODE, wanted $1: $BODY"; fi
-}
 # bytes sent to the member that it has not read (it is paused)
 unread() {
 	ss -Htn state established "sport = :$EPORT" | awk '$1 > 0 { n++ } END { exit !n }'

@@ -16,26 +16,14 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
 source "$HERE/ha_lib.sh"
 PY=/usr/bin/python3
-T=$(mktemp -d /tmp/xgt-fxfo-XXXXXX)
 APID= BPID= SIMS= LPID=
-cleanup() {
-	for p in "${ETCD_PID[@]}"; do kill -CONT "$p" 2>/dev/null; done
-	for p in $APID $BPID $SIMS $LPID; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	etcd_stop
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
+etcd_test_stop() { for p in $APID $BPID $SIMS $LPID; do kill -9 "$p" 2>/dev/null; done; }
 
 $PY -c 'import websockets' 2>/dev/null || { not_ok "python3-websockets is missing: run deploy/deps.sh"; summary; exit 1; }
-etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
-trap cleanup EXIT
+etcd_test xgt-fxfo 3 || { not_ok "no etcd cluster"; summary; exit 1; }
 TOK=$(secret tok)
 JOIN=$(secret join)
 PREFIX=/xgt-fo$$/

@@ -2,7 +2,7 @@
 # What the active/standby scripts share (tests/fornax/failover.sh, standby.sh,
 # bench/fornax_failover.sh): fornaxd's configuration on the etcd cluster of
 # tests/etcd.sh with Election = on, its health, and simulated nodes given
-# every core's URL. Sourced after lib.sh, edge/lib.sh and etcd.sh.
+# every core's URL. Sourced after etcd.sh.
 #   ha_conf FILE PORT [LINE...]: fornaxd on 127.0.0.1:PORT, token $TOK, etcd
 #     $ETCD_ENDPOINTS under $PREFIX, ElectionTTL $HA_TTL (3s), Timeout
 #     $HA_TIMEOUT (1s); with $JOIN set, [Nodes] JoinToken = $JOIN and the LINEs

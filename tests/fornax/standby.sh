@@ -10,23 +10,11 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FXD=$(readlink -f "$1")
-source "$HERE/../lib.sh"
-source "$HERE/../edge/lib.sh"
 source "$HERE/../etcd.sh"
 source "$HERE/ha_lib.sh"
-T=$(mktemp -d /tmp/xgt-fxsb-XXXXXX)
 APID= BPID=
-cleanup() {
-	for p in $APID $BPID; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	etcd_stop
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap "exit 130" INT TERM
-
-etcd_start 3 || { not_ok "no etcd cluster"; summary; exit 1; }
-trap cleanup EXIT
+etcd_test_stop() { for p in $APID $BPID; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done; }
+etcd_test xgt-fxsb 3 || { not_ok "no etcd cluster"; summary; exit 1; }
 TOK=$(secret tok)
 PREFIX=/xgt-sb$$/
 G=core.fornax-serverless.centaurusinfra.io

@@ -17,40 +17,14 @@ import subprocess
 import sys
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
-HDR = struct.Struct("!BBBBIQ16s")  # version, type, key id, flags, VNI<<8|0, counter, tag
-TYPE_AEAD = 1
+from xgtun import TYPE_AEAD, Checks, aead, build, decode
+
 CTR_LIMIT = 1 << 52
 MAX_INNER = 1536
 WINDOW = 192
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok - " if cond else "not ok - ") + what)
-    if not cond:
-        failures += 1
-
-
-def aead(cipher, key):
-    return AESGCM(key) if cipher == "aes-256-gcm" else ChaCha20Poly1305(key)
-
-
-def build(cipher, key, salt, key_id, vni, counter, inner, typ=TYPE_AEAD, flags=0, rsv=0):
-    """A frame as the spec says: AD = header bytes 0..15, nonce = salt | counter."""
-    ad = struct.pack("!BBBBIQ", 1, typ, key_id, flags, vni << 8 | rsv, counter)
-    sealed = aead(cipher, key).encrypt(salt + ad[8:16], inner, ad)
-    return ad + sealed[-16:] + sealed[:-16]
-
-
-def decode(cipher, key, salt, frame):
-    """Every field of the header, and the inner frame opened; raises on a bad tag."""
-    ver, typ, key_id, flags, vni_rsv, counter, tag = HDR.unpack_from(frame)
-    inner = aead(cipher, key).decrypt(salt + frame[8:16], frame[32:] + tag, frame[:16])
-    return dict(ver=ver, type=typ, key_id=key_id, flags=flags, vni=vni_rsv >> 8,
-                rsv=vni_rsv & 0xFF, counter=counter, inner=inner, ct=frame[32:])
+CHECKS = Checks()
+check = CHECKS.check
 
 
 def tool(*args, stdin=None):
@@ -175,5 +149,5 @@ if __name__ == "__main__":
         receive_side(c)
     if "aes-256-gcm" not in ciphers:
         print("# no AES-NI/PCLMUL: AES-256-GCM not checked")
-    print("%s" % ("FAIL" if failures else "PASS"))
-    sys.exit(1 if failures else 0)
+    print("%s" % ("FAIL" if CHECKS.failures else "PASS"))
+    sys.exit(1 if CHECKS.failures else 0)

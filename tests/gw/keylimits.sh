@@ -12,65 +12,21 @@
 # use; the limits stay in the maps across a kill -9 of gatewayd.
 # usage: keylimits.sh PATH/TO/gatewayd PATH/TO/xgate
 set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-GWD=$(readlink -f "$1")
-XG=$(readlink -f "$2")
-source "$HERE/../lib.sh"
-P="xgd$$"
-T=$(mktemp -d /tmp/xgt-gwkl-XXXXXX)
-declare -A PID
-cleanup() {
-	for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for n in a b; do
-		"$XG" -n "$P-$n" reset >/dev/null 2>&1
-		ip netns del "$P-$n" 2>/dev/null
-	done
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
-for n in a b; do ip netns add "$P-$n"; done
-ip link add "$P-wa" netns "$P-a" type veth peer name "$P-wb" netns "$P-b"
-ip -n "$P-a" link set "$P-wa" name wan0; ip -n "$P-b" link set "$P-wb" name wan0
-i=1
-for n in a b; do
-	ip -n "$P-$n" link set lo up
-	ip -n "$P-$n" link set wan0 up
-	ip -n "$P-$n" addr add "10.97.0.$i/24" dev wan0
-	ip -n "$P-$n" link add int0 type veth peer name int1
-	ip -n "$P-$n" link set int0 up; ip -n "$P-$n" link set int1 up
-	ip -n "$P-$n" addr add "10.99.$i.1/24" dev int0
-	"$XG" -N "$P-$n" -n "$P-$n" attach int0 gateway >/dev/null 2>&1 &&
-		"$XG" -N "$P-$n" -n "$P-$n" attach wan0 gateway >/dev/null 2>&1 ||
-		{ not_ok "attach gateway in $n"; summary; }
-	"$XG" -N "$P-$n" -n "$P-$n" host set ip "10.99.$i.1" >/dev/null
-	i=$((i + 1))
-done
+source "$(dirname "$0")/lib.sh"
+gw_pair_init gwkl "$1" "$2"
+gw_pair_up
 
 REKEY_MSGS=1000
 REJECT_MSGS=$((1 << 40))
-for n in a b; do "$XG" gw genkey > "$T/$n.key"; "$XG" gw pubkey < "$T/$n.key" > "$T/$n.pub"; done
 conf() { # conf NAME INDEX SUBNET
-	local n=$1 i=$2 o
-	o=$([ "$n" = a ] && echo b || echo a)
-	printf '[Gateway]\nName = gw-%s\nCluster = edge-%s\nPrivateKey = %s\n' "$n" "$n" "$(cat "$T/$n.key")"
-	printf 'ListenAddress = 10.97.0.%s:7100\nPublicAddress = 10.97.0.%s:6082\n' "$i" "$i"
-	printf 'Instance = %s\nPublicInterface = wan0\nDatabase = %s/%s.db\n' "$P-$n" "$T" "$n"
-	printf 'Keepalive = 1\nHoldTime = 3\nGraceTime = 30\nRekeyInterval = 3600\nRekeyGrace = 2\nSubnet = %s\n' "$3"
+	gw_conf_gateway "$1" "$2" "$3"
 	# lower than WireGuard's, to be reached in a test
 	printf 'RekeyAfterMessages = %s\nRejectAfterMessages = 2^40\nRejectAfterTime = 3700\n' "$REKEY_MSGS"
-	printf '\n[Peer]\nName = gw-%s\nPublicKey = %s\nEndpoint = 10.97.0.%s:7100\nMode = auth\n' \
-		"$o" "$(cat "$T/$o.pub")" "$([ "$o" = a ] && echo 1 || echo 2)"
+	gw_conf_peer "$1"
+	printf 'Mode = auth\n'
 }
 conf a 1 "100 10.1.0.0/16" > "$T/a.conf"
 conf b 2 "100 10.2.0.0/16" > "$T/b.conf"
-start() { nsenter --net="/run/netns/$P-$1" "$GWD" -c "$T/$1.conf" -s "$T/$1.sock" 2>> "$T/$1.log" & PID[$1]=$!; }
-pin() { echo "/sys/fs/bpf/xgate/$P-$1/$2"; }
-lookup() { bpftool -j map lookup pinned "$(pin "$1" "$2")" key $3 2>/dev/null; }
-peer1() { lookup "$1" xg_gw_peers "1 0 0 0"; }
-field() { /usr/bin/python3 -c "import json,sys; v=json.load(sys.stdin)['formatted']['value']; print(eval(sys.argv[1]))" "$1"; }
 TX="v['tx'][v['tx_slot']&1]"
 txid() { peer1 "$1" | field "$TX['id'] if $TX['valid'] else None"; }
 txlim() { peer1 "$1" | field "($TX['ctr_max'], $TX['expires_ns'])"; }

@@ -20,8 +20,14 @@ gw_pair_init() {
 	[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
 }
 
-# on exit, also on failure; a test that makes more defines gw_cleanup_more
+# on exit, also on failure; a test that makes more defines gw_cleanup_more;
+# with GW_TERM_FIRST set the daemons get a SIGTERM and 0.3 s before the
+# SIGKILL (xgate-cryptd then closes its AF_XDP sockets itself)
 gw_cleanup() {
+	if [ -n "${GW_TERM_FIRST:-}" ]; then
+		for p in "${PID[@]}"; do kill "$p" 2>/dev/null; done
+		sleep 0.3
+	fi
 	for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for n in a b; do
@@ -54,6 +60,12 @@ gw_pair_up() {
 		i=$((i + 1))
 	done
 	ok "gateway program attached on both NICs of both gateways"
+	gw_keys
+}
+
+# gw_keys: a key pair for each host, in $T/{a,b}.{key,pub}
+gw_keys() {
+	local n
 	for n in a b; do "$XG" gw genkey > "$T/$n.key"; "$XG" gw pubkey < "$T/$n.key" > "$T/$n.pub"; done
 }
 

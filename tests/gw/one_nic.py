@@ -24,18 +24,13 @@ import struct
 import sys
 import time
 
-from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from xgtun import Checks, build, decode
 
 ETH_P_ALL = 3
 PACKET_OUTGOING = 4
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok - " if cond else "not ok - ") + what)
-    if not cond:
-        failures += 1
+CIPHER = "chacha20-poly1305"
+CHECKS = Checks()
+check = CHECKS.check
 
 
 def csum(b):
@@ -95,7 +90,6 @@ def main():
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((dev, 0))
     me = s.getsockname()[4]
-    aead = ChaCha20Poly1305(key)
     if how == "seal":
         marker = b"ONE-NIC-SEAL-%d" % time.time_ns()
         gnv = struct.pack("!BBHI", 0, 0, 0x6558, 100 << 8) + inner("10.1.0.5", "10.2.0.7", marker)
@@ -115,7 +109,7 @@ def main():
               (key_id, ver, typ, kid, vni >> 8))
         check(marker not in f, "the payload is not on the wire in clear")
         try:
-            pt = aead.decrypt(salt + f[50:58], f[74:] + f[58:74], f[42:58])
+            pt = decode(CIPHER, key, salt, f[42:])["inner"]
         except Exception as e:  # InvalidTag
             pt = b""
             print("# decrypt: %r" % e)
@@ -123,9 +117,7 @@ def main():
               "it opens with the gateway's sending key: the inner frame, counter %d" % ctr)
     else:
         marker = b"ONE-NIC-OPEN-%d" % time.time_ns()
-        ad = struct.pack("!BBBBIQ", 1, 1, key_id, 0, 100 << 8, 1)
-        ct = aead.encrypt(salt + ad[8:16], inner("10.2.0.7", "10.1.0.5", marker), ad)
-        tun = ad + ct[-16:] + ct[:-16]
+        tun = build(CIPHER, key, salt, key_id, 100, 1, inner("10.2.0.7", "10.1.0.5", marker))
         s.send(eth(gw_mac, me, ipv4("10.97.0.2", "10.97.0.1", udp(0xC123, 6082, tun))))
         f = frames(s, lambda f: len(f) > 50 and f[23] == 17 and
                    f[26:34] == ip4("10.99.1.1") + ip4("10.99.1.9") and
@@ -140,4 +132,4 @@ def main():
 
 
 main()
-sys.exit(1 if failures else 0)
+sys.exit(1 if CHECKS.failures else 0)

@@ -20,29 +20,12 @@
 # usage: one_nic.sh PATH/TO/gatewayd PATH/TO/xgate PATH/TO/xgate-cryptd [CRYPTD OPTION...]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-GWD=$(readlink -f "$1")
-XG=$(readlink -f "$2")
 CRYPTD=$(readlink -f "$3")
+source "$HERE/lib.sh"
+GW_TERM_FIRST=1
+gw_pair_init gw1nic "$1" "$2"
 shift 3
 CRYPTD_OPTS=("$@")
-source "$HERE/../lib.sh"
-P="xgd$$"
-T=$(mktemp -d /tmp/xgt-gw1nic-XXXXXX)
-declare -A PID
-cleanup() {
-	for p in "${PID[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for n in a b; do
-		"$XG" -n "$P-$n" reset >/dev/null 2>&1
-		ip netns del "$P-$n" 2>/dev/null
-	done
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
 for n in a b; do ip netns add "$P-$n"; ip -n "$P-$n" link set lo up; done
 ip link add "$P-ea" netns "$P-a" type veth peer name "$P-eb" netns "$P-b"
 ip -n "$P-a" link set "$P-ea" name eth0; ip -n "$P-b" link set "$P-eb" name eth0
@@ -72,14 +55,13 @@ v=$(bpftool -j map lookup pinned "/sys/fs/bpf/xgate/$P-b/xg_gw" key 0 0 0 0 |
 		"$(ip -n "$P-b" -j link show dp1 | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[0]['ifindex'])")")
 bpftool map update pinned "/sys/fs/bpf/xgate/$P-b/xg_gw" key 0 0 0 0 value $v
 
-for n in a b; do "$XG" gw genkey > "$T/$n.key"; "$XG" gw pubkey < "$T/$n.key" > "$T/$n.pub"; done
+gw_keys
 conf() { # conf NAME INDEX SUBNET [DATAPLANE LINES]
-	local n=$1 i=$2 o
-	o=$([ "$n" = a ] && echo b || echo a)
+	local n=$1 i=$2
 	printf '[Gateway]\nName = gw-%s\nCluster = edge-%s\nPrivateKey = %s\n' "$n" "$n" "$(cat "$T/$n.key")"
 	printf 'ListenAddress = 10.97.0.%s:7100\nPublicAddress = 10.97.0.%s:6082\n' "$i" "$i"
 	printf 'Database = %s/%s.db\nKeepalive = 1\nHoldTime = 3\nSubnet = %s\n%s' "$T" "$n" "$3" "${4:-}"
-	printf '\n[Peer]\nName = gw-%s\nPublicKey = %s\nEndpoint = 10.97.0.%s:7100\n' "$o" "$(cat "$T/$o.pub")" "$([ "$o" = a ] && echo 1 || echo 2)"
+	gw_conf_peer "$n"
 	printf 'Mode = encrypt\nCipher = chacha20-poly1305\n'
 }
 conf a 1 "100 10.1.0.0/16" "$(printf 'Instance = %s\nPublicInterface = eth0\n' "$P-a")" > "$T/a.conf"
