@@ -43,20 +43,8 @@ start() { # start CONF: run the daemon, wait until /healthz answers
 }
 stop() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; PID=; }
 alive() { [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; }
-# req METHOD PATH [curl args...]: sets CODE and BODY
-req() {
-	local m=$1 p=$2 out
-	shift 2
-	out=$(curl -sS -X "$m" -H "Authorization: Bearer $TOK" -w '\n%{http_code}' "$@" "$API$p" 2>&1)
-	CODE=${out##*$'\n'}
-	BODY=${out%$'\n'*}
-}
 post() { req POST /missions -H 'Content-Type: application/json' --data-binary "$1"; }
 put() { req PUT "/missions/$1" -H 'Content-Type: application/json' --data-binary "$2"; }
-j() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
-expect_code() { # expect_code CODE "description"
-	if [ "$CODE" = "$1" ]; then ok "$2 ($CODE)"; else not_ok "$2: got $CODE, wanted $1: $BODY"; fi
-}
 mission() { # mission NAME [SPEC] [METADATA-EXTRA]
 	local spec=${2:-}
 	[ -n "$spec" ] || spec='{"command":{"command":["/bin/true"]}}'

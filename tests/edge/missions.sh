@@ -60,15 +60,6 @@ start() {
 }
 stop() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; PID=; }
 
-# req METHOD PATH [curl args...]: sets CODE and BODY (API defaults to the local daemon)
-req() {
-	local m=$1 p=$2 out
-	shift 2
-	out=$(curl -sS -X "$m" -H "Authorization: Bearer $TOK" -w '\n%{http_code}' "$@" "${BASE:-$API}$p" 2>&1)
-	CODE=${out##*$'\n'}
-	BODY=${out%$'\n'*}
-}
-j() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
 mission() { # mission NAME SPEC [METADATA-EXTRA]
 	printf '{"apiVersion":"edge.xgate.io/v1","kind":"Mission","metadata":{"name":"%s"%s},"spec":%s}' "$1" "${3:-}" "$2"
 }

@@ -46,20 +46,8 @@ start() {
 	"$FXD" -c "$1" 2>> "$T/fxd.log" & PID=$!
 	wait_for 10 curl -sf "http://127.0.0.1:$PORT/healthz"
 }
-# req METHOD PATH [curl args...]: sets CODE and BODY
-req() {
-	local m=$1 p=$2 out
-	shift 2
-	out=$(curl -sS -X "$m" -H "Authorization: Bearer $TOK" -w '\n%{http_code}' "$@" "$API$p" 2>&1)
-	CODE=${out##*$'\n'}
-	BODY=${out%$'\n'*}
-}
 post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
 put() { req PUT "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
-j() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
-expect_code() {
-	if [ "$CODE" = "$1" ]; then ok "$2 ($CODE)"; else not_ok "$2: got $CODE, wanted $1: $BODY"; fi
-}
 expect_field() { # expect_field CODE FIELD "description": a Status naming the field
 	if [ "$CODE" = "$1" ] && [ "$(j .kind)" = Status ] && [ "$(j '.details.field // ""')" = "$2" ]; then
 		ok "$3 ($CODE at $2: $(j .message))"

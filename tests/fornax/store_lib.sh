@@ -7,10 +7,7 @@
 #                           the cluster under PREFIX, and the LINEs there
 #   start [CONF]            fornaxd from CONF ($T/f.conf), its pid in PID,
 #                           its log in $T/fxd.log; waits for /healthz
-#   req METHOD PATH [ARGS]  curl with the token to $API PATH: CODE and BODY
-#   post PATH JSON          req POST of JSON
-#   j FILTER                jq -r FILTER of BODY
-#   expect_code CODE WHAT   ok when CODE is the last req's
+#   post PATH JSON          req POST of JSON (req, j and expect_code: tests/edge/lib.sh)
 #   app NAME                an application's JSON (at most 2 instances)
 # shellcheck disable=SC2034 # the variables are the sourcing test's
 PORT=$(free_port)
@@ -30,18 +27,7 @@ start() {
 	"$FXD" -c "${1:-$T/f.conf}" 2>> "$T/fxd.log" & PID=$!
 	wait_for 15 curl -sf "http://127.0.0.1:$PORT/healthz"
 }
-req() {
-	local m=$1 p=$2 out
-	shift 2
-	out=$(curl -sS -X "$m" -H "Authorization: Bearer $TOK" -w '\n%{http_code}' "$@" "$API$p" 2>&1)
-	CODE=${out##*$'\n'}
-	BODY=${out%$'\n'*}
-}
 post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
-j() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
-expect_code() {
-	if [ "$CODE" = "$1" ]; then ok "$2 ($CODE)"; else not_ok "$2: got $CODE, wanted $1: $BODY"; fi
-}
 app() {
 	printf '{"metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","command":["/bin/echo-server"],"ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"100m","memory":"32Mi"}}}],"usingNodeSessionService":false,"scalingPolicy":{"minimumInstance":0,"maximumInstance":2,"burst":1,"scalingPolicyType":"idle_session_number","idleSessionNumThreshold":{"high":1,"low":0}}}}' "$1"
 }

@@ -126,8 +126,13 @@ static int step_election(struct fx_lead *l)
 		if (ctl_now_ms() < l->next_campaign_ms)
 			return 0;
 		l->next_campaign_ms = ctl_now_ms() + CAMPAIGN_MS;
-		if ((rc = ctl_etcd_elect_step(l->election, &leader)))
+		if ((rc = ctl_etcd_elect_step(l->election, &leader))) {
 			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), etcd_err(l));
+			/* a campaign etcd could not answer held the loop for up to
+			 * Timeout per member: not again before a second (the key's
+			 * watch still campaigns at once when the key goes) */
+			l->next_campaign_ms = ctl_now_ms() + LEARN_MS;
+		}
 		if (!leader) {
 			if (ctl_now_ms() >= l->next_learn_ms) {
 				l->next_learn_ms = ctl_now_ms() + LEARN_MS;
