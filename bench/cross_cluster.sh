@@ -511,17 +511,25 @@ worker_ns() {
 # the next hops (a worker's sample under net_rx_action), or the workers' own
 # (the rest of their samples: user space, the TX kick up to the veth, poll,
 # map reads). Sets WP[...] (sample counts); skipped without perf.
-declare -A WP=()
-worker_profile() {
-	local srv k v i
-	command -v perf >/dev/null || return 0
-	ip netns exec "$PE-p$DST" timeout $((SECS + 20)) iperf3 -s -1 -B "${POD_IP[$DST]}" >/dev/null 2>&1 &
-	srv=$!
-	BG_PIDS+=("$srv")
+# iperf_server PREFIX OUT: a one-shot iperf3 server in pod DST of topology
+# PREFIX, its output to OUT; returns once it listens; its pid in SRV_PID
+iperf_server() {
+	local i
+	ip netns exec "$1-p$DST" timeout $((SECS + 20)) iperf3 -s -1 -B "${POD_IP[$DST]}" >"$2" 2>&1 &
+	SRV_PID=$!
+	BG_PIDS+=("$SRV_PID")
 	for i in $(seq 100); do
-		ip netns exec "$PE-p$DST" ss -Hltn "sport = :5201" | grep -q . && break
+		ip netns exec "$1-p$DST" ss -Hltn "sport = :5201" | grep -q . && break
 		sleep 0.05
 	done
+}
+
+declare -A WP=()
+worker_profile() {
+	local srv k v
+	command -v perf >/dev/null || return 0
+	iperf_server "$PE" /dev/null
+	srv=$SRV_PID
 	ip netns exec "$PE-p$SRC" timeout $((SECS + 20)) iperf3 -c "${POD_IP[$DST]}" -t $((SECS + 1)) >/dev/null 2>&1 &
 	sleep 1
 	worker_snap a
@@ -574,16 +582,11 @@ pps_run() { # pps_run NAME: one window (bench/lib/pps.sh); which hops xgate's to
 # ---- one TCP window --------------------------------------------------------------
 declare -A TCP_BEST TCP_RETR TCP_LIST
 tcp_run() { # tcp_run NAME
-	local name=$1 p srv i mbps retr
+	local name=$1 p srv mbps retr
 	p=$(prefix_of "$name")
 	path_on "$name"
-	ip netns exec "$p-p$DST" timeout $((SECS + 20)) iperf3 -s -1 -B "${POD_IP[$DST]}" >"$TMP/iperf.srv" 2>&1 &
-	srv=$!
-	BG_PIDS+=("$srv")
-	for i in $(seq 100); do
-		ip netns exec "$p-p$DST" ss -Hltn "sport = :5201" | grep -q . && break
-		sleep 0.05
-	done
+	iperf_server "$p" "$TMP/iperf.srv"
+	srv=$SRV_PID
 	[ "$p" = "$PE" ] && worker_snap a
 	ip netns exec "$p-p$SRC" timeout $((SECS + 20)) iperf3 -c "${POD_IP[$DST]}" -t "$SECS" -O 1 -J \
 		>"$TMP/iperf.json" 2>"$TMP/iperf.err"
