@@ -9,14 +9,15 @@
 # start on one NIC (one socket per queue, in both halves of xg_gw_xsk); a
 # divider's frame for the peer leaves sealed with the key gatewayd agreed;
 # a peer's frame is opened and handed to the cluster; both counted by the
-# workers. Then the key limits with gatewayd gone (proto/gatewayd.md, "Key
+# workers, which run SCHED_FIFO by default. Then the key limits with gatewayd gone (proto/gatewayd.md, "Key
 # limits"): restarted with RejectAfterTime 11 s and killed again, its keys
 # stop 11 s later: neither way carries a frame any more, each counted as
 # drop_gw_key_expired. (The workers check too: with the program's check
 # removed, nothing leaves either, but the count is theirs.)
 # With more arguments, they are xgate-cryptd's options (ctest gw_one_nic_busy:
-# preferred busy polling, a nice value, CPU 0): the same checks pass, and the
-# NIC's NAPI knobs are set while the workers run and restored when they stop.
+# preferred busy polling, a nice value, CPU 0): the same checks pass, the
+# workers run on the normal scheduler at that nice value, and the NIC's NAPI
+# knobs are set while the workers run and restored when they stop.
 # usage: one_nic.sh PATH/TO/gatewayd PATH/TO/xgate PATH/TO/xgate-cryptd [CRYPTD OPTION...]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +27,14 @@ GW_TERM_FIRST=1
 gw_pair_init gw1nic "$1" "$2"
 shift 3
 CRYPTD_OPTS=("$@")
+refused() { # refused MESSAGE OPTION...: exit status 2 and a message quoting the bad value
+	local out rc
+	out=$("$CRYPTD" -n "$P-a" -c xgc0 "${@:2}" 2>&1); rc=$?
+	[ $rc = 2 ] && grep -qF -- "$1" <<<"$out" && ok "xgate-cryptd ${*:2}: refused ($1)" ||
+		not_ok "xgate-cryptd ${*:2}: exit $rc, $(head -1 <<<"$out")"
+}
+refused "--rt-priority '100': expected a priority from 0 to 99" --rt-priority 100
+refused "--nice -5 with --rt-priority 3: a nice value is for the normal scheduler" --rt-priority 3 --nice -5
 for n in a b; do ip netns add "$P-$n"; ip -n "$P-$n" link set lo up; done
 ip link add "$P-ea" netns "$P-a" type veth peer name "$P-eb" netns "$P-b"
 ip -n "$P-a" link set "$P-ea" name eth0; ip -n "$P-b" link set "$P-eb" name eth0
@@ -75,6 +84,7 @@ done
 
 wait_for 10 grep -q "workers on eth0 (1 queues, copy mode), the public and the internal NIC" "$T/cryptd.log" &&
 	ok "xgate-cryptd runs on one NIC" || { not_ok "cryptd: $(cat "$T/cryptd.log")"; summary; exit 1; }
+sched() { awk '{print $41, $40}' "/proc/${PID[c]}/stat"; } # policy, real-time priority
 if [ ${#CRYPTD_OPTS[@]} -gt 0 ]; then
 	wait_for 5 grep -q "preferred busy polling: 20 us, budget 64, napi_defer_hard_irqs 2, gro_flush_timeout 500000 ns on eth0$" "$T/cryptd.log" &&
 		ok "busy polling on (${CRYPTD_OPTS[*]})" || not_ok "no busy polling line: $(cat "$T/cryptd.log")"
@@ -84,6 +94,10 @@ if [ ${#CRYPTD_OPTS[@]} -gt 0 ]; then
 		not_ok "nice: $(awk '{print $19}' "/proc/${PID[c]}/stat")"
 	[ "$(awk '/^Cpus_allowed_list/ {print $2}' "/proc/${PID[c]}/status")" = 0 ] && ok "and on CPU 0 only" ||
 		not_ok "CPUs: $(grep Cpus_allowed_list "/proc/${PID[c]}/status")"
+	# a nice value is for the normal scheduler (policy 0)
+	[ "$(sched)" = "0 0" ] && ok "--nice leaves them on the normal scheduler" || not_ok "policy, priority: $(sched)"
+else
+	[ "$(sched)" = "1 1" ] && ok "by default the workers run SCHED_FIFO, priority 1" || not_ok "policy, priority: $(sched)"
 fi
 peer1() { bpftool -j map lookup pinned "/sys/fs/bpf/xgate/$P-a/xg_gw_peers" key 1 0 0 0 2>/dev/null; }
 K="import json,sys; v=json.load(sys.stdin)['formatted']['value']"

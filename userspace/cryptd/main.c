@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * xgate-cryptd -n INSTANCE -c CRYPTDEV [-s SECONDS] [-b USECS] [-C CPU]
- * [-P NICE]: the crypto workers of
+ * [-R PRIO | -P NICE]: the crypto workers of
  * the gateway whose program runs in xgate instance INSTANCE. Finds the
  * public NIC (xg_gw) and the internal one (xg_host) in the instance's maps,
  * opens an AF_XDP socket per RX queue of each, registers them in xg_gw_xsk
@@ -10,7 +10,8 @@
  * until SIGTERM/SIGINT. Counters are logged every SECONDS (default 60) when
  * they moved, and at exit. -b: preferred busy polling of the NICs' queues
  * (their NAPI runs in the workers' system calls, when they ask for frames);
- * -C, -P: the CPU the workers run on and their nice value.
+ * -C: the CPU the workers run on; -R: their SCHED_FIFO priority (default
+ * 1; 0: the normal scheduler, where -P gives their nice value).
  */
 #include <errno.h>
 #include <poll.h>
@@ -64,6 +65,18 @@ struct cryptd {
 #define BUSY_DEFER	"2"
 #define BUSY_TIMEOUT_US "200"
 
+/* The workers are the later stage of a pipeline whose earlier stage (the
+ * NIC's receive work, the gateway program, the copy into their rings) is
+ * cheaper per frame: at equal shares of a core the earlier stage fills the
+ * rings faster than the workers empty them, and every frame dropped at a
+ * full ring has cost that stage's work for nothing (receive livelock). A
+ * real-time priority runs the workers whenever they have frames, so the
+ * excess stays in the NIC's queue, where it costs least. They sleep when
+ * their rings are empty, so they cannot hold the core without frames to
+ * seal; the kernel's RT throttling bounds them even then. Priority 1: any
+ * real-time thread an operator configured still comes first. */
+#define RT_PRIO_DEFAULT "1"
+
 __attribute__((format(printf, 2, 3))) static void cd_log(struct cryptd *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -78,7 +91,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f, "usage: xgate-cryptd -n|--instance INSTANCE -c|--crypt DEV [-s|--stats SECONDS]\n"
 	       "                    [-b|--busy-poll USECS] [-t|--busy-timeout USECS]\n"
-	       "                    [-C|--cpu CPU] [-P|--nice NICE]\n"
+	       "                    [-C|--cpu CPU] [-R|--rt-priority PRIO | -P|--nice NICE]\n"
 	       "  the crypto workers of the gateway program in xgate instance INSTANCE;\n"
 	       "  DEV: the workers' end of the crypt veth (the other end runs the program)\n"
 	       "  --busy-poll USECS: preferred busy polling (0-1000 us, default 0: off): the\n"
@@ -89,7 +102,13 @@ static void usage(FILE *f)
 	       "    waits for the workers before a softirq does it (1-100000 us, "
 	       "default " BUSY_TIMEOUT_US ")\n"
 	       "  --cpu CPU: run on this CPU only (default: any)\n"
-	       "  --nice NICE: the workers' nice value, -20 to 19 (default: inherited)\n");
+	       "  --rt-priority PRIO: the workers' SCHED_FIFO priority, 1-99, so that they\n"
+	       "    run before the receive work that feeds them (default " RT_PRIO_DEFAULT
+	       "; a system\n"
+	       "    that refuses it leaves them on the normal scheduler, logged); 0: the\n"
+	       "    normal scheduler\n"
+	       "  --nice NICE: on the normal scheduler (implies --rt-priority 0), the workers'\n"
+	       "    nice value, -20 to 19 (default: inherited)\n");
 }
 
 static int set_crypt(struct cryptd *c, uint32_t ifindex)
@@ -386,6 +405,27 @@ static int serve(struct cryptd *c, const char *crypt, unsigned stats_s)
 	return rc;
 }
 
+/* The scheduling policy asked for, or by default (rt NULL) the one the
+ * system allows: 0, or the exit code. */
+static int set_rt(struct cryptd *c, const char *rt, long prio)
+{
+	struct sched_param sp = {.sched_priority = (int)prio};
+
+	/* not inherited by what the workers fork (the busy-polling knobs'
+	 * helper) */
+	if (!prio || !sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
+		return 0;
+	if (rt) {
+		fprintf(stderr, "xgate-cryptd: --rt-priority %s: %s\n", rt, strerror(errno));
+		return 1;
+	}
+	cd_log(c,
+	       "SCHED_FIFO %ld refused (%s): the workers stay on the normal scheduler, where a "
+	       "flood can starve them (--rt-priority 0 asks for that and says nothing)",
+	       prio, strerror(errno));
+	return 0;
+}
+
 /* A number option in lo..hi, or a message quoting it and usage. */
 static int num_arg(const char *opt, const char *s, long lo, long hi, const char *what, long *out)
 {
@@ -405,16 +445,12 @@ static int num_arg(const char *opt, const char *s, long lo, long hi, const char 
 int main(int argc, char **argv)
 {
 	const char *crypt = NULL, *stats = "60", *instance = NULL, *busy = "0", *cpu = NULL,
-		   *nice = NULL, *busy_to = BUSY_TIMEOUT_US;
-	const struct darg opts[] = {{"instance", 'n', &instance},
-				    {"crypt", 'c', &crypt},
-				    {"stats", 's', &stats},
-				    {"busy-poll", 'b', &busy},
-				    {"busy-timeout", 't', &busy_to},
-				    {"cpu", 'C', &cpu},
-				    {"nice", 'P', &nice},
-				    {0}};
-	long st, busy_us, busy_to_us, cpu_n = -1, nice_n = 0;
+		   *nice = NULL, *busy_to = BUSY_TIMEOUT_US, *rt = NULL;
+	const struct darg opts[] = {
+	    {"instance", 'n', &instance}, {"crypt", 'c', &crypt},	   {"stats", 's', &stats},
+	    {"busy-poll", 'b', &busy},	  {"busy-timeout", 't', &busy_to}, {"cpu", 'C', &cpu},
+	    {"nice", 'P', &nice},	  {"rt-priority", 'R', &rt},	   {0}};
+	long st, busy_us, busy_to_us, cpu_n = -1, nice_n = 0, rt_n = 0;
 	struct cryptd *c;
 	int rc;
 
@@ -429,8 +465,20 @@ int main(int argc, char **argv)
 	    num_arg("--busy-poll", busy, 0, 1000, "microseconds", &busy_us) ||
 	    num_arg("--busy-timeout", busy_to, 1, 100000, "microseconds", &busy_to_us) ||
 	    (cpu && num_arg("--cpu", cpu, 0, CPU_SETSIZE - 1, "a CPU number", &cpu_n)) ||
-	    (nice && num_arg("--nice", nice, -20, 19, "a nice value", &nice_n)))
+	    (nice && num_arg("--nice", nice, -20, 19, "a nice value", &nice_n)) ||
+	    num_arg("--rt-priority",
+		    rt	   ? rt
+		    : nice ? "0"
+			   : RT_PRIO_DEFAULT,
+		    0, 99, "a priority", &rt_n))
 		return 2;
+	if (nice && rt_n) {
+		fprintf(stderr,
+			"xgate-cryptd: --nice %s with --rt-priority %s: a nice value is for the "
+			"normal scheduler (--rt-priority 0)\n",
+			nice, rt);
+		return 2;
+	}
 	if (cpu_n >= 0) {
 		cpu_set_t set;
 
@@ -448,6 +496,10 @@ int main(int argc, char **argv)
 	if (!(c = calloc(1, sizeof(*c))))
 		return 1;
 	c->instance = instance;
+	if ((rc = set_rt(c, rt, rt_n))) {
+		free(c);
+		return rc;
+	}
 	c->busy_us = (unsigned)busy_us;
 	snprintf(c->flush_ns, sizeof(c->flush_ns), "%ld", busy_to_us * 1000);
 	c->gw = c->xskmap = c->host = c->sfd = -1;
