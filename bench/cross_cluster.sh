@@ -278,7 +278,10 @@ done
 if [ "$DO_ENC" = 1 ]; then
 	CPU_PIDS[$PE]="${CRYPTD_PIDS[*]}"
 	# the gateways' agreed cipher, as gatewayd reports it
-	echo "cross_cluster: encrypt path: xgate-cryptd PIDs ${CRYPTD_PIDS[*]} (options: ${CRYPTD_ARGS:-none}); peer gw2 of gateway 1:" \
+	# their scheduling as the kernel has it (SCHED_FIFO 1 unless the options say otherwise)
+	sched=$(awk '{ if ($41 == 1) print "SCHED_FIFO " $40; else if ($41 == 0) print "SCHED_OTHER, nice " $19; else print "policy " $41 }' \
+		"/proc/${CRYPTD_PIDS[0]}/stat" 2>/dev/null)
+	echo "cross_cluster: encrypt path: xgate-cryptd PIDs ${CRYPTD_PIDS[*]} (options: ${CRYPTD_ARGS:-none}; ${sched:-scheduling unknown}); peer gw2 of gateway 1:" \
 		"$("$XGATE" gw peers --socket "$(in_topo "$PE" gw_sock 1)" -o json 2>/dev/null | jq -c '.[] | select(.name == "gw2") | del(.name)' 2>/dev/null)"
 fi
 if [ "$DO_WG" = 1 ]; then
