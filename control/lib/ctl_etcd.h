@@ -166,7 +166,7 @@ void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign);
  * A campaign is due:
  *  - at once at the start, and when the key's watch saw the key absent
  *    since the last campaign, whatever a back-off says (a watch that
- *    delivers is an etcd that answers);
+ *    delivers is an etcd that answers), unless we just resigned;
  *  - else period_ms after a campaign etcd answered (won or lost: the key
  *    is someone else's), the fallback for a watch that is down;
  *  - else, after one that failed (unreachable, timeout, no quorum: it held
@@ -179,6 +179,7 @@ void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign);
 struct ctl_etcd_pace {
 	uint64_t period_ms; /* the fallback period */
 	uint64_t due_ms;    /* the next campaign, unless the watch says sooner */
+	uint64_t hold_ms;   /* no campaign before, whatever the watch says */
 	unsigned failed;    /* campaigns in a row that failed */
 	bool vacant;	    /* the key was seen absent since the last campaign */
 };
@@ -194,6 +195,10 @@ void ctl_etcd_pace_vacant(struct ctl_etcd_pace *p, bool vacant);
  * ended at now_ms: the vacancy is answered, and the next is due after the
  * period or the back-off, counted from now_ms. Returns that wait. */
 uint64_t ctl_etcd_pace_done(struct ctl_etcd_pace *p, int rc, uint64_t now_ms);
+/* We gave the lead up (ctl_etcd_elect_resign): as a failed campaign, and
+ * no campaign before the back-off is over even when the watch sees the key
+ * go (our own revoke deletes it), so that another campaigner goes first. */
+void ctl_etcd_pace_hold(struct ctl_etcd_pace *p, uint64_t now_ms);
 /* The back-off after failed campaigns in a row (failed >= 1). */
 uint64_t ctl_etcd_pace_backoff_ms(unsigned failed);
 

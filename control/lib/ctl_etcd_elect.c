@@ -79,6 +79,8 @@ void ctl_etcd_pace_init(struct ctl_etcd_pace *p, uint64_t period_ms)
 
 bool ctl_etcd_pace_due(const struct ctl_etcd_pace *p, uint64_t now_ms)
 {
+	if (now_ms < p->hold_ms)
+		return false;
 	return p->vacant || now_ms >= p->due_ms;
 }
 
@@ -114,6 +116,12 @@ uint64_t ctl_etcd_pace_done(struct ctl_etcd_pace *p, int rc, uint64_t now_ms)
 	}
 	p->due_ms = now_ms + wait;
 	return wait;
+}
+
+void ctl_etcd_pace_hold(struct ctl_etcd_pace *p, uint64_t now_ms)
+{
+	ctl_etcd_pace_done(p, CTL_ETCD_ERROR, now_ms);
+	p->hold_ms = p->due_ms;
 }
 
 /* ---- the election ---- */
@@ -233,8 +241,9 @@ void ctl_etcd_elect_resign(struct ctl_etcd_elect *el)
 		ctl_log("election %s: resign: %s (the lease ends by itself within its TTL)",
 			el->key, ctl_etcd_errmsg(el->e));
 	lost(el, "resigned");
-	/* another campaigner first, and an etcd that failed its owner rests */
-	ctl_etcd_pace_done(&el->pace, CTL_ETCD_ERROR, (uint64_t)now_ms());
+	/* another campaigner first (our watch sees our own key go), and an
+	 * etcd that failed its owner rests */
+	ctl_etcd_pace_hold(&el->pace, (uint64_t)now_ms());
 }
 
 /* the watch's prefix is the key: only the key itself counts */

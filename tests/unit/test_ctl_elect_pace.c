@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* When a standby campaigns (ctl_etcd_pace, ctl_etcd.h), on a clock of the
  * test's own: at once at the start and when the key's watch saw the key
- * go, also during a back-off; not before the fallback period after a lost
- * campaign; a back-off after one etcd did not answer, doubling to its cap,
- * cleared by an answered one. Then the election itself on an endpoint that
- * refuses connections: its first step campaigns, the next does not (the
- * back-off), so no owner's loop is held on every tick. */
+ * go, also during a back-off (not just after a resign); not before the
+ * fallback period after a lost campaign; a back-off after one etcd did not
+ * answer, doubling to its cap, cleared by an answered one. Then the
+ * election itself on an endpoint that refuses connections: its first step
+ * campaigns, the next does not (the back-off), so no owner's loop is held
+ * on every tick. */
 #include <arpa/inet.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -67,6 +68,18 @@ static void vacant(void)
 	CHECK(ctl_etcd_pace_done(&p, CTL_ETCD_TIMEOUT, T0 + 30) == 4000 &&
 		  !ctl_etcd_pace_due(&p, T0 + 31),
 	      "a failed campaign answers the vacancy too (not retried on every step)");
+
+	/* we resigned: our own revoke deletes the key, and another goes first */
+	ctl_etcd_pace_init(&p, 100);
+	ctl_etcd_pace_done(&p, CTL_ETCD_OK, T0);
+	ctl_etcd_pace_hold(&p, T0 + 500);
+	ctl_etcd_pace_vacant(&p, true);
+	CHECK(!ctl_etcd_pace_due(&p, T0 + 501) && !ctl_etcd_pace_due(&p, T0 + 1499),
+	      "after a resign the key's delete is not due before the back-off");
+	CHECK(ctl_etcd_pace_due(&p, T0 + 1500), "and due once it is over");
+	ctl_etcd_pace_done(&p, CTL_ETCD_OK, T0 + 1500);
+	ctl_etcd_pace_vacant(&p, true);
+	CHECK(ctl_etcd_pace_due(&p, T0 + 1501), "the hold is once: a later delete is due at once");
 }
 
 static void backoff(void)
