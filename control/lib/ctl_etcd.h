@@ -124,29 +124,83 @@ int ctl_etcd_lease_revoke(struct ctl_etcd *e, int64_t id);
  * compares it (ctl_etcd_elect_fence), so a leader deposed while it was
  * not looking (paused past its TTL, cut off) cannot write: the key it
  * created is gone, and a new one has another create_revision.
- * Nothing here blocks for an election: ctl_etcd_elect_step tries once (a
- * campaign is a create-if-absent) and renews the lease when due; call it
- * from a timer, at least every TTL/3. */
+ * Nothing here blocks for an election: a campaign is one create-if-absent.
+ * The owner calls ctl_etcd_elect_step from a timer (at least every TTL/3,
+ * for the renewal) and whenever ctl_etcd_elect_poll says so, and paces
+ * nothing itself: the election decides when a campaign is due
+ * (struct ctl_etcd_pace below). */
 struct ctl_etcd_elect;
 struct ctl_etcd_elect *ctl_etcd_elect_new(struct ctl_etcd *e, const char *key, const char *id,
 					  int64_t ttl_s);
-/* Campaign or renew as due. *leader: whether we hold the key now. */
+/* Renew the lease when due; while we do not lead, campaign when one is due
+ * (the first step always campaigns). *leader: whether we hold the key now.
+ * Returns 0 (nothing was due, or what was asked was answered: a campaign
+ * won or lost), or the ctl_etcd_rc of the renewal or campaign that failed
+ * (logged here with when the next campaign is due; errmsg says more).
+ * A standby's lease that could not be renewed is dropped, as a campaign
+ * that failed: its next campaign grants another. */
 int ctl_etcd_elect_step(struct ctl_etcd_elect *el, bool *leader);
 /* Our key's create_revision while we lead, else 0. */
 int64_t ctl_etcd_elect_revision(const struct ctl_etcd_elect *el);
 /* Add the fence to t: it holds only while our key is the one there. */
 int ctl_etcd_elect_fence(const struct ctl_etcd_elect *el, struct ctl_etcd_txn *t);
 /* The key watched, so that a standby campaigns the moment the key is
- * deleted instead of on its next timer (keep the timer: it is the
- * fallback while the watch is down). poll steps the watch, opening it the
- * first time, and never waits; true: the key was seen absent since our
- * last campaign, so campaign now (ctl_etcd_elect_step). For an event loop,
- * as ctl_etcd_watch_fd and _next_ms. */
+ * deleted instead of on the fallback period (kept for a watch that is
+ * down). poll steps the watch, opening it the first time, and never
+ * waits; true: the key was seen absent since our last campaign, a
+ * campaign is due now (whatever a back-off said): call ctl_etcd_elect_step.
+ * For an event loop, as ctl_etcd_watch_fd and _next_ms. */
 bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el);
 int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el);
 int ctl_etcd_elect_next_ms(const struct ctl_etcd_elect *el);
+/* Give the lead up and stay in the election: the lease is revoked (the
+ * key goes at once; if etcd does not answer, with the lease's TTL), and
+ * the next campaign waits the back-off, so that another campaigner goes
+ * first. For an owner that won but cannot act on it (its reads failed). */
+void ctl_etcd_elect_resign(struct ctl_etcd_elect *el);
 /* Give it up now (revoke the lease: the key goes at once), and free. */
 void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign);
+
+/* When a campaign is due, as pure functions of the caller's clock (the
+ * election's is CLOCK_MONOTONIC ms), so that it is tested without waiting.
+ * A campaign is due:
+ *  - at once at the start, and when the key's watch saw the key absent
+ *    since the last campaign, whatever a back-off says (a watch that
+ *    delivers is an etcd that answers), unless we just resigned;
+ *  - else period_ms after a campaign etcd answered (won or lost: the key
+ *    is someone else's), the fallback for a watch that is down;
+ *  - else, after one that failed (unreachable, timeout, no quorum: it held
+ *    the loop up to Timeout; or refused, which a retry would not change),
+ *    the back-off: CTL_ETCD_PACE_BACKOFF_MS, doubling with each failure in
+ *    a row up to CTL_ETCD_PACE_BACKOFF_MAX_MS; one answered clears it.
+ * docs/architecture.md "etcd from C" says why these numbers. */
+#define CTL_ETCD_PACE_BACKOFF_MS     1000u
+#define CTL_ETCD_PACE_BACKOFF_MAX_MS 8000u
+struct ctl_etcd_pace {
+	uint64_t period_ms; /* the fallback period */
+	uint64_t due_ms;    /* the next campaign, unless the watch says sooner */
+	uint64_t hold_ms;   /* no campaign before, whatever the watch says */
+	unsigned failed;    /* campaigns in a row that failed */
+	bool vacant;	    /* the key was seen absent since the last campaign */
+};
+/* The fallback period for a lease of ttl_s: a tenth of it, 1 s at most
+ * (100 ms with a 1 s lease); ttl_s <= 0: 1 s. */
+uint64_t ctl_etcd_pace_period_ms(int64_t ttl_s);
+/* period_ms 0: 1 s. Due at once. */
+void ctl_etcd_pace_init(struct ctl_etcd_pace *p, uint64_t period_ms);
+bool ctl_etcd_pace_due(const struct ctl_etcd_pace *p, uint64_t now_ms);
+/* The watch saw the key absent (true) or present (false: someone leads). */
+void ctl_etcd_pace_vacant(struct ctl_etcd_pace *p, bool vacant);
+/* A campaign came to rc (a ctl_etcd_rc; 0: answered, won or lost) and
+ * ended at now_ms: the vacancy is answered, and the next is due after the
+ * period or the back-off, counted from now_ms. Returns that wait. */
+uint64_t ctl_etcd_pace_done(struct ctl_etcd_pace *p, int rc, uint64_t now_ms);
+/* We gave the lead up (ctl_etcd_elect_resign): as a failed campaign, and
+ * no campaign before the back-off is over even when the watch sees the key
+ * go (our own revoke deletes it), so that another campaigner goes first. */
+void ctl_etcd_pace_hold(struct ctl_etcd_pace *p, uint64_t now_ms);
+/* The back-off after failed campaigns in a row (failed >= 1). */
+uint64_t ctl_etcd_pace_backoff_ms(unsigned failed);
 
 /* Compact the history up to rev (operators and tests). */
 int ctl_etcd_compact(struct ctl_etcd *e, int64_t rev);

@@ -7,10 +7,24 @@
  * deadlines).
  *
  * A standby also watches the key: it campaigns as soon as the key is
- * deleted (the leader's lease expired, or it resigned), not on its owner's
- * next campaign timer, which stays as the fallback for a watch that is
- * down. The watch's stream is opened by the owner's first poll, so an
- * owner that never polls it pays nothing.
+ * deleted (the leader's lease expired, or it resigned), not on the
+ * fallback period, which is for a watch that is down. The watch's stream
+ * is opened by the owner's first poll, so an owner that never polls it
+ * pays nothing.
+ *
+ * When a campaign is due is decided here (struct ctl_etcd_pace), for
+ * every owner alike: a campaign is a synchronous request, so one etcd
+ * cannot answer holds the owner's loop for up to its Timeout, and an owner
+ * that campaigned on every fallback period would serve almost nothing
+ * while etcd has no quorum. After such a campaign the next waits a
+ * back-off: 1 s, doubling with each one in a row up to 8 s. 1 s first, so
+ * that a blip (an etcd leader election) costs a standby at most a second;
+ * 8 s at most, because the cap is how late a standby whose watch is down
+ * finds etcd back, and by then the loop is held at most Timeout in every
+ * Timeout + 8 s (Timeout is at most ElectionTTL/3). The back-off never
+ * delays a failover: the key's delete, seen by the watch, is due at once
+ * whatever the back-off (a watch that delivers is etcd answering), and a
+ * campaign etcd answers, lost or won, clears it.
  *
  * Our own view of the lease is kept pessimistic: the lease is counted from
  * before the keepalive that renewed it was sent, and when a renewal cannot
@@ -18,6 +32,7 @@
  * is only courtesy: correctness is the fence, checked by etcd in the same
  * txn as the write.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +50,7 @@ struct ctl_etcd_elect {
 	long long renew_at;	      /* when the lease is renewed next (monotonic ms) */
 	long long expires;	      /* the lease's end as we must assume it */
 	struct ctl_etcd_watch *watch; /* the key, for its delete */
-	bool vacant;		      /* the key was seen absent since our last campaign */
+	struct ctl_etcd_pace pace;    /* when a campaign is due */
 };
 
 static long long now_ms(void)
@@ -45,6 +60,71 @@ static long long now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/* ---- when a campaign is due ---- */
+
+uint64_t ctl_etcd_pace_period_ms(int64_t ttl_s)
+{
+	/* often enough next to the lease not to double the failover while
+	 * the watch is down, and a campaign is a request: not every tick */
+	if (ttl_s <= 0 || ttl_s >= 10)
+		return 1000;
+	return (uint64_t)ttl_s * 100;
+}
+
+void ctl_etcd_pace_init(struct ctl_etcd_pace *p, uint64_t period_ms)
+{
+	*p = (struct ctl_etcd_pace){.period_ms = period_ms ? period_ms : 1000};
+}
+
+bool ctl_etcd_pace_due(const struct ctl_etcd_pace *p, uint64_t now_ms)
+{
+	if (now_ms < p->hold_ms)
+		return false;
+	return p->vacant || now_ms >= p->due_ms;
+}
+
+void ctl_etcd_pace_vacant(struct ctl_etcd_pace *p, bool vacant)
+{
+	p->vacant = vacant;
+}
+
+uint64_t ctl_etcd_pace_backoff_ms(unsigned failed)
+{
+	uint64_t ms = CTL_ETCD_PACE_BACKOFF_MS;
+
+	for (unsigned i = 1; i < failed && ms < CTL_ETCD_PACE_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	return ms < CTL_ETCD_PACE_BACKOFF_MAX_MS ? ms : CTL_ETCD_PACE_BACKOFF_MAX_MS;
+}
+
+uint64_t ctl_etcd_pace_done(struct ctl_etcd_pace *p, int rc, uint64_t now_ms)
+{
+	uint64_t wait;
+
+	/* what the watch said is answered by this campaign, whatever came of
+	 * it: the watch tells a key absent once, so a vacancy kept after a
+	 * campaign etcd did not answer would campaign on every step */
+	p->vacant = false;
+	if (rc == CTL_ETCD_OK) {
+		p->failed = 0;
+		wait = p->period_ms;
+	} else {
+		if (p->failed < UINT_MAX)
+			p->failed++;
+		wait = ctl_etcd_pace_backoff_ms(p->failed);
+	}
+	p->due_ms = now_ms + wait;
+	return wait;
+}
+
+void ctl_etcd_pace_hold(struct ctl_etcd_pace *p, uint64_t now_ms)
+{
+	ctl_etcd_pace_done(p, CTL_ETCD_ERROR, now_ms);
+	p->hold_ms = p->due_ms;
+}
+
+/* ---- the election ---- */
 
 static void lost(struct ctl_etcd_elect *el, const char *why)
 {
@@ -64,6 +144,19 @@ static int renew(struct ctl_etcd_elect *el)
 	if (!el->lease || sent < el->renew_at)
 		return CTL_ETCD_OK;
 	rc = ctl_etcd_lease_keepalive(el->e, el->lease, &ttl);
+	if (rc && !el->fence) {
+		/* a standby's lease serves only its next campaign, which grants
+		 * another: dropped, rather than tried again on every step while
+		 * etcd does not answer; the campaign waits the back-off */
+		uint64_t wait = ctl_etcd_pace_done(&el->pace, rc, (uint64_t)now_ms());
+
+		ctl_log("election %s: the standby's lease was not renewed (%s: %s): the next "
+			"campaign in %llu ms, or when the key goes",
+			el->key, ctl_etcd_rc_name(rc), ctl_etcd_errmsg(el->e),
+			(unsigned long long)wait);
+		el->lease = 0;
+		return rc;
+	}
 	if (rc) {
 		if (now_ms() >= el->expires)
 			lost(el, "the lease could not be renewed in time");
@@ -94,8 +187,6 @@ static int campaign(struct ctl_etcd_elect *el)
 	}
 	if (!(t = ctl_etcd_txn_new()))
 		return CTL_ETCD_ERROR;
-	/* what the watch said is answered by this campaign, won or lost */
-	el->vacant = false;
 	ctl_etcd_txn_cmp(t, el->key, CTL_ETCD_CREATE, CTL_ETCD_EQUAL, 0);
 	ctl_etcd_txn_put(t, true, el->key, el->id, strlen(el->id), el->lease);
 	rc = ctl_etcd_txn_commit(el->e, t, &won, &rev, NULL);
@@ -124,10 +215,35 @@ int ctl_etcd_elect_step(struct ctl_etcd_elect *el, bool *leader)
 {
 	int rc = renew(el);
 
-	if (!rc && !el->fence)
+	if (!rc && !el->fence && ctl_etcd_pace_due(&el->pace, (uint64_t)now_ms())) {
+		uint64_t wait;
+
 		rc = campaign(el);
+		/* counted from the campaign's end: a loop it held gets the whole
+		 * back-off to serve */
+		wait = ctl_etcd_pace_done(&el->pace, rc, (uint64_t)now_ms());
+		if (rc)
+			ctl_log(
+			    "election %s: campaign: %s: %s; the next in %llu ms, or when the key "
+			    "goes",
+			    el->key, ctl_etcd_rc_name(rc), ctl_etcd_errmsg(el->e),
+			    (unsigned long long)wait);
+	}
 	*leader = el->fence != 0;
 	return rc;
+}
+
+void ctl_etcd_elect_resign(struct ctl_etcd_elect *el)
+{
+	int rc;
+
+	if (el->lease && (rc = ctl_etcd_lease_revoke(el->e, el->lease)))
+		ctl_log("election %s: resign: %s (the lease ends by itself within its TTL)",
+			el->key, ctl_etcd_errmsg(el->e));
+	lost(el, "resigned");
+	/* another campaigner first (our watch sees our own key go), and an
+	 * etcd that failed its owner rests */
+	ctl_etcd_pace_hold(&el->pace, (uint64_t)now_ms());
 }
 
 /* the watch's prefix is the key: only the key itself counts */
@@ -138,7 +254,7 @@ static void w_snapshot(void *arg, const struct ctl_etcd_kvs *all)
 
 	for (size_t i = 0; i < all->n; i++)
 		there |= !strcmp(all->kv[i].key, el->key);
-	el->vacant = !there;
+	ctl_etcd_pace_vacant(&el->pace, !there);
 }
 
 static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
@@ -147,13 +263,13 @@ static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(ev[i].kv.key, el->key))
-			el->vacant = ev[i].type == CTL_ETCD_DELETE;
+			ctl_etcd_pace_vacant(&el->pace, ev[i].type == CTL_ETCD_DELETE);
 }
 
 bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el)
 {
 	ctl_etcd_watch_poll(el->watch, 0);
-	return el->vacant;
+	return el->pace.vacant;
 }
 
 int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el)
@@ -195,6 +311,7 @@ struct ctl_etcd_elect *ctl_etcd_elect_new(struct ctl_etcd *e, const char *key, c
 	}
 	el->e = e;
 	el->ttl_s = ttl_s > 0 ? ttl_s : 10;
+	ctl_etcd_pace_init(&el->pace, ctl_etcd_pace_period_ms(el->ttl_s));
 	return el;
 }
 

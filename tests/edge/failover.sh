@@ -17,9 +17,10 @@
 # leader paused past its lease acknowledges nothing after it is continued,
 # and stops. One etcd member stopped: writes, the standby and the child go on.
 # A second one paused (no quorum): a write fails (500, or 504: it may still
-# be applied), the standby reads on, the leader stops and, restarted, serves
-# what a member had as a standby; the quorum back: a root leads, both roots
-# agree on every mission and rv, the child links to the leader.
+# be applied), the standby reads on (backing off its campaigns), the leader
+# stops and, restarted, serves what a member had as a standby; the quorum
+# back: a root leads, both roots agree on every mission and rv, the child
+# links to the leader.
 # usage: failover.sh PATH/TO/edgeclusterd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -157,6 +158,22 @@ case $rc in
 esac
 [ "$(api r2 missions/m7 | jq -r .metadata.name)" = m7 ] && ok "the standby still serves reads from its view" ||
 	not_ok "r2's read without a quorum: $(api r2 missions/m7)"
+# and between its campaigns, each of which etcd leaves unanswered for up to
+# Timeout (1 s) while it holds the loop: the next waits a back-off (1, 2, 4,
+# 8 s), not the fallback period (400 ms). Counted, not timed: over ten reads
+# a second apart at most 5 campaigns (without the back-off, one every 1.4 s)
+campaigns() { grep -c "election .*: campaign: " "$T/$1.log"; }
+c0=$(campaigns r2)
+reads=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	[ "$(api r2 missions/m7 | jq -r .metadata.name)" = m7 ] && reads=$((reads + 1))
+	sleep 1
+done
+n=$(($(campaigns r2) - c0))
+[ "$reads" = 10 ] && ok "the standby answers ten reads in a row without a quorum" ||
+	not_ok "the standby answered $reads of ten reads without a quorum"
+[ "$n" -ge 1 ] && [ "$n" -le 5 ] && ok "meanwhile it campaigned $n times, backing off (at most 5)" ||
+	not_ok "the standby campaigned $n times over ten reads: $(grep 'campaign: ' "$T/r2.log" | tail -3)"
 # the leader cannot renew its lease: it stops; restarted, it serves what etcd knew
 wait_for 20 dead "${PID[r1]}" && ok "r1 lost the lead without a quorum and stopped" || not_ok "r1 still runs"
 wait "${PID[r1]}" 2>/dev/null

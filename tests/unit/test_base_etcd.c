@@ -6,8 +6,9 @@
  * resumes from its revision on another member after its member is killed,
  * and rereads everything when that revision was compacted; then, with two
  * members gone, a write fails as "no quorum" while a serializable read
- * still answers, a paused member gives "timeout", a dead one
- * "unreachable". */
+ * still answers, a standby whose lease renewal fails drops the lease and
+ * backs off instead of asking again on its next step, a paused member
+ * gives "timeout", a dead one "unreachable". */
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -243,6 +244,8 @@ int main(void)
 	struct ctl_etcd_watch_hooks hb = {&sb, on_snapshot, on_events, on_trouble};
 	struct ctl_etcd *e, *one;
 	struct ctl_etcd_watch *wa, *wb;
+	struct ctl_etcd_elect *ea, *eb;
+	bool la = false, lb = true;
 	struct ctl_etcd_kvs r;
 	int64_t rev = 0;
 	int rc;
@@ -311,6 +314,13 @@ int main(void)
 	      sa.snap_n);
 	ctl_etcd_watch_stop(wa);
 
+	/* a leader and a standby on a 1 s lease (renewed every 333 ms) */
+	ea = ctl_etcd_elect_new(e, "/nq/leader", "a", 1);
+	eb = ctl_etcd_elect_new(e, "/nq/leader", "b", 1);
+	CHECK(ea && eb && !ctl_etcd_elect_step(ea, &la) && la && !ctl_etcd_elect_step(eb, &lb) &&
+		  !lb,
+	      "a leads on a 1 s lease, b stands by with a lease of its own");
+
 	/* member 1 goes too: one of three left, no quorum */
 	kill_member(1);
 	rc = ctl_etcd_put(e, "/w/f", "6", 1, 0, NULL);
@@ -322,6 +332,16 @@ int main(void)
 	rc = ctl_etcd_get(e, "/w/", true, false, &r);
 	CHECK(rc == CTL_ETCD_NO_QUORUM, "a linearizable read cannot: %s", ctl_etcd_rc_name(rc));
 	ctl_etcd_kvs_free(&r);
+	usleep(400 * 1000); /* past b's renewal time (what is checked is what happens then) */
+	rc = ctl_etcd_elect_step(eb, &lb);
+	CHECK(rc && !lb, "b's renewal without a quorum fails: %s", ctl_etcd_rc_name(rc));
+	rc = ctl_etcd_elect_step(eb, &lb);
+	CHECK(!rc && !lb,
+	      "b's next step asks nothing (%s): its lease dropped, its campaign 1 s off, not "
+	      "the renewal again on every step",
+	      ctl_etcd_rc_name(rc));
+	ctl_etcd_elect_free(eb, false);
+	ctl_etcd_elect_free(ea, false); /* the lease goes with the test's etcd */
 
 	/* the last member paused: it takes the connection and never answers */
 	etcd_test_signal(m.pid[2], SIGSTOP, ") T ");

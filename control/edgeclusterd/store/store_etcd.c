@@ -19,14 +19,9 @@
 #include "ctl_log.h"
 #include "store_etcd.h"
 
-#define N_TABLES 6
-#define MAX_COLS 16
-/* the fallback when the key's watch is down (it campaigns at once when the
- * key goes): a campaign is a request, so not every tick, but often enough
- * next to the lease not to double the failover time (a tenth of the TTL,
- * once a second at most: 100 ms with a 1 s lease) */
-#define CAMPAIGN_MS(ttl_s) ((ttl_s) >= 10 ? 1000u : (ttl_s)*100u)
-#define TXN_BYTES	   (768u << 10)
+#define N_TABLES  6
+#define MAX_COLS  16
+#define TXN_BYTES (768u << 10)
 
 /* the tables whose rows etcd holds: what the API, the hub and the children's
  * reports write at a root, and what the root applied itself (a new leader
@@ -62,8 +57,7 @@ struct ec_etcd {
 	int64_t mine[512];
 	unsigned n_mine;
 	bool reread_due;
-	uint64_t next_campaign_ms, next_leader_ms;
-	unsigned campaign_ms;
+	uint64_t next_leader_ms;
 	char leader[320];
 };
 
@@ -608,7 +602,6 @@ struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, c
 	struct ctl_etcd_watch_hooks h = wh;
 	struct ec_etcd *m = calloc(1, sizeof(*m));
 	bool won = false;
-	int rc;
 
 	if (!m || asprintf(&m->rows, "%srows/", c->prefix) < 0 ||
 	    asprintf(&m->lkey, "%sleader", c->prefix) < 0 || !(m->id = strdup(c->id))) {
@@ -646,12 +639,12 @@ struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, c
 	s->commit_hook = commit_hook;
 	s->commit_arg = m;
 	sqlite3_commit_hook(s->sql.db, commit_guard, m);
-	if ((rc = ctl_etcd_elect_step(m->el, &won)))
-		ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(m->e));
-	m->campaign_ms = CAMPAIGN_MS(c->ttl_s ? c->ttl_s : 10);
-	m->next_campaign_ms = ctl_now_ms() + m->campaign_ms;
-	if (won && take_over(m))
-		won = false; /* tried again at the next campaign */
+	ctl_etcd_elect_step(m->el, &won); /* the first campaign (logged if it failed) */
+	if (won && take_over(m)) {
+		/* holding the key unused would keep the other root out */
+		ctl_etcd_elect_resign(m->el);
+		won = false;
+	}
 	if (!won)
 		ctl_log("election: standby as %s; another root leads (%s): serving reads only",
 			m->id, ec_etcd_leader(m));
@@ -667,20 +660,22 @@ int ec_etcd_step(struct ec_etcd *m)
 	int rc;
 
 	ctl_etcd_watch_poll(m->w, 0);
-	if (ctl_etcd_elect_poll(m->el) && !m->leading)
-		m->next_campaign_ms = 0; /* the leader's key went: campaign now, not on the timer */
+	/* true when the leader's key went: the step below campaigns now */
+	ctl_etcd_elect_poll(m->el);
 	if (m->deposed) {
 		m->leading = false;
 		return EC_ETCD_LOST;
 	}
 	if (!m->leading) {
-		if (ctl_now_ms() < m->next_campaign_ms)
+		/* campaigns when ctl_etcd_elect says one is due (a failure is
+		 * logged there, with when the next is due) */
+		ctl_etcd_elect_step(m->el, &leader);
+		if (!leader)
 			return EC_ETCD_SAME;
-		m->next_campaign_ms = ctl_now_ms() + m->campaign_ms;
-		if ((rc = ctl_etcd_elect_step(m->el, &leader)))
-			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), ctl_etcd_errmsg(m->e));
-		if (!leader || take_over(m))
+		if (take_over(m)) {
+			ctl_etcd_elect_resign(m->el);
 			return EC_ETCD_SAME;
+		}
 		return EC_ETCD_WON;
 	}
 	/* renews the lease when due (a request every TTL/3), else nothing */

@@ -44,7 +44,8 @@ struct ec_etcd;
 struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, char *err,
 			     size_t errlen);
 enum { EC_ETCD_SAME = 0, EC_ETCD_WON = 1, EC_ETCD_LOST = -1 };
-/* From a timer (100 ms): the watch, a campaign once a second, the lease's
+/* From a timer (100 ms): the watch, a campaign when ctl_etcd_elect says one
+ * is due (ctl_etcd_pace: at once when the leader's key goes), the lease's
  * renewal. EC_ETCD_WON: this root leads now (the view was reread first);
  * EC_ETCD_LOST: it no longer does (stop: its writes are refused already). */
 int ec_etcd_step(struct ec_etcd *m);

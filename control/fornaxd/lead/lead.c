@@ -13,13 +13,11 @@
 #include "ctl_log.h"
 #include "lead.h"
 
-/* A campaign is a create-if-absent txn, made as soon as the election's
- * watch sees the dead leader's key go (its lease expired): the failover is
- * the lease and a round trip. The timer is for a watch that is down (then
- * how soon a standby finds the key gone adds to the failover); who leads
- * is read for the 503's only once a second. */
-#define CAMPAIGN_MS 100
-#define LEARN_MS    1000
+/* When a standby campaigns is ctl_etcd_elect's to say (ctl_etcd_pace: as
+ * soon as the election's watch sees the dead leader's key go, a fallback
+ * period, a back-off after a campaign etcd did not answer); it is stepped
+ * on every tick. Who leads is read for the 503's only once a second. */
+#define LEARN_MS 1000
 
 struct fx_lead {
 	struct fx_store *st;
@@ -29,7 +27,7 @@ struct fx_lead {
 	struct fx_store_watch *watch;	 /* the applications as etcd has them */
 	json_t *rereading;		 /* "NS/NAME" put since the watch's reset, or NULL */
 	bool leading, deposed;
-	uint64_t next_campaign_ms, next_learn_ms;
+	uint64_t next_learn_ms;
 	char key[FX_PATH_MAX + 8];
 };
 
@@ -123,16 +121,9 @@ static int step_election(struct fx_lead *l)
 	int rc;
 
 	if (!l->leading) {
-		if (ctl_now_ms() < l->next_campaign_ms)
-			return 0;
-		l->next_campaign_ms = ctl_now_ms() + CAMPAIGN_MS;
-		if ((rc = ctl_etcd_elect_step(l->election, &leader))) {
-			ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), etcd_err(l));
-			/* a campaign etcd could not answer held the loop for up to
-			 * Timeout per member: not again before a second (the key's
-			 * watch still campaigns at once when the key goes) */
-			l->next_campaign_ms = ctl_now_ms() + LEARN_MS;
-		}
+		/* campaigns when one is due, else renews the lease when due
+		 * (a failure is logged there, with when the next is due) */
+		ctl_etcd_elect_step(l->election, &leader);
 		if (!leader) {
 			if (ctl_now_ms() >= l->next_learn_ms) {
 				l->next_learn_ms = ctl_now_ms() + LEARN_MS;
@@ -199,7 +190,6 @@ struct fx_lead *fx_lead_new(struct fx_store *st, const char *prefix, const char 
 {
 	struct fx_lead *l = calloc(1, sizeof(*l));
 	bool won = false;
-	int rc;
 
 	if (!l)
 		return NULL;
@@ -213,9 +203,7 @@ struct fx_lead *fx_lead_new(struct fx_store *st, const char *prefix, const char 
 		free(l);
 		return NULL;
 	}
-	if ((rc = ctl_etcd_elect_step(l->election, &won)))
-		ctl_log("election: %s: %s", ctl_etcd_rc_name(rc), etcd_err(l));
-	l->next_campaign_ms = ctl_now_ms() + CAMPAIGN_MS;
+	ctl_etcd_elect_step(l->election, &won); /* the first campaign (logged if it failed) */
 	if (won && fx_store_etcd_fence(st, l->election)) {
 		fx_lead_free(l);
 		return NULL;
@@ -253,10 +241,8 @@ int fx_lead_elect_step(struct fx_lead *l, int *next_ms)
 		*next_ms = -1;
 		return 0;
 	}
-	if (ctl_etcd_elect_poll(l->election) && !l->leading) {
-		l->next_campaign_ms = 0; /* the key is gone: now, not on the timer */
-		rc = step_election(l);
-	}
+	if (ctl_etcd_elect_poll(l->election) && !l->leading)
+		rc = step_election(l); /* the key is gone: a campaign is due now */
 	*next_ms = ctl_etcd_elect_next_ms(l->election);
 	return rc;
 }

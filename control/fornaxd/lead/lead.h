@@ -37,7 +37,7 @@ struct fx_lead *fx_lead_new(struct fx_store *st, const char *prefix, const char 
 /* The core to keep current (a standby's view follows the store's watch),
  * once it exists; a standby tells the hook so. 0, or -1 (logged). */
 int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_hooks *h);
-/* From the tick: a campaign on the timer (the fallback), the lease's renewal.
+/* From the tick: a campaign when ctl_etcd_elect says one is due, the lease's renewal.
  * -1: stop serving (the lead was lost, or a takeover failed). */
 int fx_lead_step(struct fx_lead *l);
 /* The view's watch, for the event loop: an fd readable when it has input
