@@ -376,6 +376,22 @@ const char *na_owner_check(const char *s)
 	return NULL;
 }
 
+int na_owner_parse(json_t *session, char out[NA_OWNER_MAX + 1], char *err, size_t errlen)
+{
+	json_t *o = json_object_get(session, "owner");
+	const char *v = json_string_value(o), *why;
+
+	out[0] = 0;
+	if (!o || json_is_null(o))
+		return 0;
+	if ((why = v ? na_owner_check(v) : "must be a string"))
+		return snprintf(err, errlen, "session.owner '%.*s': %s", na_quote_len(v ?: "", 40),
+				v ?: "", why),
+		       -1;
+	snprintf(out, NA_OWNER_MAX + 1, "%s", v);
+	return 0;
+}
+
 json_t *na_sess_json(const struct na_sess *s)
 {
 	json_t *o =

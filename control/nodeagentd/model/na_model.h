@@ -139,6 +139,9 @@ int na_ctrs_parse(struct na_pod *p, const char *s);
 /* A SessionOpen's session.owner: 1..NA_OWNER_MAX of [0-9A-Za-z_-] (opaque
  * to the node, kept tame for the store and the logs): NULL, or what is wrong. */
 const char *na_owner_check(const char *s);
+/* session.owner of a SessionOpen's session object into out ("" when absent
+ * or null): 0, or -1 with "session.owner 'VALUE': what" in err. */
+int na_owner_parse(json_t *session, char out[NA_OWNER_MAX + 1], char *err, size_t errlen);
 /* The Pod and Session objects of the link. */
 json_t *na_pod_json(const struct na_pod *p);
 json_t *na_sess_json(const struct na_sess *s);
