@@ -290,6 +290,19 @@ int main(void)
 	CHECK(full_sync(&e, rev, pods, ",\"owner\":7") != 0 &&
 		  !strcmp(e.err.field, "sessions[0].owner"),
 	      "an owner that is not a string: refused (%s)", e.err.msg);
+	{
+		json_t *msg = NULL;
+
+		/* 39 ASCII bytes, then a 2-byte character across the 40 quoted */
+		CHECK(full_sync(&e, rev, pods,
+				",\"owner\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u00e9\"") !=
+			      0 &&
+			  (msg = json_string(e.err.msg)) && strstr(e.err.msg, "a': must"),
+		      "an owner quoted where a character would be cut: before it, still UTF-8 "
+		      "(%s)",
+		      e.err.msg);
+		json_decref(msg);
+	}
 	CHECK(full_sync(&e, rev, pods, ",\"owner\":\"\"") != 0, "an empty owner: refused (%s)",
 	      e.err.msg);
 

@@ -30,6 +30,17 @@ void fx_owner_id(const unsigned char digest[CTL_TOKEN_HASH_LEN], char out[FX_OWN
 	sodium_bin2hex(out, FX_OWNER_LEN + 1, id, sizeof(id));
 }
 
+/* how much of s to quote in an error, at most max bytes: a character cut in
+ * two would make the error text no UTF-8, which the link cannot send */
+static int quote_len(const char *s, int max)
+{
+	int n = (int)strnlen(s, (size_t)max);
+
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
 const char *fx_check_owner(const char *s)
 {
 	size_t n = strlen(s);
@@ -342,7 +353,8 @@ int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, str
 	s->owner = opt_str(o, "owner", field, e, &bad);
 	if (!bad && json_is_string(json_object_get(o, "owner")) && fx_check_owner(s->owner)) {
 		snprintf(f, sizeof(f), "%s.owner", field);
-		return fx_errf(e, 400, f, "%s '%.40s': %s", f, s->owner, fx_check_owner(s->owner));
+		return fx_errf(e, 400, f, "%s '%.*s': %s", f, quote_len(s->owner, 40), s->owner,
+			       fx_check_owner(s->owner));
 	}
 	return bad;
 }
