@@ -140,6 +140,10 @@ POD = {"application": "default/echo", "usingNodeSessionService": True,
                        "resources": {"limits": {"cpu": "500m", "memory": "64Mi"}}}]}
 
 
+# what fornaxd sends as session.owner (opaque to the node: kept and echoed)
+OWNER = "891a34b312e96c1ef91e775d3f4ea78f"
+
+
 def b64(s):
     return base64.b64encode(s.encode()).decode()
 
@@ -262,8 +266,10 @@ async def scenario(core):
     await link.send(type="SessionOpen", sessionIdentifier="default/s2",
                     podIdentifier="default/echo-1",
                     session={"sessionData": b64("hello-s2"), "closeGracePeriodSeconds": 5,
-                             "killInstanceWhenSessionClosed": True})
+                             "killInstanceWhenSessionClosed": True, "owner": OWNER})
     m = await link.expect(sess_is("default/s2", "Available"), "the second session is Available")
+    ok(m and m["session"].get("owner") == OWNER,
+       f"its report echoes the owner SessionOpen gave it ({m and m['session'].get('owner')})")
     # (information, not a check: this run's machine and build, ASan included)
     print(f"# open of a session on a frozen standby pod: {(time.monotonic() - t0) * 1000:.1f} ms"
           " from SessionOpen sent to Available received", flush=True)
@@ -291,6 +297,8 @@ async def scenario(core):
        [("default/echo-1", "Running"), ("default/multi-1", "Running")] and
        [(s["sessionIdentifier"], s["state"]) for s in st["sessions"]] == [("default/s2", "Available")],
        "the agent adopted the running pod and its session")
+    ok(st and [s.get("owner") for s in st["sessions"]] == [OWNER],
+       "the restarted agent still reports the session's owner (kept in its store)")
     await link.expect(lambda m: m.get("type") == "NodeReady", "NodeReady after the restart")
     ok(curl(port) == "hello-s2", "the adopted session still serves")
     await link.expect(sess_is("default/s2", "Available"), "the adopted pod's session service reports again")
@@ -474,6 +482,15 @@ async def scenario(core):
     m = await link.expect(lambda m: m.get("type") in ("error", "closed"), "a malformed command is refused")
     ok(m and m.get("code") == "bad-message" and "session.closeGracePeriodSeconds" in m.get("message", ""),
        f"bad-message naming the field ({m})")
+
+    # a malformed owner: refused the same way (the link closed again)
+    link = await asyncio.wait_for(core.links.get(), 20)
+    await link.expect(lambda m: m.get("type") == "NodeRegister", "the node reconnects by itself")
+    await link.send(type="SessionOpen", sessionIdentifier="default/x", podIdentifier="default/y",
+                    session={"owner": "not an id"})
+    m = await link.expect(lambda m: m.get("type") in ("error", "closed"), "a malformed owner is refused")
+    ok(m and m.get("code") == "bad-message" and "session.owner 'not an id'" in m.get("message", ""),
+       f"bad-message naming session.owner, quoting it ({m})")
 
     # the node links again by itself; then it loses its store: it starts
     # again at revision 0 with the join token, and what the lost store ran

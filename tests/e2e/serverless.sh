@@ -9,7 +9,9 @@
 # that never becomes ready -> Timeout; a pod killed -> its session Closed;
 # kill -9 of a nodeagentd with open sessions (they keep serving, it comes
 # back, its revision goes on); kill -9 of fornaxd (the application is still
-# there, pods and sessions rebuilt from the nodes, the sessions serve);
+# there, pods and sessions rebuilt from the nodes, the sessions serve, and
+# count for their token: restarted with MaxSessionsPerClient at what the
+# token holds, its next open is refused 403 while another token opens);
 # form 2: an ingress host (Role = ingress) joins, sessions open with its
 # public endpoints and serve through it, close (their entries gone on both
 # hosts), kill -9 of its nodeagentd (still serving, the restart adopts),
@@ -209,7 +211,23 @@ else
 fi
 
 # ---- kill -9 fornaxd ----
-open_before=$(api /namespaces/default/applicationsessions | jq -r '[.items[]|select(.status.sessionStatus=="Available" or .status.sessionStatus=="InUse")|.metadata.name]|sort|join(" ")')
+open_list() {
+	api /namespaces/default/applicationsessions | jq -r '[.items[]|select(.status.sessionStatus=="Available" or .status.sessionStatus=="InUse")|.metadata.name]|sort|join(" ")'
+}
+# three open at least: the restart below limits the token to what it holds,
+# and form 2 opens three at once under that limit
+for s in a7 a8 a9; do
+	[ "$(open_list | wc -w)" -ge 3 ] && break
+	xc session open echo --name "$s" --data "hello-$s" --grace 1 --wait >/dev/null ||
+		not_ok "session open $s"
+	AEP[$s]=$(endpoint "$s")
+done
+open_before=$(open_list)
+LIM=$(echo "$open_before" | wc -w)
+# restarted with the limit at what the token holds, and a second token: the
+# sessions it rebuilds from the nodes must count for their token at once
+TOK2=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+sed -i "s/^Token = .*/&\nToken = $TOK2\nMaxSessionsPerClient = $LIM/" "$FX_T/fxd.conf"
 pods_before=$(q /namespaces/default/pods '[.items[]|select(.status.fornaxState!="Terminated")]|length')
 kill -9 "$FX_FXD_PID"
 wait "$FX_FXD_PID" 2>/dev/null
@@ -233,6 +251,21 @@ for s in $open_before; do
 	serves "${AEP[$s]}" "hello-$s" || bad=1
 done
 [ $bad = 0 ] && ok "each keeps its endpoint and serves" || not_ok "a session changed or stopped"
+expect_rc 5 "the token holds $LIM sessions, rebuilt from the nodes: its next open is refused" \
+	xc session open echo --name over1 --data x
+expect_err "exceeded the per-client limit of $LIM sessions" "  403, the per-client limit ($LIM)"
+xc session close over1 >/dev/null 2>&1 # (opened only if that failed: the rest goes on)
+tok2() { # tok2 CURL-ARGS...: as the second token
+	ip netns exec "$(fx_ns lan)" curl -s --max-time 10 --cacert "$FX_T/ca.pem" \
+		-H "Authorization: Bearer $TOK2" "$@"
+}
+code=$(tok2 -o "$FX_T/o1.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	--data-binary '{"metadata":{"name":"o1"},"spec":{"applicationName":"echo","sessionData":"aGk=","closeGracePeriodSeconds":1}}' \
+	"$FX_API/namespaces/default/applicationsessions")
+[ "$code" = 201 ] && ok "another token still opens a session (o1: $code)" ||
+	not_ok "o1 by another token: $code $(cat "$FX_T/o1.json")"
+tok2 -X DELETE "$FX_API/namespaces/default/applicationsessions/o1" >/dev/null
+check "o1 closes" wait_for 20 sess_is o1 Closed
 xc session get
 for s in $open_before; do xc session close "$s" >/dev/null; done
 for s in $open_before; do check "$s closes after fornaxd's restart" wait_for 20 sess_is "$s" Closed; done

@@ -6,7 +6,9 @@
 # node's endpoint; close -> Closed and the pool refills; a node cannot
 # claim another's name; bad messages are refused naming the field; kill -9
 # fornaxd and restart: the applications are still there, pods and sessions
-# rebuilt from the nodes' full syncs; a node that never opens -> Timeout.
+# rebuilt from the nodes' full syncs, still their token's (MaxSessionsPerClient
+# 2: the token holding 2 is refused 403, another creates); a node that never
+# opens -> Timeout.
 # usage: nodes.sh PATH/TO/fornaxd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +37,7 @@ fi
 
 PORT=$(free_port)
 TOK=$(secret tok)
+TOK2=$(secret tok2)
 JOIN=$(secret join)
 G=core.fornax-serverless.centaurusinfra.io
 API=http://127.0.0.1:$PORT/apis/$G/v1
@@ -43,6 +46,8 @@ cat > "$T/f.conf" <<EOF
 [API]
 Listen = 127.0.0.1:$PORT
 Token = $TOK
+Token = $TOK2
+MaxSessionsPerClient = 2
 [Store]
 Database = $T/db/fornaxd.db
 [Nodes]
@@ -62,7 +67,7 @@ sim() { # sim NAME [args]: a simulated node in the background
 	eval "SIM_${n//-/_}=$!"
 }
 get() { curl -sf -H "Authorization: Bearer $TOK" "$API$1"; }
-post() { curl -s -H "Authorization: Bearer $TOK" -H 'Content-Type: application/json' --data-binary "$2" "$API$1"; }
+post() { curl -s -H "Authorization: Bearer ${AS:-$TOK}" -H 'Content-Type: application/json' --data-binary "$2" "$API$1"; }
 del() { curl -s -X DELETE -H "Authorization: Bearer $TOK" "$API$1"; }
 q() { get "$1" | jq -r "$2" 2>/dev/null; }
 is() { [ "$(q "$1" "$2")" = "$3" ]; }
@@ -163,6 +168,12 @@ wait_for 15 nready 2 && ok "both nodes back with their credentials" || not_ok "n
 wait_for 5 pods_are "$PODS_BEFORE" && ok "the same pods ($PODS_BEFORE), rebuilt from the full syncs" || not_ok "pods: $PODS_BEFORE vs $(pod_names)"
 is $SESS/s2 .status.sessionStatus Available && [ "$(q $SESS/s2 '.status.accessEndPoints[0].port')" = "$EP2" ] && ok "s2 Available again, same endpoint port $EP2" || not_ok "s2: $(get $SESS/s2)"
 [ "$(q $APPS/echo .status.idleInstances)" = 2 ] && [ "$(q $APPS/echo .status.allocatedInstances)" = 1 ] && ok "echo's pool: 2 idle, 1 allocated" || not_ok "pool: $(q $APPS/echo .status)"
+# c1 and s2 are the token's, as the nodes kept them: its limit is reached
+R=$(post $SESS "$(session s3 echo)")
+[ "$(echo "$R" | jq -r .code)" = 403 ] && [[ "$(echo "$R" | jq -r .message)" == *"this token holds 2"* ]] &&
+	ok "the token's third session after the restart: 403 ($(echo "$R" | jq -r .message))" || not_ok "s3: $R"
+R=$(AS=$TOK2 post $SESS "$(session o1 echo)")
+[ "$(echo "$R" | jq -r .metadata.name)" = o1 ] && ok "another token still creates (o1)" || not_ok "o1: $R"
 R=$(del $SESS/s2)
 wait_for 5 is $SESS/s2 .status.sessionStatus Closed && ok "a rebuilt session closes" || not_ok "s2: $(get $SESS/s2)"
 

@@ -14,7 +14,8 @@ full sync, and play the node's part of every command (no real pods).
       comes back with the same credential and state. Reconnects on its own.
       PodCreate -> PodState Standby (podIP from the podCIDR);
       SessionOpen -> SessionState Available with accessEndPoints
-      (publicIp, a port from portRange); SessionClose -> Closed;
+      (publicIp, a port from portRange) and the session's owner as
+      SessionOpen gave it; SessionClose -> Closed;
       PodTerminate -> Terminated.
       --hold-sessions: never answer SessionOpen (open timeouts)
       --stall: once ready, read nothing more (through a small receive
@@ -204,6 +205,9 @@ class Node:
             p["state"] = "Running"
             s = {"sessionIdentifier": m["sessionIdentifier"], "podIdentifier": p["podIdentifier"],
                  "state": "Available", "accessEndPoints": eps, "clientSessions": 0}
+            # kept with the session and echoed in every report, as nodeagentd does
+            if "owner" in m.get("session", {}):
+                s["owner"] = m["session"]["owner"]
             self.st["sessions"][s["sessionIdentifier"]] = s
             rev = self.bump()
             self.save()

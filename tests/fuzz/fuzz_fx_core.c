@@ -6,6 +6,8 @@
  * and the ready node node-a:
  *   T<digits>     the clock moves that many ms and the core ticks
  *   S<json>       an ApplicationSession created (fx_core_session_create)
+ *   C<json>       the same by the client of token "tok-a" (MaxSessionsPerClient
+ *                 2; its owner id, which the node echoes, 891a34b3...)
  *   D<name>       a session deleted
  *   A<json>       an application updated (fx_core_app_update of echo)
  *   R<json>       a NodeRegister for node-a (fx_core_node_register)
@@ -59,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  .vni = 1,
 				  .port_lo = 30000,
 				  .port_hi = 30100,
-				  .state_s = 60};
+				  .state_s = 60,
+				  .max_sess_client = 2};
 	uint64_t now = 1000000;
 	struct fx_core_hooks h = {&now, now_ms, sendf, NULL, NULL};
 	char *text = fz_text(data, size), *line, *save = NULL, err[256];
@@ -67,9 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fx_core *c = st ? fx_core_new(st, &cf, &h, 1, err, sizeof(err)) : NULL;
 	json_t *m, *out = NULL;
 	struct fx_err e;
+	unsigned char client[CTL_TOKEN_HASH_LEN];
 
 	if (!c)
 		abort();
+	ctl_token_digest("tok-a", 5, client);
 	m = json_loads(APP, 0, NULL);
 	if (fx_core_app_create(c, "default", m, &out, &e))
 		abort();
@@ -87,10 +92,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fx_core_tick(c);
 			break;
 		case 'S':
+		case 'C':
 		case 'A':
 			if ((m = json_loads(line + 1, 0, NULL))) {
-				if (line[0] == 'S')
-					fx_core_session_create(c, "default", m, NULL, &out, &e);
+				if (line[0] != 'A')
+					fx_core_session_create(c, "default", m,
+							       line[0] == 'C' ? client : NULL, &out,
+							       &e);
 				else
 					fx_core_app_update(c, "default", "echo", m, &out, &e);
 			}

@@ -9,8 +9,9 @@
  * lost), and what the parsers accept must build the reply the agent sends.
  *
  *   PodCreate     na_pod_check_spec, na_pod_ports_from_spec -> PodState
- *   SessionOpen   na_ing_pod_side_parse on the pod of its `pod` spec (else
- *                 one with 8080/TCP and 5353/UDP) -> SessionState
+ *   SessionOpen   na_owner_parse of its session, na_ing_pod_side_parse on
+ *                 the pod of its `pod` spec (else one with 8080/TCP and
+ *                 5353/UDP) -> SessionState, which echoes the owner
  *   IngressOpen   na_ing_open_parse -> IngressState Open, whose endpoints
  *                 the pod's node must take back as SessionOpen's `ingress`
  *   IngressClose  IngressState Closed for the id
@@ -112,11 +113,16 @@ static void eps_round_trip(const struct na_sess *s)
 
 static void on_session_open(json_t *m)
 {
-	json_t *ing = json_object_get(m, "ingress");
+	json_t *ing = json_object_get(m, "ingress"), *reply;
 	struct na_pod p = {.slot = -1};
 	struct na_sess s = {.state = NA_SESS_STARTING};
 	char err[200] = "";
 
+	if (na_owner_parse(json_object_get(m, "session"), s.owner, err, sizeof(err))) {
+		refusal(err);
+		return;
+	}
+	FZ_ASSERT(!s.owner[0] || !na_owner_check(s.owner));
 	session_pod(m, &p);
 	copy_id(s.id, sizeof(s.id), json_object_get(m, "sessionIdentifier"));
 	copy_id(s.pod, sizeof(s.pod), json_object_get(m, "podIdentifier"));
@@ -131,7 +137,10 @@ static void on_session_open(json_t *m)
 		eps_round_trip(&s);
 	}
 	s.state = NA_SESS_AVAILABLE;
-	sendable(na_sess_json(&s));
+	reply = na_sess_json(&s);
+	FZ_ASSERT(reply);
+	FZ_ASSERT(!strcmp(json_string_value(json_object_get(reply, "owner")) ?: "", s.owner));
+	sendable(reply);
 }
 
 static void on_ingress_open(json_t *m)

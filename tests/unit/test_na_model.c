@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* nodeagentd's vocabulary: the session state machine, Kubernetes
  * quantities, ports from a pod's spec (errors name the field), pod
- * addresses from the slot, and the config file's errors (the line, the
- * value quoted). */
+ * addresses from the slot, the config file's errors (the line, the
+ * value quoted), and a session's owner (checked, echoed in its Session). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
@@ -388,5 +388,35 @@ int main(void)
 		    sizeof(err)) == -1 &&
 		  strstr(err, "t.conf:5:") && strstr(err, "'0'"),
 	      "SessionPingMisses 0 refused (%s)", err);
+
+	/* ---- the owner fornaxd gives a session, echoed in every report ---- */
+	{
+		struct na_sess x;
+		json_t *o;
+
+		CHECK(!na_owner_check("891a34b312e96c1ef91e775d3f4ea78f") &&
+			  !na_owner_check("A-b_9") &&
+			  !na_owner_check("0123456789012345678901234567890123456789012345678901234"
+					  "567890123"),
+		      "owners: fornaxd's hex, letters, digits, '-', '_', 64 characters");
+		CHECK(na_owner_check("") &&
+			  na_owner_check("0123456789012345678901234567890123456789012345678901234"
+					 "5678901234") &&
+			  na_owner_check("a b") && na_owner_check("a'b") &&
+			  na_owner_check("\xc3\xa9"),
+		      "not: empty, 65 characters, a space, a quote, UTF-8");
+		memset(&x, 0, sizeof(x));
+		snprintf(x.id, sizeof(x.id), "default/s1");
+		snprintf(x.pod, sizeof(x.pod), "default/p1");
+		o = na_sess_json(&x);
+		CHECK(o && !json_object_get(o, "owner"), "a session without one: no owner field");
+		json_decref(o);
+		snprintf(x.owner, sizeof(x.owner), "891a34b312e96c1ef91e775d3f4ea78f");
+		o = na_sess_json(&x);
+		CHECK(!strcmp(json_string_value(json_object_get(o, "owner")) ?: "",
+			      "891a34b312e96c1ef91e775d3f4ea78f"),
+		      "with one: owner in the Session");
+		json_decref(o);
+	}
 	return unit_summary();
 }

@@ -2,7 +2,8 @@
 /* nodeagentd's store on a real SQLite file: the revision goes up by one
  * with each reported change and only with it, survives a reopen (what a
  * kill -9 leaves), a write that fails leaves it alone, pods and sessions
- * come back as written, and a reset starts the node again at 0. */
+ * come back as written (a session's owner too), a reset starts the node
+ * again at 0, and a store of an older version gains the columns it lacks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,7 @@ int main(void)
 	x.grace_s = 7;
 	x.kill_on_close = true;
 	x.data = strdup("aGVsbG8=");
+	snprintf(x.owner, sizeof(x.owner), "891a34b312e96c1ef91e775d3f4ea78f");
 	x.n_eps = 1;
 	x.eps[0] = (struct na_endpoint){IPPROTO_TCP, htonl(0xc6336410), 30001, 8080};
 	CHECK(!na_store_sess_put(&s, &x, true, &rev) && rev == 4, "a session change: revision 4");
@@ -144,8 +146,9 @@ int main(void)
 	CHECK(!strcmp(v.s.id, "default/s1") && v.s.state == NA_SESS_AVAILABLE && v.s.grace_s == 7 &&
 		  v.s.kill_on_close && !strcmp(v.s.data, "aGVsbG8=") && v.s.n_eps == 1 &&
 		  v.s.eps[0].port == 30001 && v.s.eps[0].pod_port == 8080 &&
-		  v.s.eps[0].ip_be == htonl(0xc6336410),
-	      "the session as written, endpoints included");
+		  v.s.eps[0].ip_be == htonl(0xc6336410) &&
+		  !strcmp(v.s.owner, "891a34b312e96c1ef91e775d3f4ea78f"),
+	      "the session as written, endpoints and owner included ('%s')", v.s.owner);
 	CHECK(na_store_meta_get(&s, "credential", buf, sizeof(buf)) == 0 && !strcmp(buf, "abc"),
 	      "the credential");
 	CHECK(na_store_meta_get(&s, "nothing", buf, sizeof(buf)) == 1 && !buf[0], "an absent key");
@@ -203,31 +206,52 @@ int main(void)
 	snprintf(buf, sizeof(buf), "%s-shm", db);
 	unlink(buf);
 
-	/* a store of the one-container version: the column is added, its pid is the one */
+	/* a store of the one-container version, before session owners: the
+	 * columns are added, its pod's pid is the one, its session has no owner
+	 * and takes one when written again */
 	{
 		sqlite3 *old;
 
-		CHECK(sqlite3_open(db, &old) == SQLITE_OK &&
-			  sqlite3_exec(
-			      old,
-			      "CREATE TABLE pods(id TEXT PRIMARY KEY, app TEXT NOT NULL,"
-			      " state TEXT NOT NULL, reason TEXT NOT NULL, message TEXT NOT NULL,"
-			      " slot INTEGER NOT NULL, ip INTEGER NOT NULL, pid INTEGER NOT NULL,"
-			      " start INTEGER NOT NULL, standby INTEGER NOT NULL, svc INTEGER NOT "
-			      "NULL,"
-			      " terminating INTEGER NOT NULL, spec TEXT NOT NULL);"
-			      "INSERT INTO pods "
-			      "VALUES('default/old','default/echo','Running','','',1,"
-			      "0,777,888,0,0,0,'{\"containers\":[{\"ports\":[{\"containerPort\":80}"
-			      "]}]}')",
-			      NULL, NULL, NULL) == SQLITE_OK,
-		      "an older store made");
+		CHECK(
+		    sqlite3_open(db, &old) == SQLITE_OK &&
+			sqlite3_exec(
+			    old,
+			    "CREATE TABLE pods(id TEXT PRIMARY KEY, app TEXT NOT NULL,"
+			    " state TEXT NOT NULL, reason TEXT NOT NULL, message TEXT NOT NULL,"
+			    " slot INTEGER NOT NULL, ip INTEGER NOT NULL, pid INTEGER NOT NULL,"
+			    " start INTEGER NOT NULL, standby INTEGER NOT NULL, svc INTEGER NOT "
+			    "NULL,"
+			    " terminating INTEGER NOT NULL, spec TEXT NOT NULL);"
+			    "INSERT INTO pods "
+			    "VALUES('default/old','default/echo','Running','','',1,"
+			    "0,777,888,0,0,0,'{\"containers\":[{\"ports\":[{\"containerPort\":80}"
+			    "]}]}');"
+			    "CREATE TABLE sessions(id TEXT PRIMARY KEY, pod TEXT NOT NULL,"
+			    " state TEXT NOT NULL, reason TEXT NOT NULL, clients INTEGER NOT NULL,"
+			    " grace INTEGER NOT NULL, kill INTEGER NOT NULL, data TEXT NOT NULL,"
+			    " eps TEXT NOT NULL);"
+			    "INSERT INTO sessions VALUES('default/o1','default/old','Available','',"
+			    "0,60,1,'','[]')",
+			    NULL, NULL, NULL) == SQLITE_OK,
+		    "an older store made");
 		sqlite3_close(old);
 		memset(&v, 0, sizeof(v));
 		CHECK(!na_store_open(&s, db, err, sizeof(err)) &&
 			  !na_store_load(&s, on_pod, on_sess, &v) && v.pods == 1 &&
 			  v.p.n_ctrs == 1 && v.p.ctrs[0].pid == 777 && v.p.ctrs[0].start == 888,
 		      "an older store opens, its pod's one container is its pid (%s)", err);
+		CHECK(v.sessions == 1 && !strcmp(v.s.id, "default/o1") && !v.s.owner[0],
+		      "its session comes back without an owner (%d, '%s')", v.sessions, v.s.owner);
+		snprintf(v.s.owner, sizeof(v.s.owner), "0123456789abcdef0123456789abcdef");
+		CHECK(!na_store_sess_put(&s, &v.s, true, NULL), "and is written with one (%s)",
+		      na_store_errmsg(&s));
+		free(v.s.data);
+		memset(&v.s, 0, sizeof(v.s));
+		v.sessions = 0;
+		CHECK(!na_store_load(&s, on_pod, on_sess, &v) && v.sessions == 1 &&
+			  !strcmp(v.s.owner, "0123456789abcdef0123456789abcdef"),
+		      "which it has when loaded ('%s')", v.s.owner);
+		free(v.s.data);
 		na_store_close(&s);
 		CHECK(!na_store_open(&s, db, err, sizeof(err)), "and opens again (%s)", err);
 		na_store_close(&s);

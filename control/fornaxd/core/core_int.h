@@ -85,8 +85,10 @@ struct fx_sess {
 	char pod_id[FX_ID_MAX + 1], node[FX_NS_MAX + 1], reason[64];
 	json_t *endpoints;
 	int64_t client_sessions;
-	unsigned char owner[CTL_TOKEN_HASH_LEN]; /* who created it (its token's digest) */
-	bool owned; /* false: rebuilt from a node, or created without a client */
+	/* who created it (fx_owner_id of its token's digest), as the node keeps
+	 * it; "": nobody's (created without a client, or rebuilt from a node of
+	 * an older release that does not keep it) */
+	char owner[FX_OWNER_LEN + 1];
 	struct fx_sess_clock clk;
 	int64_t created_us, available_us, close_us;
 	uint64_t rv, open_seq;

@@ -187,6 +187,9 @@ static void apply_sess(struct fx_core *c, struct fx_node *n, const struct fx_lin
 		if (!(s = fx_sess_new(c, p->app, ns, slash + 1)))
 			return;
 		s->st = ls->state;
+		/* the owner the node kept: the session counts for its client at
+		 * once (proto/fornax.md "Session owner"; checked by the parser) */
+		snprintf(s->owner, sizeof(s->owner), "%s", ls->owner);
 		s->pod = p;
 		p->sess = s;
 		if (p->pool != FX_POOL_ALLOC)

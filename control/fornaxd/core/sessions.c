@@ -87,6 +87,10 @@ void fx_sess_send_open(struct fx_core *c, struct fx_sess *s, json_t *ingress)
 	    s->spec.open_timeout_s, "closeGracePeriodSeconds", s->spec.close_grace_s,
 	    "killInstanceWhenSessionClosed", s->spec.kill_on_close);
 
+	/* kept by the node and echoed in its reports: a core that rebuilds
+	 * the session from them counts it for the same client */
+	if (s->owner[0])
+		json_object_set_new(json_object_get(m, "session"), "owner", json_string(s->owner));
 	if (ingress)
 		json_object_set_new(m, "ingress", ingress);
 	s->open_seq = c->seq + 1;
@@ -146,7 +150,7 @@ void fx_serve_queue(struct fx_core *c, struct fx_app *a)
 }
 
 struct owned_count {
-	const unsigned char *client;
+	const char *owner;
 	unsigned n;
 };
 
@@ -155,7 +159,7 @@ static void count_owned(void *arg, void *val)
 	struct owned_count *oc = arg;
 	struct fx_sess *s = val;
 
-	if (s->owned && !fx_sess_final(s->st) && !memcmp(s->owner, oc->client, sizeof(s->owner)))
+	if (!fx_sess_final(s->st) && !strcmp(s->owner, oc->owner))
 		oc->n++;
 }
 
@@ -168,7 +172,7 @@ int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body,
 	struct fx_node *ih;
 	struct fx_pod *p;
 	const char *name;
-	char id[FX_ID_MAX + 1];
+	char id[FX_ID_MAX + 1], owner[FX_OWNER_LEN + 1] = "";
 
 	if (fx_session_validate(body, ns, &sp, e))
 		return -1;
@@ -182,9 +186,11 @@ int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body,
 		return fx_errf(e, 422, "spec.applicationName",
 			       "spec.applicationName: no application '%s' in namespace %s", sp.app,
 			       ns);
+	if (client)
+		fx_owner_id(client, owner);
 	if (client && c->cf.max_sess_client) {
 		/* a quota, as Kubernetes' ResourceQuota answers one: 403 */
-		struct owned_count oc = {client, 0};
+		struct owned_count oc = {owner, 0};
 
 		fx_map_each(&c->sessions, count_owned, &oc);
 		if (oc.n >= c->cf.max_sess_client)
@@ -196,10 +202,7 @@ int fx_core_session_create(struct fx_core *c, const char *ns, json_t *body,
 	}
 	if (!(s = fx_sess_new(c, a, ns, name)))
 		return fx_errf(e, 500, NULL, "out of memory");
-	if (client) {
-		memcpy(s->owner, client, sizeof(s->owner));
-		s->owned = true;
-	}
+	snprintf(s->owner, sizeof(s->owner), "%s", owner);
 	s->spec = sp;
 	s->clk.open_timeout_s = sp.open_timeout_s;
 	s->clk.close_grace_s = sp.close_grace_s;

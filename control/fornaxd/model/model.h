@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctl_token.h"
+
 #define FX_GROUP	    "core.fornax-serverless.centaurusinfra.io"
 #define FX_API_VERSION	    FX_GROUP "/v1"
 #define FX_NAME_MAX	    253				  /* object names: DNS-1123 subdomains */
@@ -179,6 +181,7 @@ struct fx_link_sess {
 	enum fx_sess_state state;
 	json_t *endpoints; /* borrowed; an array (maybe empty) */
 	const char *reason;
+	const char *owner; /* FX_OWNER_LEN hex digits, or "" (a node of an older release) */
 	int64_t client_sessions;
 };
 /* An ingress host's entry (IngressState, NodeState.ingress): Open or Closed. */
@@ -188,6 +191,17 @@ struct fx_link_ing {
 	json_t *endpoints; /* borrowed; an array when open */
 	const char *reason;
 };
+/* A session's owner as the node keeps it (proto/fornax.md "Session owner"):
+ * BLAKE2b-128 of a fixed label and the creating token's digest, in hex.
+ * One-way, so the node holds nothing it could authenticate with; the same
+ * for every core and across restarts, so a core that rebuilds the session
+ * from the node's report counts it for the same client. */
+#define FX_OWNER_BYTES 16
+#define FX_OWNER_LEN   (2 * FX_OWNER_BYTES)
+void fx_owner_id(const unsigned char digest[CTL_TOKEN_HASH_LEN], char out[FX_OWNER_LEN + 1]);
+/* An owner id as the link carries it: NULL, or what is wrong. */
+const char *fx_check_owner(const char *s);
+
 /* Check one object of a message; field is the path of the object in the
  * message ("pod", "pods[3]"): e->field names the bad one. */
 int fx_link_pod_parse(json_t *o, const char *field, struct fx_link_pod *p, struct fx_err *e);

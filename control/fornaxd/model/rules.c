@@ -4,11 +4,54 @@
  * session state machine and its clock, the node revision rules, and the
  * node link's Pod and Session objects.
  */
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ctl_k8s.h"
+#include "ctl_token.h"
 #include "model.h"
+
+/* ---- the session owner id ---- */
+
+/* versioned: another derivation would be another label (and another length
+ * or alphabet, so that fx_check_owner tells the two apart) */
+static const char owner_label[] = "xgate fornax session owner v1";
+
+void fx_owner_id(const unsigned char digest[CTL_TOKEN_HASH_LEN], char out[FX_OWNER_LEN + 1])
+{
+	crypto_generichash_state h;
+	unsigned char id[FX_OWNER_BYTES];
+
+	crypto_generichash_init(&h, NULL, 0, sizeof(id));
+	crypto_generichash_update(&h, (const unsigned char *)owner_label, sizeof(owner_label) - 1);
+	crypto_generichash_update(&h, digest, CTL_TOKEN_HASH_LEN);
+	crypto_generichash_final(&h, id, sizeof(id));
+	sodium_bin2hex(out, FX_OWNER_LEN + 1, id, sizeof(id));
+}
+
+/* how much of s to quote in an error, at most max bytes: a character cut in
+ * two would make the error text no UTF-8, which the link cannot send */
+static int quote_len(const char *s, int max)
+{
+	int n = (int)strnlen(s, (size_t)max);
+
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+const char *fx_check_owner(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n != FX_OWNER_LEN)
+		return "must be 32 lowercase hex digits";
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return "must be 32 lowercase hex digits";
+	return NULL;
+}
 
 /* ---- the scaling policy ---- */
 
@@ -307,6 +350,12 @@ int fx_link_sess_parse(json_t *o, const char *field, struct fx_link_sess *s, str
 		return fx_errf(e, 400, f, "%s: must be an integer", f);
 	s->client_sessions = json_integer_value(cs);
 	s->reason = opt_str(o, "reason", field, e, &bad);
+	s->owner = opt_str(o, "owner", field, e, &bad);
+	if (!bad && json_is_string(json_object_get(o, "owner")) && fx_check_owner(s->owner)) {
+		snprintf(f, sizeof(f), "%s.owner", field);
+		return fx_errf(e, 400, f, "%s '%.*s': %s", f, quote_len(s->owner, 40), s->owner,
+			       fx_check_owner(s->owner));
+	}
 	return bad;
 }
 

@@ -382,6 +382,7 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 	json_t *grace = json_object_get(so, "closeGracePeriodSeconds");
 	json_t *kill = json_object_get(so, "killInstanceWhenSessionClosed");
 	json_t *ing = json_object_get(m, "ingress");
+	char owner[NA_OWNER_MAX + 1];
 	struct sess_rt *x;
 	struct pod_rt *r;
 
@@ -399,6 +400,8 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 		return snprintf(err, errlen, "session.closeGracePeriodSeconds"), -1;
 	if (kill && !json_is_boolean(kill))
 		return snprintf(err, errlen, "session.killInstanceWhenSessionClosed"), -1;
+	if (na_owner_parse(so, owner, err, errlen))
+		return -1;
 	if (ing && !json_is_object(ing))
 		return snprintf(err, errlen, "ingress: must be an object"), -1;
 	if (a->conf->role == NA_ROLE_INGRESS) {
@@ -430,6 +433,7 @@ int na_agent_session_open(struct na_agent *a, json_t *m, char *err, size_t errle
 	x->s.data = strdup(data ? json_string_value(data) : "");
 	x->s.grace_s = grace ? (unsigned)json_integer_value(grace) : 60;
 	x->s.kill_on_close = kill ? json_is_true(kill) : true;
+	snprintf(x->s.owner, sizeof(x->s.owner), "%s", owner);
 	x->s.state = NA_SESS_STARTING;
 	if (ing && na_ing_pod_side_parse(ing, &r->p, &x->s, err, errlen)) {
 		free(x->s.data);

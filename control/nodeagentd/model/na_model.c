@@ -363,11 +363,46 @@ int na_eps_from_json(struct na_sess *s, json_t *a)
 	return 0;
 }
 
+const char *na_owner_check(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > NA_OWNER_MAX)
+		return "must be 1 to 64 characters";
+	for (size_t i = 0; i < n; i++)
+		if (!(s[i] >= '0' && s[i] <= '9') && !(s[i] >= 'a' && s[i] <= 'z') &&
+		    !(s[i] >= 'A' && s[i] <= 'Z') && s[i] != '-' && s[i] != '_')
+			return "must be letters, digits, '-' or '_'";
+	return NULL;
+}
+
+int na_owner_parse(json_t *session, char out[NA_OWNER_MAX + 1], char *err, size_t errlen)
+{
+	json_t *o = json_object_get(session, "owner");
+	const char *v = json_string_value(o), *why;
+
+	out[0] = 0;
+	if (!o || json_is_null(o))
+		return 0;
+	if ((why = v ? na_owner_check(v) : "must be a string"))
+		return snprintf(err, errlen, "session.owner '%.*s': %s", na_quote_len(v ?: "", 40),
+				v ?: "", why),
+		       -1;
+	snprintf(out, NA_OWNER_MAX + 1, "%s", v);
+	return 0;
+}
+
 json_t *na_sess_json(const struct na_sess *s)
 {
-	return json_pack("{s:s,s:s,s:s,s:o,s:i,s:s}", "sessionIdentifier", s->id, "podIdentifier",
-			 s->pod, "state", na_sess_state_name(s->state), "accessEndPoints",
-			 na_eps_json(s), "clientSessions", s->clients, "reason", s->reason);
+	json_t *o =
+	    json_pack("{s:s,s:s,s:s,s:o,s:i,s:s}", "sessionIdentifier", s->id, "podIdentifier",
+		      s->pod, "state", na_sess_state_name(s->state), "accessEndPoints",
+		      na_eps_json(s), "clientSessions", s->clients, "reason", s->reason);
+
+	/* absent, not "", without one: a core checks an owner it is given */
+	if (o && s->owner[0])
+		json_object_set_new(o, "owner", json_string(s->owner));
+	return o;
 }
 
 int na_cpu_milli(const char *q, int64_t *out)

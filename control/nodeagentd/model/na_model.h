@@ -16,8 +16,9 @@
 #define NA_ID_MAX     254 /* NS/NAME */
 #define NA_REASON_MAX 64
 #define NA_MSG_MAX    256
-#define NA_PORTS_MAX  8 /* container ports per pod */
-#define NA_CTRS_MAX   4 /* containers per pod */
+#define NA_PORTS_MAX  8	 /* container ports per pod */
+#define NA_CTRS_MAX   4	 /* containers per pod */
+#define NA_OWNER_MAX  64 /* a session's owner id (opaque; fornaxd's is 32) */
 
 enum na_pod_state {
 	NA_POD_CREATING,
@@ -101,6 +102,9 @@ struct na_sess {
 	unsigned grace_s;   /* close grace period */
 	bool kill_on_close; /* killInstanceWhenSessionClosed */
 	char *data;	    /* sessionData, base64 as sent (owned) */
+	/* SessionOpen's session.owner, kept and echoed in every report so that
+	 * a core that rebuilds the session counts it for its client; "": none */
+	char owner[NA_OWNER_MAX + 1];
 	struct na_endpoint eps[NA_PORTS_MAX];
 	int n_eps;
 	/* form 2: on a pod's node the ingress host, on the ingress host the
@@ -132,6 +136,12 @@ void na_ctr_name(json_t *c, int i, char *out, size_t len);
  * back: 0, or -1 when s is not one. */
 char *na_ctrs_str(const struct na_pod *p);
 int na_ctrs_parse(struct na_pod *p, const char *s);
+/* A SessionOpen's session.owner: 1..NA_OWNER_MAX of [0-9A-Za-z_-] (opaque
+ * to the node, kept tame for the store and the logs): NULL, or what is wrong. */
+const char *na_owner_check(const char *s);
+/* session.owner of a SessionOpen's session object into out ("" when absent
+ * or null): 0, or -1 with "session.owner 'VALUE': what" in err. */
+int na_owner_parse(json_t *session, char out[NA_OWNER_MAX + 1], char *err, size_t errlen);
 /* The Pod and Session objects of the link. */
 json_t *na_pod_json(const struct na_pod *p);
 json_t *na_sess_json(const struct na_sess *s);

@@ -23,6 +23,10 @@ static const char schema[] =
 /* a store of a version with one container per pod gains every container's
  * pid and start time (adoption after a restart watches them all) */
 static const char migrate_ctrs[] = "ALTER TABLE pods ADD COLUMN ctrs TEXT NOT NULL DEFAULT ''";
+/* a store of a version before session owners: its sessions have none (they
+ * count for nobody on a core that rebuilds them, as before) */
+static const char migrate_owner[] =
+    "ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''";
 
 static const char q_rev_get[] = "SELECT v FROM meta WHERE k='revision'";
 static const char q_rev_put[] = "INSERT OR REPLACE INTO meta(k,v) VALUES ('revision',?1)";
@@ -41,11 +45,11 @@ static const char q_pod_all[] =
     "SELECT id,app,state,reason,message,slot,ip,pid,start,standby,svc,terminating,spec,ctrs "
     "FROM pods ORDER BY slot";
 static const char q_sess_put[] =
-    "INSERT OR REPLACE INTO sessions(id,pod,state,reason,clients,grace,kill,data,eps) "
-    "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)";
+    "INSERT OR REPLACE INTO sessions(id,pod,state,reason,clients,grace,kill,data,eps,owner) "
+    "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
 static const char q_sess_del[] = "DELETE FROM sessions WHERE id=?1";
 static const char q_sess_all[] =
-    "SELECT id,pod,state,reason,clients,grace,kill,data,eps FROM sessions ORDER BY id";
+    "SELECT id,pod,state,reason,clients,grace,kill,data,eps,owner FROM sessions ORDER BY id";
 
 static int fail(struct na_store *s, const char *what)
 {
@@ -88,17 +92,21 @@ static int on_wal(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-static int add_ctrs(struct na_store *s, char **e)
+/* table's column col, added by the statement add when it is missing */
+static int add_column(struct na_store *s, const char *table, const char *col, const char *add,
+		      char **e)
 {
+	char q[64];
 	sqlite3_stmt *st;
 	bool has = false;
 
-	if (sqlite3_prepare_v2(s->sql.db, "PRAGMA table_info(pods)", -1, &st, NULL) != SQLITE_OK)
-		return fail(s, "pods' columns");
+	snprintf(q, sizeof(q), "PRAGMA table_info(%s)", table);
+	if (sqlite3_prepare_v2(s->sql.db, q, -1, &st, NULL) != SQLITE_OK)
+		return fail(s, "columns");
 	while (sqlite3_step(st) == SQLITE_ROW)
-		has |= !strcmp((const char *)sqlite3_column_text(st, 1), "ctrs");
+		has |= !strcmp((const char *)sqlite3_column_text(st, 1), col);
 	sqlite3_finalize(st);
-	return has ? 0 : sqlite3_exec(s->sql.db, migrate_ctrs, NULL, NULL, e) != SQLITE_OK;
+	return has ? 0 : sqlite3_exec(s->sql.db, add, NULL, NULL, e) != SQLITE_OK;
 }
 
 int na_store_open(struct na_store *s, const char *path, char *err, size_t errlen)
@@ -116,8 +124,9 @@ int na_store_open(struct na_store *s, const char *path, char *err, size_t errlen
 	}
 	sqlite3_busy_timeout(s->sql.db, 5000);
 	sqlite3_wal_hook(s->sql.db, on_wal, s);
-	if (sqlite3_exec(s->sql.db, schema, NULL, NULL, &e) != SQLITE_OK || add_ctrs(s, &e) ||
-	    load_rev(s)) {
+	if (sqlite3_exec(s->sql.db, schema, NULL, NULL, &e) != SQLITE_OK ||
+	    add_column(s, "pods", "ctrs", migrate_ctrs, &e) ||
+	    add_column(s, "sessions", "owner", migrate_owner, &e) || load_rev(s)) {
 		snprintf(err, errlen, "%s: %s", path, e ? e : s->err);
 		sqlite3_free(e);
 		na_store_close(s);
@@ -313,6 +322,7 @@ int na_store_sess_put(struct na_store *s, const struct na_sess *x, bool bump, in
 	sqlite3_bind_int(st, 7, x->kill_on_close);
 	sqlite3_bind_text(st, 8, x->data ? x->data : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 9, eps, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 10, x->owner, -1, SQLITE_STATIC);
 	free(eps);
 	rc = step_done(s, st, "session");
 	if (!rc && bump)
@@ -395,6 +405,10 @@ static int load_sessions(struct na_store *s, na_sess_fn sf, void *arg)
 			na_eps_from_json(&x, eps);
 		}
 		json_decref(eps);
+		/* checked when it was opened; a store edited since is not trusted */
+		snprintf(x.owner, sizeof(x.owner), "%s", col(st, 9));
+		if (x.owner[0] && na_owner_check(x.owner))
+			x.owner[0] = 0;
 		rc = sf(arg, &x);
 	}
 	ctl_db_release(&s->sql, st);
