@@ -11,8 +11,11 @@
  * (XG_SESS_FORM_GATEWAY): the DNATed frame is encapsulated toward the pod's
  * host instead, whose transit delivers it; the replies come back through
  * the overlay and transit here SNATs them, and ICMP errors about a session
- * take the same ways (xg_ingress_icmp_gw). Policies: docs/architecture.md,
- * "Session ingress".
+ * take the same ways (xg_ingress_icmp_gw). One NIC: on a host whose public
+ * NIC is also its underlay NIC, this program is that device's transit too:
+ * a Geneve datagram to the host's underlay address goes to transit's code
+ * (lib/transit.h), everything else is judged as above. Policies:
+ * docs/architecture.md, "Session ingress".
  */
 #include "lib/common.h"
 #include "lib/csum.h"
@@ -24,6 +27,7 @@
 #include "lib/encap.h"
 #include "lib/sess.h"
 #include "lib/sess_icmp.h"
+#include "lib/transit.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -194,6 +198,28 @@ XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess_slot *s, __u32 tot_
 	return xg_send(p, eth, nh, XG_R_INGRESS_DNAT_GW);
 }
 
+/*
+ * Is this the underlay's: UDP to the Geneve port of this host's underlay
+ * address? Told by address and port alone, before any session lookup, so
+ * the underlay costs no lookup and no session can capture it: on a host
+ * whose public address is also its underlay address, UDP to port 6081
+ * there is the underlay's (libxgate refuses such a session). A later
+ * fragment has no port (its bytes there are payload): not the underlay's,
+ * the host stack gets it as transit would give it. On a NIC that is not
+ * the underlay NIC no Geneve comes to the underlay address, and the test
+ * costs a compare.
+ */
+XG_INLINE int xg_is_underlay(const struct xg_pkt *p, struct iphdr *ip, void *data_end)
+{
+	struct udphdr *udp = (void *)ip + ip->ihl * 4;
+
+	if (ip->protocol != IPPROTO_UDP || ip->daddr != p->host->ip_be || !p->host->ip_be)
+		return 0;
+	if ((ip->frag_off & bpf_htons(XG_IP_OFFSET)) || ip->ihl < 5 || (void *)(udp + 1) > data_end)
+		return 0;
+	return udp->dest == bpf_htons(XG_GENEVE_PORT);
+}
+
 SEC("xdp")
 int xg_ingress(struct xdp_md *ctx)
 {
@@ -221,6 +247,8 @@ int xg_ingress(struct xdp_md *ctx)
 	ip = (void *)(eth + 1);
 	if ((void *)(ip + 1) > data_end)
 		return XG_DROP(&p, DROP_TRUNC_IP);
+	if (xg_is_underlay(&p, ip, data_end))
+		return xg_transit_frame(&p); /* the one-NIC host's underlay */
 	hlen = ip->ihl * 4;
 	tot_len = bpf_ntohs(ip->tot_len);
 	if (ip->version != 4 || hlen < sizeof(*ip) || tot_len < hlen)

@@ -275,10 +275,14 @@ XG_INLINE void xg_sess_rslot_account(struct xg_pkt *p, struct xg_sess_rslot *c, 
  * in input mode): 0 with *nh set, or a drop reason. Successes are kept in
  * the per-CPU next-hop cache (xgate_abi.h), keyed (dst, src, veth): the
  * agent's encapsulation entries have the host's address as source and the
- * NIC as device, so the two never answer for each other.
+ * NIC as device, so the two never answer for each other. A next hop back
+ * out of p->ifindex is a loop for a pod's frame (drop_loop), but not for
+ * one that came out of the overlay (tunnelled: the ingress host's transit):
+ * on a host whose public NIC is its underlay NIC, the client is behind the
+ * device the tunnel arrives on.
  */
 XG_INLINE int xg_sess_route(struct xg_pkt *p, struct xg_nh_slot **nh, __u8 proto, __u32 src,
-			    __u32 dst, __u16 sport, __u16 dport, __u32 tot_len)
+			    __u32 dst, __u16 sport, __u16 dport, __u32 tot_len, int tunnelled)
 {
 	__u32 k = xg_slot_of(dst, XG_NHCACHE_SLOTS);
 	struct xg_nh_slot *c = bpf_map_lookup_elem(&xg_nhcache, &k);
@@ -306,7 +310,7 @@ XG_INLINE int xg_sess_route(struct xg_pkt *p, struct xg_nh_slot **nh, __u8 proto
 	rc = xg_fib_reason(bpf_fib_lookup(p->ctx, &fib, sizeof(fib), 0));
 	if (rc)
 		return rc;
-	if (fib.ifindex == p->ifindex)
+	if (fib.ifindex == p->ifindex && !tunnelled)
 		return XG_R_DROP_LOOP;
 	c->dst_be = dst;
 	c->src_be = src;
@@ -324,14 +328,20 @@ XG_INLINE int xg_sess_route(struct xg_pkt *p, struct xg_nh_slot **nh, __u8 proto
 XG_INLINE int xg_sess_send(struct xg_pkt *p, struct ethhdr *eth, const struct xg_nh_slot *nh,
 			   struct xg_sess_ctr *ctr, __u32 bytes, __u32 reason)
 {
+	int rc = XDP_TX;
+
 	xg_memcpy6(eth->h_dest, nh->dmac);
 	xg_memcpy6(eth->h_source, nh->smac);
-	if (bpf_redirect_map(&xg_txports, nh->ifindex, 0) != XDP_REDIRECT)
-		return XG_DROP(p, DROP_TX_PORT);
+	/* back out of the device it came in on: one NIC (xg_sess_route) */
+	if (nh->ifindex != p->ifindex) {
+		rc = bpf_redirect_map(&xg_txports, nh->ifindex, 0);
+		if (rc != XDP_REDIRECT)
+			return XG_DROP(p, DROP_TX_PORT);
+	}
 	if (ctr) /* else the caller counts it in its per-CPU slot */
 		xg_sess_account(p, ctr, bytes);
 	xg_count(p, reason);
-	return XDP_REDIRECT;
+	return rc;
 }
 
 #endif

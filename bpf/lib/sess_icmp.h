@@ -127,7 +127,7 @@ XG_INLINE void xg_icmp_err_rewrite(struct xg_icmp_err *e, int dnat, __u32 addr_b
  * session's replies. Counted in ctr and under reason. The verdict.
  */
 XG_INLINE int xg_sess_icmp_out(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port_be,
-			       struct xg_sess_ctr *ctr, __u32 tot_len, __u32 reason)
+			       struct xg_sess_ctr *ctr, __u32 tot_len, __u32 reason, int tunnelled)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
@@ -139,7 +139,7 @@ XG_INLINE int xg_sess_icmp_out(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port
 		return XDP_DROP; /* for the verifier: the callers parsed it */
 	if (e.ip->ttl <= 1)
 		return XG_DROP(p, DROP_TTL);
-	rc = xg_sess_route(p, &nh, IPPROTO_ICMP, pub_ip_be, e.ip->daddr, 0, 0, tot_len);
+	rc = xg_sess_route(p, &nh, IPPROTO_ICMP, pub_ip_be, e.ip->daddr, 0, 0, tot_len, tunnelled);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
 	excess = xg_ip_excess(ctx, sizeof(struct ethhdr), tot_len);
@@ -186,7 +186,7 @@ XG_INLINE int xg_sess_icmp_snat(struct xg_pkt *p, __u32 tot_len, __u32 *to_host)
 		return -1;
 	}
 	return xg_sess_icmp_out(p, r->pub_ip_be, r->pub_port_be, &r->out, tot_len,
-				XG_R_INGRESS_ICMP_SNAT);
+				XG_R_INGRESS_ICMP_SNAT, 0);
 }
 
 #endif

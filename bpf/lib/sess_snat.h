@@ -12,10 +12,12 @@
  * r is its reverse entry): its source becomes the session's public
  * endpoint and it leaves toward the next hop the kernel's FIB gives for
  * the client, as if the host had routed it in from p->ifindex. Counted
- * under reason. Returns the verdict.
+ * under reason. tunnelled: it came out of the overlay (xg_sess_route).
+ * Returns the verdict.
  */
 XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port_be,
-			       struct xg_sess_ctr *ctr, struct xg_sess_rslot *slot, __u32 reason)
+			       struct xg_sess_ctr *ctr, struct xg_sess_rslot *slot, __u32 reason,
+			       int tunnelled)
 {
 	struct xdp_md *ctx = p->ctx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
@@ -46,7 +48,7 @@ XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port
 		return XG_DROP(p, DROP_TTL);
 
 	rc = xg_sess_route(p, &nh, ip->protocol, pub_ip_be, ip->daddr, pub_port_be, ports[1],
-			   tot_len);
+			   tot_len, tunnelled);
 	if (rc)
 		return xg_count(p, rc), XDP_DROP;
 
@@ -57,7 +59,7 @@ XG_INLINE int xg_sess_snat_rev(struct xg_pkt *p, __u32 pub_ip_be, __u16 pub_port
 	if (rc)
 		return rc < 0 ? XDP_DROP : (xg_count(p, rc), XDP_DROP);
 	rc = xg_sess_send(p, eth, nh, ctr, tot_len, reason);
-	if (slot && rc == XDP_REDIRECT)
+	if (slot && rc != XDP_DROP)
 		xg_sess_rslot_account(p, slot, tot_len);
 	return rc;
 }
@@ -109,7 +111,7 @@ XG_INLINE int xg_sess_snat(struct xg_pkt *p, __u32 *to_host, __u32 *reason)
 		*reason = XG_R_INGRESS_REPLY_GW;
 		return -1;
 	}
-	return xg_sess_snat_rev(p, r->pub_ip_be, r->pub_port_be, 0, r, XG_R_INGRESS_SNAT);
+	return xg_sess_snat_rev(p, r->pub_ip_be, r->pub_port_be, 0, r, XG_R_INGRESS_SNAT, 0);
 }
 
 #endif
