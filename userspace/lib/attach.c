@@ -395,9 +395,11 @@ int xg_attach(struct xg_maps *m, const char *dev, enum xg_role role, enum xg_mod
 	}
 	xg_gen_bump(m);
 
-	if (role == XG_ROLE_GATEWAY) {
+	if (role == XG_ROLE_GATEWAY || role == XG_ROLE_INGRESS) {
 		/* Of a gateway's two NICs, the cluster side is the one carrying
-		 * the host address (`host set ip` may also come later). */
+		 * the host address (`host set ip` may also come later). An
+		 * ingress NIC carrying it is the underlay NIC too (one NIC:
+		 * the program is its transit as well). */
 		struct xg_host h;
 
 		rc = xg_host_get(m, &h);
