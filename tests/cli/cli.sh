@@ -117,7 +117,15 @@ expect_rc 2 "ingress: bad host" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:
 expect_err "invalid IPv4 address '10.77.0.300'" "message names the host"
 expect_rc 2 "ingress: host 0.0.0.0" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 via 0.0.0.0
 expect_rc 2 "ingress: host and then more" x ingress add tcp 10.77.0.1:8080 vni 1 10.1.1.5:80 host 10.77.0.3 x
-# dedicated-gateway form: both entries carry the form and the other host
+# UDP 6081 of the host (underlay) address is the underlay's (one NIC)
+x host set ip 10.77.0.1 || not_ok "host set ip"
+expect_rc 2 "ingress: UDP 6081 of the host address" x ingress add udp 10.77.0.1:6081 vni 1 10.1.1.5:80
+expect_err "session udp 10.77.0.1:6081: UDP port 6081 of the host address is the underlay's (Geneve)" "message names the endpoint"
+[ "$(sess_count xg_sess)" = 0 ] && [ "$(sess_count xg_sess_rev)" = 0 ] && ok "refused: no half session" ||
+	not_ok "entries after the refused add: $(sess_count xg_sess)/$(sess_count xg_sess_rev)"
+expect_rc 0 "ingress: TCP 6081 of the host address is a session's" x ingress add tcp 10.77.0.1:6081 vni 1 10.1.1.5:80
+expect_rc 0 "ingress: UDP 6081 of another address is a session's" x ingress add udp 10.77.0.9:6081 vni 1 10.1.1.6:80
+x ingress del tcp 10.77.0.1:6081 && x ingress del udp 10.77.0.9:6081 || not_ok "removing the 6081 sessions"
 expect_rc 0 "ingress add, dedicated gateway" x ingress add tcp 10.77.0.1:7000 vni 1 10.1.1.7:80 host 10.77.0.3
 expect_rc 0 "ingress add, pod side" x ingress add tcp 10.77.0.1:7001 vni 1 10.1.1.8:80 via 10.77.0.2
 x ingress ls -o json > "$TMP/gw.json"

@@ -203,6 +203,7 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 	struct xg_sess cur = {}, fv = *v;
 	struct xg_sess_rev crv;
 	char pub[48], pod[64], other[48];
+	struct xg_host host;
 	struct xg_vpc vpc;
 
 	pub_str(k, pub, sizeof(pub));
@@ -221,6 +222,15 @@ int xg_sess_add(struct xg_maps *m, struct xg_sess_maps *s, const struct xg_sess_
 			       pub);
 	if (bpf_map_lookup_elem(m->vpc, &v->vni, &vpc))
 		return xg_fail(XG_ENOTFOUND, "session %s: VPC %u does not exist", pub, v->vni);
+	/* On a host whose public address is its underlay address, UDP to the
+	 * Geneve port there is the underlay's: `ingress` never looks for a
+	 * session on it (docs/architecture.md, "Session ingress", one NIC). */
+	if (k->proto == IPPROTO_UDP && k->port_be == htons(XG_GENEVE_PORT) &&
+	    !(v->flags & XG_SESS_POD_SIDE) && !xg_host_get(m, &host) && host.ip_be == k->ip_be)
+		return xg_fail(XG_EUSAGE,
+			       "session %s: UDP port %u of the host address is the underlay's "
+			       "(Geneve)",
+			       pub, XG_GENEVE_PORT);
 	if (!bpf_map_lookup_elem(s->fwd, k, &cur)) {
 		if (same_target(&cur, v))
 			return XG_OK; /* already there: counters kept */
