@@ -85,6 +85,9 @@ if setup; then ok "topology up (one NIC on the ingress host: public and underlay
 	exit 1
 fi
 
+xi status | grep -q "nic eth0 " && ok "the one NIC is the host's underlay NIC (nic eth0)" ||
+	not_ok "status: $(xi status | head -2)"
+
 echo "hello from the pod $$" >"$TMP/hello.txt"
 # (server_bind without HTTPServer's getfqdn: a reverse lookup out of the pod would time out)
 ip netns exec "$POD" python3 -c '
