@@ -200,20 +200,22 @@ XG_INLINE int xg_ingress_gw(struct xg_pkt *p, struct xg_sess_slot *s, __u32 tot_
 
 /*
  * Is this the underlay's: UDP to the Geneve port of this host's underlay
- * address? Told by address and port alone, before any session lookup, so
- * the underlay costs no lookup and no session can capture it: on a host
- * whose public address is also its underlay address, UDP to port 6081
- * there is the underlay's (libxgate refuses such a session). A later
- * fragment has no port (its bytes there are payload): not the underlay's,
- * the host stack gets it as transit would give it. On a NIC that is not
- * the underlay NIC no Geneve comes to the underlay address, and the test
- * costs a compare.
+ * address, arriving on the underlay NIC? Told by device, address and port
+ * alone, before any session lookup, so the underlay costs no lookup and no
+ * session can capture it: on a host whose public address is also its
+ * underlay address, UDP to port 6081 there is the underlay's (libxgate
+ * refuses such a session). A later fragment has no port (its bytes there
+ * are payload): not the underlay's, the host stack gets it as transit
+ * would give it. The device test keeps a two-NIC host's public side out
+ * of the overlay: Geneve that reaches its public NIC, whatever address it
+ * names, is the host's (pass_no_session), as before.
  */
 XG_INLINE int xg_is_underlay(const struct xg_pkt *p, struct iphdr *ip, void *data_end)
 {
 	struct udphdr *udp = (void *)ip + ip->ihl * 4;
 
-	if (ip->protocol != IPPROTO_UDP || ip->daddr != p->host->ip_be || !p->host->ip_be)
+	if (ip->protocol != IPPROTO_UDP || ip->daddr != p->host->ip_be || !p->host->ip_be ||
+	    p->ifindex != p->host->nic_ifindex)
 		return 0;
 	if ((ip->frag_off & bpf_htons(XG_IP_OFFSET)) || ip->ihl < 5 || (void *)(udp + 1) > data_end)
 		return 0;
