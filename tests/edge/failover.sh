@@ -17,10 +17,12 @@
 # leader paused past its lease acknowledges nothing after it is continued,
 # and stops. One etcd member stopped: writes, the standby and the child go on.
 # A second one paused (no quorum): a write fails (500, or 504: it may still
-# be applied), the standby reads on (backing off its campaigns), the leader
-# stops and, restarted, serves what a member had as a standby; the quorum
-# back: a root leads, both roots agree on every mission and rv, the child
-# links to the leader.
+# be applied), the standby reads on (backing off its campaigns) and names
+# the leader in every /healthz, the leader stops and, restarted, serves what
+# a member had as a standby; the quorum back: a root leads, both roots agree
+# on every mission and rv, the standby names the leader, the child links to
+# it. Every standby names the leader's current process (its election id,
+# which the standby's watch of the election key delivers).
 # usage: failover.sh PATH/TO/edgeclusterd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)

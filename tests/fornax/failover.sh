@@ -8,7 +8,8 @@
 # session that was Available before the kill is listed Available by B, and
 # opens resume (the time from the kill to the first open B acknowledges is
 # printed, not asserted). A restarts as the
-# standby. One etcd member stopped: creates and opens go on. Two stopped (no
+# standby and names B as the leader. One etcd member stopped: creates and
+# opens go on, and A names B in every /healthz. Two stopped (no
 # quorum): an application write fails with a clear status and nothing is
 # made of it; the quorum returns: a core leads again with every application
 # and every session.
