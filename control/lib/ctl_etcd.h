@@ -153,6 +153,15 @@ int ctl_etcd_elect_fence(const struct ctl_etcd_elect *el, struct ctl_etcd_txn *t
 bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el);
 int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el);
 int ctl_etcd_elect_next_ms(const struct ctl_etcd_elect *el);
+/* Who leads: the key's value (the leader's id) as that watch delivered it
+ * last, learnt without a request of its own, so that naming the leader
+ * never holds the owner's loop. Our own id while we lead; else "" when the
+ * key was seen absent (nobody leads) or the watch has not read it yet (it
+ * opens on the first poll, with a read of the key). While the watch is
+ * down it is the last value seen, which may be stale: the watch resumes
+ * from its revision, or rereads the key if etcd compacted that away, and
+ * corrects it then. Valid until the next ctl_etcd_elect_poll or _free. */
+const char *ctl_etcd_elect_leader(const struct ctl_etcd_elect *el);
 /* Give the lead up and stay in the election: the lease is revoked (the
  * key goes at once; if etcd does not answer, with the lease's TTL), and
  * the next campaign waits the back-off, so that another campaigner goes

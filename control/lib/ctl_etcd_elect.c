@@ -10,7 +10,10 @@
  * deleted (the leader's lease expired, or it resigned), not on the
  * fallback period, which is for a watch that is down. The watch's stream
  * is opened by the owner's first poll, so an owner that never polls it
- * pays nothing.
+ * pays nothing. The same watch says who leads (the key's value), so an
+ * owner names the leader without a read of its own: a read is synchronous,
+ * and would hold a standby's loop for up to Timeout per member exactly
+ * when etcd is in trouble and the standby should keep answering.
  *
  * When a campaign is due is decided here (struct ctl_etcd_pace), for
  * every owner alike: a campaign is a synchronous request, so one etcd
@@ -49,8 +52,9 @@ struct ctl_etcd_elect {
 	int64_t fence;		      /* our key's create_revision while we lead, else 0 */
 	long long renew_at;	      /* when the lease is renewed next (monotonic ms) */
 	long long expires;	      /* the lease's end as we must assume it */
-	struct ctl_etcd_watch *watch; /* the key, for its delete */
+	struct ctl_etcd_watch *watch; /* the key, for its delete and who leads */
 	struct ctl_etcd_pace pace;    /* when a campaign is due */
+	char *seen;		      /* the key's value as the watch last had it, or NULL */
 };
 
 static long long now_ms(void)
@@ -246,15 +250,26 @@ void ctl_etcd_elect_resign(struct ctl_etcd_elect *el)
 	ctl_etcd_pace_hold(&el->pace, (uint64_t)now_ms());
 }
 
-/* the watch's prefix is the key: only the key itself counts */
+/* who leads as the watch says: kv the key as it is now, NULL gone */
+static void saw(struct ctl_etcd_elect *el, const struct ctl_etcd_kv *kv)
+{
+	free(el->seen);
+	el->seen = kv ? strndup(kv->value, kv->value_len) : NULL;
+	ctl_etcd_pace_vacant(&el->pace, !kv);
+}
+
+/* the watch's prefix is the key: only the key itself counts. A snapshot
+ * replaces what we knew (the first, and the reread after a compaction
+ * made the events in between unreadable). */
 static void w_snapshot(void *arg, const struct ctl_etcd_kvs *all)
 {
 	struct ctl_etcd_elect *el = arg;
-	bool there = false;
+	const struct ctl_etcd_kv *there = NULL;
 
 	for (size_t i = 0; i < all->n; i++)
-		there |= !strcmp(all->kv[i].key, el->key);
-	ctl_etcd_pace_vacant(&el->pace, !there);
+		if (!strcmp(all->kv[i].key, el->key))
+			there = &all->kv[i];
+	saw(el, there);
 }
 
 static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
@@ -263,7 +278,7 @@ static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(ev[i].kv.key, el->key))
-			ctl_etcd_pace_vacant(&el->pace, ev[i].type == CTL_ETCD_DELETE);
+			saw(el, ev[i].type == CTL_ETCD_DELETE ? NULL : &ev[i].kv);
 }
 
 bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el)
@@ -280,6 +295,14 @@ int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el)
 int ctl_etcd_elect_next_ms(const struct ctl_etcd_elect *el)
 {
 	return ctl_etcd_watch_next_ms(el->watch);
+}
+
+const char *ctl_etcd_elect_leader(const struct ctl_etcd_elect *el)
+{
+	/* while we lead, the watch may not have shown our own put yet */
+	if (el->fence)
+		return el->id;
+	return el->seen ? el->seen : "";
 }
 
 int64_t ctl_etcd_elect_revision(const struct ctl_etcd_elect *el)
@@ -324,5 +347,6 @@ void ctl_etcd_elect_free(struct ctl_etcd_elect *el, bool resign)
 	ctl_etcd_watch_stop(el->watch);
 	free(el->key);
 	free(el->id);
+	free(el->seen);
 	free(el);
 }

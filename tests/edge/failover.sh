@@ -17,10 +17,12 @@
 # leader paused past its lease acknowledges nothing after it is continued,
 # and stops. One etcd member stopped: writes, the standby and the child go on.
 # A second one paused (no quorum): a write fails (500, or 504: it may still
-# be applied), the standby reads on (backing off its campaigns), the leader
-# stops and, restarted, serves what a member had as a standby; the quorum
-# back: a root leads, both roots agree on every mission and rv, the child
-# links to the leader.
+# be applied), the standby reads on (backing off its campaigns) and names
+# the leader in every /healthz, the leader stops and, restarted, serves what
+# a member had as a standby; the quorum back: a root leads, both roots agree
+# on every mission and rv, the standby names the leader, the child links to
+# it. Every standby names the leader's current process (its election id,
+# which the standby's watch of the election key delivers).
 # usage: failover.sh PATH/TO/edgeclusterd
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -113,6 +115,10 @@ runs=$(for i in 1 2 3 4 5; do root_runs "m$i"; done | paste -sd' ')
 # ---- r1 comes back: the standby now ----
 start r1
 expect 10 "r1 restarts as the standby (503)" 503 code r1
+# names A B: A's /healthz is a standby's naming B's process (the id: URL and pid)
+names() { curl -s -m 3 "$(url "$1")/healthz" | grep -qxF "standby; the leader is $(url "$2") (pid ${PID[$2]})"; }
+wait_for 10 names r1 r2 && ok "r1's /healthz names the new leader, r2" ||
+	not_ok "r1's healthz: $(curl -s -m 3 "$(url r1)/healthz")"
 expect 10 "with r2's missions, m6 too" "$(rvs_at r2)" rvs_at r1
 sleep 4 # past HeartbeatTimeout: a standby's hub must not judge the children (the leader's to do)
 grep -q "hub: marking" "$T/r1.log" && not_ok "the standby r1 tried to mark children: $(grep 'hub: marking' "$T/r1.log" | tail -1)" ||
@@ -144,6 +150,8 @@ rc=$(create r1 m7)
 [ "$rc" = 201 ] && ok "the leader still takes writes (m7: 201)" || not_ok "create m7 with a member down: $rc $(cat "$T/last")"
 start r2
 expect 10 "r2 comes back as the standby (503)" 503 code r2
+wait_for 10 names r2 r1 && ok "r2's /healthz names the leader, r1 (the lead moved back)" ||
+	not_ok "r2's healthz: $(curl -s -m 3 "$(url r2)/healthz")"
 expect 10 "with m7" "m1 m2 m3 m4 m5 m6 m7" missions_at r2
 expect 20 "m7 flows down to c" "m1 m2 m3 m4 m5 m6 m7" missions_at c
 
@@ -161,17 +169,22 @@ esac
 # and between its campaigns, each of which etcd leaves unanswered for up to
 # Timeout (1 s) while it holds the loop: the next waits a back-off (1, 2, 4,
 # 8 s), not the fallback period (400 ms). Counted, not timed: over ten reads
-# a second apart at most 5 campaigns (without the back-off, one every 1.4 s)
+# a second apart at most 5 campaigns (without the back-off, one every 1.4 s).
+# Who leads is what its watch of the election key saw last: r1, named in
+# every /healthz without a request to etcd (a member paused, no quorum)
 campaigns() { grep -c "election .*: campaign: " "$T/$1.log"; }
 c0=$(campaigns r2)
-reads=0
+reads=0 named=0
 for i in 1 2 3 4 5 6 7 8 9 10; do
 	[ "$(api r2 missions/m7 | jq -r .metadata.name)" = m7 ] && reads=$((reads + 1))
+	names r2 r1 && named=$((named + 1))
 	sleep 1
 done
 n=$(($(campaigns r2) - c0))
 [ "$reads" = 10 ] && ok "the standby answers ten reads in a row without a quorum" ||
 	not_ok "the standby answered $reads of ten reads without a quorum"
+[ "$named" = 10 ] && ok "and its /healthz names the leader, r1, ten times in a row" ||
+	not_ok "the standby's /healthz named r1 $named times of ten: $(curl -s -m 3 "$(url r2)/healthz")"
 [ "$n" -ge 1 ] && [ "$n" -le 5 ] && ok "meanwhile it campaigned $n times, backing off (at most 5)" ||
 	not_ok "the standby campaigned $n times over ten reads: $(grep 'campaign: ' "$T/r2.log" | tail -3)"
 # the leader cannot renew its lease: it stops; restarted, it serves what etcd knew
@@ -192,6 +205,10 @@ if dead "${PID[$O]:-0}" 2>/dev/null || [ -z "${PID[$O]}" ]; then start "$O"; fi
 both_same() { [ "$(rvs_at r1)" = "$(rvs_at r2)" ] && [ -n "$(rvs_at r1)" ]; }
 wait_for 10 both_same && ok "both roots agree on every mission and rv ($L leads; no-quorum: $(api $L missions/no-quorum >/dev/null && echo applied late || echo not there))" ||
 	not_ok "the roots differ: r1 $(rvs_at r1) r2 $(rvs_at r2)"
+# the standby saw the key change hands on its watch (the old key's lease
+# ran out once the quorum was back, then a campaign won): it names the winner
+wait_for 10 names "$O" "$L" && ok "the standby $O names the leader, $L" ||
+	not_ok "$O's healthz: $(curl -s -m 3 "$(url "$O")/healthz"), $L is pid ${PID[$L]}"
 expect 30 "c links to the leader, $L" "c=ok root=ok" tree_at "$L"
 
 # what exited on its own (a deposed root) or on SIGTERM reports leaks and errors

@@ -2,9 +2,10 @@
 /* The etcd client against a real three-member cluster on loopback, started
  * by tests/etcd.sh (XGATE_ETCD_MEMBERS="pid=url ..."): reads, writes,
  * deletes, transactions with compares, leases; a standby that campaigns
- * when its watch sees the leader's key deleted; a list-and-watch that
- * resumes from its revision on another member after its member is killed,
- * and rereads everything when that revision was compacted; then, with two
+ * when its watch sees the leader's key deleted, and names the leader from
+ * that watch; a list-and-watch that resumes from its revision on another
+ * member after its member is killed, and rereads everything when that
+ * revision was compacted (the election's watch too); then, with two
  * members gone, a write fails as "no quorum" while a serializable read
  * still answers, a standby whose lease renewal fails drops the lease and
  * backs off instead of asking again on its next step, a paused member
@@ -208,29 +209,63 @@ static bool elect_wait(struct ctl_etcd_elect *el, int n)
 	return now;
 }
 
+/* step the election's watch as a loop does until it names want as the
+ * leader, for at most n turns; whether it did */
+static bool elect_names(struct ctl_etcd_elect *el, const char *want, int n)
+{
+	for (int i = 0; i < n && strcmp(ctl_etcd_elect_leader(el), want); i++)
+		elect_wait(el, 1);
+	return !strcmp(ctl_etcd_elect_leader(el), want);
+}
+
 /* A standby learns from its watch that the leader's key was deleted and
  * campaigns then, instead of on a timer: here nothing steps it but its
  * watch, so it can only win if the watch told it. A key that merely
- * starts with the election key is not it. */
+ * starts with the election key is not it. Who leads comes from the same
+ * watch: the key's value from its first read, each put, and a delete. */
 static void election_on_delete(struct ctl_etcd *e)
 {
 	struct ctl_etcd_elect *a = ctl_etcd_elect_new(e, "/el/leader", "a", 30);
 	struct ctl_etcd_elect *b = ctl_etcd_elect_new(e, "/el/leader", "b", 30);
-	bool la = false, lb = false;
+	struct ctl_etcd_elect *c = ctl_etcd_elect_new(e, "/el/leader", "http://c:1", 30);
+	bool la = false, lb = false, lc = false;
 
-	if (!a || !b)
+	if (!a || !b || !c)
 		return;
 	CHECK(!ctl_etcd_elect_step(a, &la) && la, "a campaigns first and leads");
+	CHECK(!strcmp(ctl_etcd_elect_leader(a), "a"),
+	      "a names itself as the leader before its watch has read the key (%s)",
+	      ctl_etcd_elect_leader(a));
 	CHECK(!ctl_etcd_elect_step(b, &lb) && !lb, "b campaigns and loses");
+	CHECK(!strcmp(ctl_etcd_elect_leader(b), ""),
+	      "b's watch has not read the key yet: b names nobody (%s)", ctl_etcd_elect_leader(b));
+	CHECK(elect_names(b, "a", 400), "b's watch opens with the key: a leads (%s)",
+	      ctl_etcd_elect_leader(b));
 	ctl_etcd_put(e, "/el/leaderboard", "x", 1, 0, NULL);
 	CHECK(!elect_wait(b, 20), "while a leads, b's watch never says campaign");
+	CHECK(!strcmp(ctl_etcd_elect_leader(b), "a"),
+	      "nor names another leader for a key under the same prefix (%s)",
+	      ctl_etcd_elect_leader(b));
 	ctl_etcd_delete(e, "/el/leaderboard", false, NULL);
 	CHECK(!elect_wait(b, 10), "nor when another key under the same prefix is deleted");
 	ctl_etcd_elect_free(a, true); /* resigns: the key goes with the lease */
 	CHECK(elect_wait(b, 400), "once a's key is deleted, b's watch says campaign");
+	CHECK(!strcmp(ctl_etcd_elect_leader(b), ""), "and names nobody as the leader (%s)",
+	      ctl_etcd_elect_leader(b));
+	/* c is first: b's watch tells it of c's key, a put of another value */
+	CHECK(!ctl_etcd_elect_step(c, &lc) && lc, "c campaigns before b and leads");
+	CHECK(elect_names(b, "http://c:1", 400), "b's watch names c as the leader now (%s)",
+	      ctl_etcd_elect_leader(b));
+	CHECK(!ctl_etcd_elect_step(b, &lb) && !lb, "b's campaign loses to c");
+	ctl_etcd_elect_free(c, true);
+	CHECK(elect_wait(b, 400), "c resigns: b's watch says campaign");
 	CHECK(!ctl_etcd_elect_step(b, &lb) && lb && ctl_etcd_elect_revision(b) > 0,
 	      "b's campaign then wins (fence %lld)", (long long)ctl_etcd_elect_revision(b));
+	CHECK(!strcmp(ctl_etcd_elect_leader(b), "b"), "b names itself (%s)",
+	      ctl_etcd_elect_leader(b));
 	CHECK(!elect_wait(b, 10), "its campaign answered it: the watch says no more");
+	CHECK(!strcmp(ctl_etcd_elect_leader(b), "b"), "its own key seen by its watch: still b (%s)",
+	      ctl_etcd_elect_leader(b));
 	ctl_etcd_elect_free(b, true);
 	ctl_etcd_delete(e, "/el/", true, NULL);
 }
@@ -242,9 +277,9 @@ int main(void)
 	struct seen sa = {0}, sb = {0};
 	struct ctl_etcd_watch_hooks ha = {&sa, on_snapshot, on_events, on_trouble};
 	struct ctl_etcd_watch_hooks hb = {&sb, on_snapshot, on_events, on_trouble};
-	struct ctl_etcd *e, *one;
+	struct ctl_etcd *e, *one, *es;
 	struct ctl_etcd_watch *wa, *wb;
-	struct ctl_etcd_elect *ea, *eb;
+	struct ctl_etcd_elect *ea, *eb, *ex, *ey, *s;
 	bool la = false, lb = true;
 	struct ctl_etcd_kvs r;
 	int64_t rev = 0;
@@ -280,6 +315,14 @@ int main(void)
 	POLL_UNTIL(wb, sb.events >= 2);
 	CHECK(!strcmp(sa.ev_keys, "+/w/b -/w/a") && !strcmp(sb.ev_keys, "+/w/b -/w/a"),
 	      "then the events in order (%s)", sa.ev_keys);
+	/* an onlooker of the election /cl/leader, its watch on member 0 too (a
+	 * client of its own, at the first endpoint); it never campaigns */
+	es = etcd_test_client(all, 3000);
+	s = es ? ctl_etcd_elect_new(es, "/cl/leader", "s", 30) : NULL;
+	ex = ctl_etcd_elect_new(e, "/cl/leader", "x", 30);
+	CHECK(s && ex && !ctl_etcd_elect_step(ex, &la) && la && elect_names(s, "x", 400),
+	      "x leads /cl/leader, and the onlooker's watch names it (%s)",
+	      s ? ctl_etcd_elect_leader(s) : "?");
 
 	/* member 0 dies under both streams; writes go on elsewhere */
 	kill_member(0);
@@ -289,11 +332,23 @@ int main(void)
 	CHECK(sb.snapshots == 1 && !strcmp(sb.ev_keys, "+/w/b -/w/a +/w/c"),
 	      "watch B resumed from its revision on another member: /w/c once, no reread (%s)",
 	      sb.ev_keys);
+	/* while the onlooker's stream is broken, x hands over to y, who goes
+	 * too: then the compaction below leaves it only a reread to learn it */
+	ctl_etcd_elect_free(ex, true);
+	ey = ctl_etcd_elect_new(e, "/cl/leader", "y", 30);
+	CHECK(ey && !ctl_etcd_elect_step(ey, &la) && la, "y leads /cl/leader after x");
+	ctl_etcd_elect_free(ey, true);
 	ctl_etcd_put(e, "/w/d", "4", 1, 0, &rev);
 	CHECK(!ctl_etcd_compact(e, rev), "compact everything up to %lld", (long long)rev);
 	POLL_UNTIL(wa, sa.snapshots >= 2);
 	CHECK(sa.snapshots == 2 && !strcmp(sa.snap_keys, "/w/b /w/c /w/d"),
 	      "watch A resumed into a compacted revision: a full reread (%s)", sa.snap_keys);
+	CHECK(s && elect_names(s, "", 400),
+	      "the onlooker's watch resumed into it too: its reread finds the key gone, nobody "
+	      "leads (%s)",
+	      s ? ctl_etcd_elect_leader(s) : "?");
+	ctl_etcd_elect_free(s, false);
+	ctl_etcd_free(es);
 	ctl_etcd_put(e, "/w/e", "5", 1, 0, NULL);
 	POLL_UNTIL(wa, sa.events >= 3);
 	POLL_UNTIL(wb, sb.events >= 5);

@@ -57,8 +57,6 @@ struct ec_etcd {
 	int64_t mine[512];
 	unsigned n_mine;
 	bool reread_due;
-	uint64_t next_leader_ms;
-	char leader[320];
 };
 
 static struct table *table_of(struct ec_etcd *m, const char *name, size_t len)
@@ -348,7 +346,7 @@ static int commit_hook(void *arg, int rc)
 	if (!m->leading || m->deposed) {
 		snprintf(m->s->hook_err, sizeof(m->s->hook_err),
 			 "this root is a standby: only the leader (%.250s) writes",
-			 m->leader[0] ? m->leader : "not known yet");
+			 ec_etcd_leader(m)[0] ? ec_etcd_leader(m) : "not known yet");
 		rc = -1;
 	} else {
 		rc = push(m, ops);
@@ -589,7 +587,6 @@ static int take_over(struct ec_etcd *m)
 	if (reread(m))
 		return -1;
 	m->leading = true;
-	snprintf(m->leader, sizeof(m->leader), "%s", m->id);
 	ctl_log("election: this root leads now (etcd revision %" PRId64 ")", m->own_rev);
 	return 0;
 }
@@ -645,9 +642,15 @@ struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, c
 		ctl_etcd_elect_resign(m->el);
 		won = false;
 	}
-	if (!won)
+	if (!won) {
+		/* the election's watch opens on its first poll with a read of
+		 * the key: made now rather than on the first step, so that the
+		 * standby names the leader from its first answer (a campaign
+		 * due, when the key is absent, is the step's) */
+		ctl_etcd_elect_poll(m->el);
 		ctl_log("election: standby as %s; another root leads (%s): serving reads only",
-			m->id, ec_etcd_leader(m));
+			m->id, ec_etcd_leader(m)[0] ? ec_etcd_leader(m) : "not known yet");
+	}
 	return m;
 fail:
 	ec_etcd_close(m, false);
@@ -699,18 +702,14 @@ bool ec_etcd_leading(const struct ec_etcd *m)
 	return m && m->leading && !m->deposed;
 }
 
-const char *ec_etcd_leader(struct ec_etcd *m)
+const char *ec_etcd_leader(const struct ec_etcd *m)
 {
-	struct ctl_etcd_kvs kv = {0};
-
-	if (m->leading || ctl_now_ms() < m->next_leader_ms)
-		return m->leader;
-	m->next_leader_ms = ctl_now_ms() + 1000;
-	if (!ctl_etcd_get(m->e, m->lkey, false, true, &kv))
-		snprintf(m->leader, sizeof(m->leader), "%.*s",
-			 kv.n == 1 ? (int)kv.kv[0].value_len : 0, kv.n == 1 ? kv.kv[0].value : "");
-	ctl_etcd_kvs_free(&kv);
-	return m->leader;
+	/* as the election's watch last saw the key, stepped with the rows'
+	 * (ec_etcd_step): a read here would hold the loop for up to Timeout
+	 * per member while etcd is in trouble, when a standby should answer */
+	if (m->leading && !m->deposed)
+		return m->id;
+	return ctl_etcd_elect_leader(m->el);
 }
 
 void ec_etcd_close(struct ec_etcd *m, bool resign)

@@ -50,8 +50,9 @@ enum { EC_ETCD_SAME = 0, EC_ETCD_WON = 1, EC_ETCD_LOST = -1 };
  * EC_ETCD_LOST: it no longer does (stop: its writes are refused already). */
 int ec_etcd_step(struct ec_etcd *m);
 bool ec_etcd_leading(const struct ec_etcd *m);
-/* Who leads as the election key says ("" unknown), read at most once a second. */
-const char *ec_etcd_leader(struct ec_etcd *m);
+/* Who leads as the election key's watch last saw it ("" nobody, or not
+ * known yet): no request, so it never holds the loop (ctl_etcd_elect_leader). */
+const char *ec_etcd_leader(const struct ec_etcd *m);
 /* resign: a leader that stops cleanly hands over now, not after its lease */
 void ec_etcd_close(struct ec_etcd *m, bool resign);
 

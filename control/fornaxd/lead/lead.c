@@ -16,8 +16,9 @@
 /* When a standby campaigns is ctl_etcd_elect's to say (ctl_etcd_pace: as
  * soon as the election's watch sees the dead leader's key go, a fallback
  * period, a back-off after a campaign etcd did not answer); it is stepped
- * on every tick. Who leads is read for the 503's only once a second. */
-#define LEARN_MS 1000
+ * on every tick. Who leads, for the 503's, is what that watch last saw of
+ * the key (ctl_etcd_elect_leader): never a read of our own, which would
+ * hold the loop for up to Timeout per member while etcd is in trouble. */
 
 struct fx_lead {
 	struct fx_store *st;
@@ -27,7 +28,7 @@ struct fx_lead {
 	struct fx_store_watch *watch;	 /* the applications as etcd has them */
 	json_t *rereading;		 /* "NS/NAME" put since the watch's reset, or NULL */
 	bool leading, deposed;
-	uint64_t next_learn_ms;
+	char told[320]; /* the leader the hook was told of last (a standby's) */
 	char key[FX_PATH_MAX + 8];
 };
 
@@ -36,16 +37,16 @@ static const char *etcd_err(struct fx_lead *l)
 	return ctl_etcd_errmsg(fx_store_etcd_client(l->st));
 }
 
-/* who leads, as the election key says (shown to clients a standby refuses) */
-static void learn_leader(struct fx_lead *l)
+/* who leads, as the election's watch says (shown to clients a standby
+ * refuses): the hook is told when it changes, or always with force */
+static void tell_leader(struct fx_lead *l, bool force)
 {
-	struct ctl_etcd_kvs kv = {0};
-	char who[320] = "";
+	const char *who = ctl_etcd_elect_leader(l->election);
 
-	if (!ctl_etcd_get(fx_store_etcd_client(l->st), l->key, false, true, &kv) && kv.n == 1)
-		snprintf(who, sizeof(who), "%.*s", (int)kv.kv[0].value_len, kv.kv[0].value);
-	ctl_etcd_kvs_free(&kv);
-	l->h.standby(l->h.arg, true, who);
+	if (!force && !strncmp(who, l->told, sizeof(l->told) - 1))
+		return;
+	snprintf(l->told, sizeof(l->told), "%s", who);
+	l->h.standby(l->h.arg, true, l->told);
 }
 
 struct reread {
@@ -125,10 +126,7 @@ static int step_election(struct fx_lead *l)
 		 * (a failure is logged there, with when the next is due) */
 		ctl_etcd_elect_step(l->election, &leader);
 		if (!leader) {
-			if (ctl_now_ms() >= l->next_learn_ms) {
-				l->next_learn_ms = ctl_now_ms() + LEARN_MS;
-				learn_leader(l);
-			}
+			tell_leader(l, false);
 			return 0;
 		}
 		return take_over(l);
@@ -223,8 +221,14 @@ int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_
 	l->h = *h;
 	if (!(l->watch = fx_store_etcd_watch_apps(l->st, &wh)))
 		return -1;
-	if (!l->leading)
-		learn_leader(l);
+	if (!l->leading) {
+		/* the election's watch opens on its first poll with a read of
+		 * the key: made now rather than on the loop's first turn, so that
+		 * the standby names the leader from its first answer (a campaign
+		 * due, when the key is absent, is the tick's) */
+		ctl_etcd_elect_poll(l->election);
+		tell_leader(l, true);
+	}
 	return 0;
 }
 
@@ -235,14 +239,18 @@ int fx_lead_step(struct fx_lead *l)
 
 int fx_lead_elect_step(struct fx_lead *l, int *next_ms)
 {
+	bool vacant;
 	int rc = 0;
 
 	if (!l->election) {
 		*next_ms = -1;
 		return 0;
 	}
-	if (ctl_etcd_elect_poll(l->election) && !l->leading)
+	vacant = ctl_etcd_elect_poll(l->election);
+	if (vacant && !l->leading)
 		rc = step_election(l); /* the key is gone: a campaign is due now */
+	else if (!l->leading)
+		tell_leader(l, false); /* the key changed hands, maybe */
 	*next_ms = ctl_etcd_elect_next_ms(l->election);
 	return rc;
 }
