@@ -285,8 +285,8 @@ mtu=$(pmtu)
 
 # The wire to the client: everything from the public address, checksums
 # right (the translated ones incremental), the errors quoting the client's
-# datagrams to the public endpoints. The quote is what the client sent
-# (its TTL included), so its checksums must still verify. dumpcap writes
+# datagrams to the public endpoints with their checksums amended (a
+# receiver's kernel does not check the quoted ones). dumpcap writes
 # what it captured about once a second and drops the rest when stopped:
 # read the file until it holds everything looked for, then stop it.
 wire() {
