@@ -148,9 +148,15 @@ udpd "$POD" 10.1.1.5 "$TMP/sink" &
 PIDS="$PIDS $!"
 udpd "$POD2" 10.1.2.7 "$TMP/sink2" &
 PIDS="$PIDS $!"
-# the ingress host's own TCP service on every address
+# the ingress host's own TCP service on every address, and UDP sockets on
+# the ports of the ICMP sessions below: a datagram the host got itself would
+# be taken, not refused, so a refusal there is the pod's
 ip netns exec "$ING" python3 -c '
 import socket
+for p in (5355, 5364):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("0.0.0.0", p))
+    globals()["u%d" % p] = u
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", 2222))
