@@ -289,6 +289,51 @@ mtu=$(pmtu)
 [ $(($(counter "$ING" eth0 icmp_frag_needed) - fn0)) -eq 1 ] && ok "counted: icmp_frag_needed on the one NIC" ||
 	not_ok "icmp_frag_needed $fn0 -> $(counter "$ING" eth0 icmp_frag_needed)"
 
+# A router's fragmentation needed toward the pod, both forms: the client
+# side (scapy, as a router behind the client would) answers a pod's
+# datagram from a session's port with "fragmentation needed, MTU 1200"
+# quoting it as it left, from the public endpoint; translated in, the
+# pod's kernel takes it as the path MTU of its connected socket.
+pod_pmtu() { # pod_pmtu POD_NS POD_IP PUB_PORT
+	rm -f "$TMP/ready"
+	ip netns exec "$1" python3 -c '
+import socket, sys, time
+IP_MTU = 14
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.connect(("10.88.0.2", 40999))
+open(sys.argv[3], "w").close()
+end = time.time() + 5
+while time.time() < end:
+    if s.getsockopt(socket.IPPROTO_IP, IP_MTU) == 1200:
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit(1)
+' "$2" "$3" "$TMP/ready" &
+	local pod=$!
+	wait_for 5 test -e "$TMP/ready"
+	ip netns exec "$CLI" /usr/bin/python3 - "$3" <<'PY'
+import sys
+from scapy.all import IP, UDP, ICMP, Raw, send
+port = int(sys.argv[1])
+dgram = bytes(IP(src="10.88.0.1", dst="10.88.0.2", ttl=63, flags="DF") /
+              UDP(sport=port, dport=40999) / Raw(b"y" * 1300))
+send(IP(src="10.88.0.2", dst="10.88.0.1") / ICMP(type=3, code=4, nexthopmtu=1200) / Raw(dgram[:28]),
+     verbose=False)
+PY
+	wait "$pod"
+}
+id0=$(counter "$ING" eth0 ingress_icmp_dnat)
+check "a router's fragmentation needed reaches the ingress host's pod translated (path MTU 1200)" \
+	pod_pmtu "$POD2" 10.1.2.7 5364
+[ $(($(counter "$ING" eth0 ingress_icmp_dnat) - id0)) -eq 1 ] && ok "counted: ingress_icmp_dnat" ||
+	not_ok "ingress_icmp_dnat $id0 -> $(counter "$ING" eth0 ingress_icmp_dnat)"
+id0=$(counter "$ING" eth0 ingress_icmp_dnat_gw)
+check "a router's fragmentation needed reaches the other host's pod translated (path MTU 1200)" \
+	pod_pmtu "$POD" 10.1.1.5 5355
+[ $(($(counter "$ING" eth0 ingress_icmp_dnat_gw) - id0)) -eq 1 ] && ok "counted: ingress_icmp_dnat_gw" ||
+	not_ok "ingress_icmp_dnat_gw $id0 -> $(counter "$ING" eth0 ingress_icmp_dnat_gw)"
+
 # The wire to the client: everything from the public address, checksums
 # right (the translated ones incremental), the errors quoting the client's
 # datagrams to the public endpoints with their checksums amended (a
