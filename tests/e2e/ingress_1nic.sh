@@ -12,12 +12,13 @@
 # read by scapy: every frame to the client comes from the public address,
 # with valid checksums); ICMP errors about sessions translated both ways
 # (the pod's port unreachable refuses the client's connected socket and
-# quotes the public endpoint; the client's refuses the pod's); a datagram
-# too big for the tunnel (DF) answered with a fragmentation needed the
-# client's kernel takes. And: the host's own traffic on that NIC (ping to
-# both addresses, TCP to a host port on both) still works; a Geneve frame
-# to the underlay address for a pod of another host is forwarded as
-# transit's bouncer does.
+# quotes the public endpoint; the client's refuses the pod's; a router's
+# fragmentation needed, from the client side, sets the pod's path MTU); a
+# datagram too big for the tunnel (DF) answered with a fragmentation
+# needed the client's kernel takes. And: the host's own traffic on that
+# NIC (ping to both addresses, TCP to a host port on both) still works; a
+# Geneve frame to the underlay address for a pod of another host is
+# forwarded as transit's bouncer does.
 # usage: ingress_1nic.sh PATH/TO/xgate
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
