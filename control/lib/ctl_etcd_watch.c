@@ -298,8 +298,15 @@ static void read_done(struct ctl_etcd_watch *w, int c)
 	int rc;
 
 	curl_easy_getinfo(w->read, CURLINFO_RESPONSE_CODE, &status);
-	rc = ctl_etcd_classify(w->e, w->read_ep, "/v3/kv/range", c, w->read_detail, w->ans.p,
-			       status, &o);
+	/* etcd's own timeout: the synchronous call asks the member's status
+	 * to name it (a request of 0.5 s); here it is one more silent member
+	 * (base64 has no spaces: these are etcd's words, not a value's) */
+	if (c == CURLE_OK && w->ans.p &&
+	    (strstr(w->ans.p, "request timed out") || strstr(w->ans.p, "deadline exceeded")))
+		rc = CTL_ETCD_SILENT;
+	else
+		rc = ctl_etcd_classify(w->e, w->read_ep, "/v3/kv/range", c, w->read_detail,
+				       w->ans.p, status, &o);
 	if (rc == CTL_ETCD_OK)
 		rc = ctl_etcd_answer_parse(w->e, "/v3/kv/range", o, &a);
 	json_decref(o);
@@ -315,7 +322,8 @@ static void read_done(struct ctl_etcd_watch *w, int c)
 		return;
 	}
 	if (rc == CTL_ETCD_SILENT)
-		snprintf(msg, sizeof(msg), "etcd at %s: the watch's read: no answer in time",
+		snprintf(msg, sizeof(msg),
+			 "etcd at %s: the watch's read: no answer in time (no leader, or slow)",
 			 w->read_ep);
 	else
 		snprintf(msg, sizeof(msg), "%s", ctl_etcd_errmsg(w->e));
