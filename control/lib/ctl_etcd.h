@@ -14,7 +14,8 @@
  * from the owner's loop, and is a list-and-watch: it hands over a full
  * read first (and again whenever etcd has compacted the revision it would
  * resume from), then the events after it, and resumes a broken stream from
- * the last revision it delivered, on the next endpoint if need be.
+ * the last revision it delivered, on the next endpoint if need be. Its
+ * reads are asynchronous too: no part of the watch holds the loop.
  *
  * Failures are told apart (enum ctl_etcd_rc), and ctl_etcd_errmsg quotes
  * the endpoint and etcd's own words. Endpoints are tried in order; a
@@ -153,11 +154,15 @@ int ctl_etcd_elect_fence(const struct ctl_etcd_elect *el, struct ctl_etcd_txn *t
 bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el);
 int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el);
 int ctl_etcd_elect_next_ms(const struct ctl_etcd_elect *el);
+/* Start-up only, before the owner serves: step the watch, waiting, until
+ * it has read the key (at most the client's Timeout), so that the first
+ * answer names the leader. Whether it did (else it goes on in the loop). */
+bool ctl_etcd_elect_wait(struct ctl_etcd_elect *el);
 /* Who leads: the key's value (the leader's id) as that watch delivered it
  * last, learnt without a request of its own, so that naming the leader
  * never holds the owner's loop. Our own id while we lead; else "" when the
- * key was seen absent (nobody leads) or the watch has not read it yet (it
- * opens on the first poll, with a read of the key). While the watch is
+ * key was seen absent (nobody leads) or the watch has not read it yet (its
+ * read of the key is sent by the first poll and answered in a later one). While the watch is
  * down it is the last value seen, which may be stale: the watch resumes
  * from its revision, or rereads the key if etcd compacted that away, and
  * corrects it then. Valid until the next ctl_etcd_elect_poll or _free. */
@@ -224,7 +229,13 @@ struct ctl_etcd_event {
 struct ctl_etcd_watch_hooks {
 	void *arg;
 	/* Everything under the prefix at revision rev: replace what you knew.
-	 * Called first, and again after a compaction made the gap unreadable. */
+	 * Called first, and again after a compaction made the gap unreadable.
+	 * The read is sent by a poll and handed over by a later one, when etcd
+	 * answers (a failed one is retried, on the next endpoint, after a
+	 * backoff of 100 ms doubling up to 2 s): never during the first poll,
+	 * and no event comes before it. An owner that must not serve before
+	 * its view is loaded reads it itself at start-up (ctl_etcd_get), and
+	 * starts the watch at that read's revision + 1. */
 	void (*snapshot)(void *arg, const struct ctl_etcd_kvs *all);
 	/* What changed since, in order. */
 	void (*events)(void *arg, const struct ctl_etcd_event *ev, size_t n);
@@ -237,8 +248,9 @@ struct ctl_etcd_watch;
  * resume at from_rev (a revision already compacted away gives a snapshot). */
 struct ctl_etcd_watch *ctl_etcd_watch_start(struct ctl_etcd *e, const char *prefix,
 					    int64_t from_rev, const struct ctl_etcd_watch_hooks *h);
-/* Move it on: read what arrived, reconnect if due. Waits at most
- * timeout_ms for something (0: never waits; -1: until something is due).
+/* Move it on: read what arrived, send the read or reconnect if due.
+ * Waits at most timeout_ms for something (0: never waits; -1: until
+ * something is due; a read in flight never makes it wait longer).
  * Returns the number of hooks called, or a ctl_etcd_rc. */
 int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms);
 /* For an event loop: an fd (the watch's, for its lifetime; do not close)

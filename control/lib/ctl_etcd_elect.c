@@ -55,6 +55,7 @@ struct ctl_etcd_elect {
 	struct ctl_etcd_watch *watch; /* the key, for its delete and who leads */
 	struct ctl_etcd_pace pace;    /* when a campaign is due */
 	char *seen;		      /* the key's value as the watch last had it, or NULL */
+	bool read;		      /* the watch has read the key (its first snapshot) */
 };
 
 static long long now_ms(void)
@@ -270,6 +271,7 @@ static void w_snapshot(void *arg, const struct ctl_etcd_kvs *all)
 		if (!strcmp(all->kv[i].key, el->key))
 			there = &all->kv[i];
 	saw(el, there);
+	el->read = true;
 }
 
 static void w_events(void *arg, const struct ctl_etcd_event *ev, size_t n)
@@ -285,6 +287,15 @@ bool ctl_etcd_elect_poll(struct ctl_etcd_elect *el)
 {
 	ctl_etcd_watch_poll(el->watch, 0);
 	return el->pace.vacant;
+}
+
+bool ctl_etcd_elect_wait(struct ctl_etcd_elect *el)
+{
+	long long until = now_ms() + ctl_etcd_timeout_ms(el->e), left;
+
+	while (!el->read && (left = until - now_ms()) > 0)
+		ctl_etcd_watch_poll(el->watch, left > 100 ? 100 : (int)left);
+	return el->read;
 }
 
 int ctl_etcd_elect_fd(const struct ctl_etcd_elect *el)

@@ -14,6 +14,15 @@
  * revision + 1 (etcd #8668: starting from the compact revision instead can
  * miss events).
  *
+ * That read (the first, and the one after a compaction) rides on the same
+ * multi handle as the stream, so it never holds the owner's loop: a member
+ * that is paused, or has no quorum, would otherwise hold it for up to
+ * Timeout per member exactly when the owner should keep answering. The
+ * read is started by a poll, its answer handed over by a later one; one
+ * that fails is tried again on the next endpoint after the stream's
+ * backoff. Nothing is streamed until it answered, and the stream starts
+ * at its revision + 1, so nothing is missed or seen twice across it.
+ *
  * curl runs on its socket interface: its sockets are kept in an epoll set
  * of the watch's own, and its timer as a deadline. The epoll fd is readable
  * whenever one of them is, so an event loop (lws's, through ctl_fdpoll)
@@ -42,8 +51,14 @@ struct ctl_etcd_watch {
 	struct ctl_etcd *e;
 	char *prefix;
 	struct ctl_etcd_watch_hooks h;
-	struct ctl_etcd_multi m;       /* curl's sockets and timer */
-	CURL *stream;		       /* the open /v3/watch, or NULL */
+	struct ctl_etcd_multi m;  /* curl's sockets and timer */
+	CURL *stream;		  /* the open /v3/watch, or NULL */
+	CURL *read;		  /* the snapshot's /v3/kv/range in flight, or NULL */
+	struct ctl_etcd_body ans; /* its answer */
+	char *read_body;
+	struct curl_slist *read_hdrs;
+	char read_ep[CTL_ETCD_URL_MAX + 1];
+	char read_detail[CURL_ERROR_SIZE];
 	char ep[CTL_ETCD_URL_MAX + 1]; /* the endpoint it is open on */
 	struct curl_slist *hdrs;
 	char *body;
@@ -226,21 +241,103 @@ static int open_stream(struct ctl_etcd_watch *w)
 	return curl_multi_add_handle(w->m.multi, w->stream) ? -1 : 0;
 }
 
-static void snapshot(struct ctl_etcd_watch *w)
+static void close_read(struct ctl_etcd_watch *w)
 {
-	struct ctl_etcd_kvs all;
-	int rc = ctl_etcd_get(w->e, w->prefix, true, false, &all);
+	if (w->read) {
+		curl_multi_remove_handle(w->m.multi, w->read);
+		curl_easy_cleanup(w->read);
+		w->read = NULL;
+	}
+	curl_slist_free_all(w->read_hdrs);
+	w->read_hdrs = NULL;
+	free(w->read_body);
+	w->read_body = NULL;
+	free(w->ans.p);
+	w->ans = (struct ctl_etcd_body){0};
+}
 
-	if (rc) {
-		trouble(w, rc, ctl_etcd_errmsg(w->e));
-		later(w);
+/* the linearizable range read of the prefix, sent without waiting for it */
+static int start_read(struct ctl_etcd_watch *w)
+{
+	long tmo = ctl_etcd_timeout_ms(w->e);
+	char *key = ctl_etcd_b64(w->prefix, strlen(w->prefix));
+	char *end = ctl_etcd_prefix_end_b64(w->prefix), url[600];
+	json_t *o = key && end ? json_pack("{s:s,s:s}", "key", key, "range_end", end) : NULL;
+
+	free(key);
+	free(end);
+	w->read_body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	snprintf(w->read_ep, sizeof(w->read_ep), "%s", ctl_etcd_endpoint(w->e));
+	snprintf(url, sizeof(url), "%s/v3/kv/range", w->read_ep);
+	if (!w->read_body || !(w->read = curl_easy_init()))
+		return -1;
+	ctl_etcd_curl_setup(w->e, w->read);
+	w->read_detail[0] = 0;
+	curl_easy_setopt(w->read, CURLOPT_URL, url);
+	curl_easy_setopt(w->read, CURLOPT_POSTFIELDS, w->read_body);
+	/* the synchronous call's share of the deadline per member: a silent
+	 * one leaves the next its turn */
+	curl_easy_setopt(w->read, CURLOPT_TIMEOUT_MS, tmo / 3 > 500 ? tmo / 3 : 500L);
+	curl_easy_setopt(w->read, CURLOPT_WRITEFUNCTION, ctl_etcd_body_data);
+	curl_easy_setopt(w->read, CURLOPT_WRITEDATA, &w->ans);
+	curl_easy_setopt(w->read, CURLOPT_ERRORBUFFER, w->read_detail);
+	w->read_hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	curl_easy_setopt(w->read, CURLOPT_HTTPHEADER, w->read_hdrs);
+	return curl_multi_add_handle(w->m.multi, w->read) ? -1 : 0;
+}
+
+/* the read came to curl's code c: the snapshot, or why not (then the next
+ * endpoint after the backoff) */
+static void read_done(struct ctl_etcd_watch *w, int c)
+{
+	struct ctl_etcd_answer a = {0};
+	long status = 0;
+	json_t *o = NULL;
+	char msg[800];
+	int rc;
+
+	curl_easy_getinfo(w->read, CURLINFO_RESPONSE_CODE, &status);
+	/* etcd's own timeout: the synchronous call asks the member's status
+	 * to name it (a request of 0.5 s); here it is one more silent member
+	 * (base64 has no spaces: these are etcd's words, not a value's) */
+	if (c == CURLE_OK && w->ans.p &&
+	    (strstr(w->ans.p, "request timed out") || strstr(w->ans.p, "deadline exceeded")))
+		rc = CTL_ETCD_SILENT;
+	else
+		rc = ctl_etcd_classify(w->e, w->read_ep, "/v3/kv/range", c, w->read_detail,
+				       w->ans.p, status, &o);
+	if (rc == CTL_ETCD_OK)
+		rc = ctl_etcd_answer_parse(w->e, "/v3/kv/range", o, &a);
+	json_decref(o);
+	close_read(w);
+	if (rc == CTL_ETCD_OK) {
+		w->h.snapshot(w->h.arg, &a.kvs);
+		w->calls++;
+		w->rev = a.kvs.revision;
+		w->need_snapshot = false;
+		w->backoff_ms = 0;
+		w->retry_at = 0; /* the stream, at once */
+		ctl_etcd_kvs_free(&a.kvs);
 		return;
 	}
-	w->h.snapshot(w->h.arg, &all);
-	w->calls++;
-	w->rev = all.revision;
-	w->need_snapshot = false;
-	ctl_etcd_kvs_free(&all);
+	if (rc == CTL_ETCD_SILENT)
+		snprintf(msg, sizeof(msg),
+			 "etcd at %s: the watch's read: no answer in time (no leader, or slow)",
+			 w->read_ep);
+	else
+		snprintf(msg, sizeof(msg), "%s", ctl_etcd_errmsg(w->e));
+	if (rc == CTL_ETCD_SILENT || rc == CTL_ETCD_AGAIN) {
+		/* another member may answer: this one is paused, gone or has
+		 * no leader */
+		if (!strcmp(w->read_ep, ctl_etcd_endpoint(w->e)))
+			ctl_etcd_next_endpoint(w->e);
+		rc = rc == CTL_ETCD_SILENT	? CTL_ETCD_TIMEOUT
+		     : strstr(msg, "no leader") ? CTL_ETCD_NO_QUORUM
+						: CTL_ETCD_UNREACHABLE;
+	}
+	trouble(w, rc, msg);
+	later(w);
 }
 
 /* the stream ended: why, and when to try again */
@@ -263,7 +360,7 @@ static void ended(struct ctl_etcd_watch *w, CURLcode c)
 
 int ctl_etcd_watch_next_ms(const struct ctl_etcd_watch *w)
 {
-	long long at = w->stream ? w->m.curl_at : w->retry_at, left;
+	long long at = w->stream || w->read ? w->m.curl_at : w->retry_at, left;
 
 	if (at < 0)
 		return -1;
@@ -276,6 +373,25 @@ int ctl_etcd_watch_fd(const struct ctl_etcd_watch *w)
 	return w->m.epfd;
 }
 
+/* what is due now: the snapshot's read, or the stream once it answered */
+static void begin(struct ctl_etcd_watch *w)
+{
+	if (w->stream || w->read || ctl_etcd_now_ms() < w->retry_at)
+		return;
+	if (w->need_snapshot) {
+		if (start_read(w)) {
+			close_read(w);
+			trouble(w, CTL_ETCD_ERROR,
+				"the watch's read could not be sent (out of memory)");
+			later(w);
+		}
+	} else if (open_stream(w)) {
+		close_stream(w);
+		trouble(w, CTL_ETCD_ERROR, "the watch could not be opened (out of memory)");
+		later(w);
+	}
+}
+
 int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
 {
 	struct epoll_event ev[8];
@@ -283,15 +399,7 @@ int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
 	int left, n, due;
 
 	w->calls = 0;
-	if (!w->stream && ctl_etcd_now_ms() >= w->retry_at) {
-		if (w->need_snapshot)
-			snapshot(w);
-		if (!w->need_snapshot && open_stream(w)) {
-			close_stream(w);
-			trouble(w, CTL_ETCD_ERROR, "the watch could not be opened (out of memory)");
-			later(w);
-		}
-	}
+	begin(w);
 	if (w->calls)
 		timeout_ms = 0; /* the owner has news: give it back now */
 	due = ctl_etcd_watch_next_ms(w);
@@ -299,13 +407,21 @@ int ctl_etcd_watch_poll(struct ctl_etcd_watch *w, int timeout_ms)
 		timeout_ms = due;
 	n = epoll_wait(w->m.epfd, ev, 8, timeout_ms);
 	ctl_etcd_multi_sockets(&w->m, ev, n, -1);
-	if (w->stream)
+	if (w->stream || w->read)
 		ctl_etcd_multi_timer(&w->m);
-	while ((m = curl_multi_info_read(w->m.multi, &left)))
-		if (m->msg == CURLMSG_DONE && m->easy_handle == w->stream)
+	while ((m = curl_multi_info_read(w->m.multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		if (m->easy_handle == w->stream)
 			ended(w, m->data.result);
+		else if (m->easy_handle == w->read)
+			read_done(w, m->data.result);
+	}
 	if (w->stream && w->drop)
 		ended(w, CURLE_WRITE_ERROR);
+	/* what this poll made due (the stream after a snapshot handed over,
+	 * the read after a compaction) goes now, not on the next poll */
+	begin(w);
 	return w->calls;
 }
 
@@ -337,6 +453,7 @@ void ctl_etcd_watch_stop(struct ctl_etcd_watch *w)
 	if (!w)
 		return;
 	close_stream(w);
+	close_read(w);
 	ctl_etcd_multi_fini(&w->m);
 	free(w->buf);
 	free(w->prefix);

@@ -173,7 +173,7 @@ static void in_a_loop(struct ctl_etcd *e)
 	const struct ctl_etcd_watch_hooks h = {&s, on_snapshot, on_events, on_trouble};
 	struct ctl_etcd_watch *w = ctl_etcd_watch_start(e, "/fd/", 0, &h);
 	struct pollfd p = {.fd = w ? ctl_etcd_watch_fd(w) : -1, .events = POLLIN};
-	int by_fd = 0;
+	int by_fd = 0, put_at = -1;
 
 	if (!w)
 		return;
@@ -183,7 +183,11 @@ static void in_a_loop(struct ctl_etcd *e)
 		if (s.snapshots && r > 0)
 			by_fd++;
 		ctl_etcd_watch_poll(w, 0);
-		if (s.snapshots == 1 && i == 20)
+		/* the snapshot's read is answered in some later turn: the put
+		 * comes a while after it, on a stream that is open by then */
+		if (s.snapshots == 1 && put_at < 0)
+			put_at = i + 20;
+		if (i == put_at)
 			ctl_etcd_put(e, "/fd/a", "1", 1, 0, NULL);
 	}
 	CHECK(s.snapshots == 1 && !strcmp(s.ev_keys, "+/fd/a") && by_fd > 0,
@@ -191,6 +195,134 @@ static void in_a_loop(struct ctl_etcd *e)
 	      s.ev_keys, by_fd);
 	ctl_etcd_watch_stop(w);
 	ctl_etcd_delete(e, "/fd/", true, NULL);
+}
+
+/* one turn of an owner's loop: wait on the watch's fd and the writes' fd
+ * and their deadlines (10 ms at most), and step both */
+static void turn(struct ctl_etcd_watch *w, struct ctl_etcd_async *as)
+{
+	struct pollfd p[2] = {{.fd = ctl_etcd_watch_fd(w), .events = POLLIN},
+			      {.fd = as ? ctl_etcd_async_fd(as) : -1, .events = POLLIN}};
+	int ms = ctl_etcd_watch_next_ms(w), a = as ? ctl_etcd_async_next_ms(as) : -1;
+
+	if (a >= 0 && (ms < 0 || a < ms))
+		ms = a;
+	poll(p, 2, ms < 0 || ms > 10 ? 10 : ms);
+	ctl_etcd_watch_poll(w, 0);
+	if (as)
+		ctl_etcd_async_poll(as);
+}
+
+struct writes {
+	int sent, answered, failed;
+};
+
+static void written(void *arg, const struct ctl_etcd_result *r)
+{
+	struct writes *wr = arg;
+
+	wr->answered++;
+	if (r->rc)
+		wr->failed++;
+}
+
+/* The watch's reads never hold its owner's loop: its opening read sent to
+ * a paused member, the loop goes on answering (here: its own writes,
+ * committed by the other two members, one after the other) until the
+ * member resumes and the read is answered; its reread after a compaction
+ * on a member without a quorum, the loop goes on turning. Either way the
+ * snapshot holds every write made meanwhile and the events follow it from
+ * its revision + 1: none lost, none twice. */
+static void reads_in_a_loop(struct ctl_etcd *e)
+{
+	char two[2 * 130];
+	struct seen s = {0}, s2 = {0};
+	const struct ctl_etcd_watch_hooks h = {&s, on_snapshot, on_events, on_trouble};
+	const struct ctl_etcd_watch_hooks h2 = {&s2, on_snapshot, on_events, on_trouble};
+	/* the watch's client knows member 2 only, with a long Timeout: its
+	 * read waits on that member (a third of it per attempt), where the
+	 * loop could be held */
+	struct ctl_etcd *ew = etcd_test_client(m.url[2], 30000), *e01;
+	struct ctl_etcd_async *as;
+	struct ctl_etcd_watch *w;
+	struct writes wr = {0};
+	int64_t old = 0, rev = 0;
+	int turns = 0, quiet = 0;
+
+	snprintf(two, sizeof(two), "%s,%s", m.url[0], m.url[1]);
+	e01 = etcd_test_client(two, 3000);
+	as = e01 ? ctl_etcd_async_new(e01) : NULL;
+	if (!ew || !as)
+		return;
+	ctl_etcd_put(e, "/p/a", "1", 1, 0, &old);
+
+	/* the opening read, on a paused member */
+	etcd_test_signal(m.pid[2], SIGSTOP, ") T ");
+	w = ctl_etcd_watch_start(ew, "/p/", 0, &h);
+	for (; w && turns < 2000 && wr.answered < 3; turns++) {
+		if (wr.sent == wr.answered) {
+			struct ctl_etcd_txn *t = ctl_etcd_txn_new();
+			char k[16];
+
+			snprintf(k, sizeof(k), "/p/w%d", ++wr.sent);
+			ctl_etcd_txn_put(t, true, k, "w", 1, 0);
+			if (ctl_etcd_txn_commit_async(as, t, written, &wr))
+				wr.sent--;
+			ctl_etcd_txn_free(t);
+		}
+		turn(w, as);
+	}
+	CHECK(w && wr.answered == 3 && !wr.failed && !s.snapshots && !s.troubles,
+	      "the watch's read waits on a paused member while its loop answers 3 writes one "
+	      "after the other (%d turns; snapshots %d, troubles %d)",
+	      turns, s.snapshots, s.troubles);
+	kill(m.pid[2], SIGCONT);
+	for (int i = 0; w && i < 2000 && !s.snapshots; i++)
+		turn(w, NULL);
+	CHECK(s.snapshots == 1 && !strcmp(s.snap_keys, "/p/a /p/w1 /p/w2 /p/w3") && !s.events,
+	      "the member resumed: the snapshot arrives, with the writes made meanwhile (%s)",
+	      s.snap_keys);
+	ctl_etcd_put(e, "/p/b", "2", 1, 0, &rev);
+	for (int i = 0; w && i < 2000 && !s.events; i++)
+		turn(w, NULL);
+	CHECK(!strcmp(s.ev_keys, "+/p/b") && s.snapshots == 1 && ctl_etcd_watch_revision(w) == rev,
+	      "then the events from its revision + 1: the next write once (%s)", s.ev_keys);
+	ctl_etcd_watch_stop(w);
+
+	/* a watch resumed from before a compaction, on a member without a
+	 * quorum: its stream is cancelled (compacted), its reread waits */
+	CHECK(!ctl_etcd_compact(ew, rev), "compacted up to %lld on member 2", (long long)rev);
+	etcd_test_signal(m.pid[0], SIGSTOP, ") T ");
+	etcd_test_signal(m.pid[1], SIGSTOP, ") T ");
+	w = ctl_etcd_watch_start(ew, "/p/", old + 1, &h2);
+	for (turns = 0; w && turns < 50; turns++) {
+		turn(w, NULL);
+		quiet += !s2.snapshots && !s2.troubles && !s2.events;
+	}
+	CHECK(quiet == 50,
+	      "its loop turns 50 times while the reread waits for a quorum (%d quiet; snapshots "
+	      "%d, troubles %d)",
+	      quiet, s2.snapshots, s2.troubles);
+	kill(m.pid[0], SIGCONT);
+	kill(m.pid[1], SIGCONT);
+	for (int i = 0; w && i < 4000 && !s2.snapshots; i++)
+		turn(w, NULL);
+	CHECK(s2.snapshots == 1 && !strcmp(s2.snap_keys, "/p/a /p/b /p/w1 /p/w2 /p/w3") &&
+		  !s2.events,
+	      "the quorum back, the reread arrives with the compacted gap's writes, not as "
+	      "events (%s)",
+	      s2.snap_keys);
+	for (int i = 0; i < 100 && ctl_etcd_put(e, "/p/c", "3", 1, 0, &rev); i++)
+		usleep(100 * 1000); /* the members may still be electing a leader */
+	for (int i = 0; w && i < 2000 && !s2.events; i++)
+		turn(w, NULL);
+	CHECK(!strcmp(s2.ev_keys, "+/p/c") && ctl_etcd_watch_revision(w) == rev,
+	      "then the next write, once (%s)", s2.ev_keys);
+	ctl_etcd_watch_stop(w);
+	ctl_etcd_async_free(as);
+	ctl_etcd_free(e01);
+	ctl_etcd_free(ew);
+	ctl_etcd_delete(e, "/p/", true, NULL);
 }
 
 /* wait on the election's fd and deadline, as a loop does, stepping its
@@ -300,6 +432,7 @@ int main(void)
 	leases(e);
 	in_a_loop(e);
 	election_on_delete(e);
+	reads_in_a_loop(e);
 
 	/* two watches on /w/ from the start, both on member 0 (the first endpoint) */
 	ctl_etcd_put(e, "/w/a", "1", 1, 0, NULL);

@@ -643,11 +643,11 @@ struct ec_etcd *ec_etcd_open(struct ec_store *s, const struct ec_etcd_conf *c, c
 		won = false;
 	}
 	if (!won) {
-		/* the election's watch opens on its first poll with a read of
-		 * the key: made now rather than on the first step, so that the
-		 * standby names the leader from its first answer (a campaign
-		 * due, when the key is absent, is the step's) */
-		ctl_etcd_elect_poll(m->el);
+		/* the election's watch reads the key without holding the loop,
+		 * an answer later: waited for here, once, before this root
+		 * serves, so that the standby names the leader from its first
+		 * answer (a campaign due, when the key is absent, is the step's) */
+		ctl_etcd_elect_wait(m->el);
 		ctl_log("election: standby as %s; another root leads (%s): serving reads only",
 			m->id, ec_etcd_leader(m)[0] ? ec_etcd_leader(m) : "not known yet");
 	}

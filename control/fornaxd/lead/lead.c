@@ -222,11 +222,11 @@ int fx_lead_start(struct fx_lead *l, struct fx_core *core, const struct fx_lead_
 	if (!(l->watch = fx_store_etcd_watch_apps(l->st, &wh)))
 		return -1;
 	if (!l->leading) {
-		/* the election's watch opens on its first poll with a read of
-		 * the key: made now rather than on the loop's first turn, so that
-		 * the standby names the leader from its first answer (a campaign
-		 * due, when the key is absent, is the tick's) */
-		ctl_etcd_elect_poll(l->election);
+		/* the election's watch reads the key without holding the loop,
+		 * an answer later: waited for here, once, before the loop
+		 * serves, so that the standby names the leader from its first
+		 * answer (a campaign due, when the key is absent, is the tick's) */
+		ctl_etcd_elect_wait(l->election);
 		tell_leader(l, true);
 	}
 	return 0;

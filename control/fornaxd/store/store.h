@@ -97,7 +97,9 @@ int fx_store_async_poll(struct fx_store *s);
 
 /* A standby's view of the applications (etcd only): every application
  * (after reset) at the start and again whenever etcd compacted the history
- * the watch would resume from, then each change as it is written. Stepped
+ * the watch would resume from, then each change as it is written. The
+ * reads behind a reset never hold the loop: a poll sends one, a later one
+ * hands it over (fornaxd's view is loaded before, by fx_core_new). Stepped
  * by fx_store_watch_poll (0: never waits); an event loop waits on
  * fx_store_watch_fd and fx_store_watch_next_ms (ctl_etcd_watch_fd). */
 struct fx_store_app_hooks {
