@@ -421,7 +421,7 @@ static int set_rt(struct cryptd *c, const char *rt, long prio)
 	}
 	cd_log(c,
 	       "SCHED_FIFO %ld refused (%s): the workers stay on the normal scheduler, where a "
-	       "flood can starve them (--rt-priority 0 asks for that and says nothing)",
+	       "flood can starve them (--rt-priority 0 chooses that without this line)",
 	       prio, strerror(errno));
 	return 0;
 }
@@ -446,16 +446,28 @@ int main(int argc, char **argv)
 {
 	const char *crypt = NULL, *stats = "60", *instance = NULL, *busy = "0", *cpu = NULL,
 		   *nice = NULL, *busy_to = BUSY_TIMEOUT_US, *rt = NULL;
+	/* clang-format off */
 	const struct darg opts[] = {
-	    {"instance", 'n', &instance}, {"crypt", 'c', &crypt},	   {"stats", 's', &stats},
-	    {"busy-poll", 'b', &busy},	  {"busy-timeout", 't', &busy_to}, {"cpu", 'C', &cpu},
-	    {"nice", 'P', &nice},	  {"rt-priority", 'R', &rt},	   {0}};
+	    {"instance", 'n', &instance},
+	    {"crypt", 'c', &crypt},
+	    {"stats", 's', &stats},
+	    {"busy-poll", 'b', &busy},
+	    {"busy-timeout", 't', &busy_to},
+	    {"cpu", 'C', &cpu},
+	    {"nice", 'P', &nice},
+	    {"rt-priority", 'R', &rt},
+	    {0},
+	};
+	/* clang-format on */
 	long st, busy_us, busy_to_us, cpu_n = -1, nice_n = 0, rt_n = 0;
+	const char *rt_s;
 	struct cryptd *c;
 	int rc;
 
 	if ((rc = dargs_parse(argc, argv, opts, usage)) >= 0)
 		return rc;
+	/* a nice value is the normal scheduler's */
+	rt_s = rt ? rt : nice ? "0" : RT_PRIO_DEFAULT;
 	if (!crypt) {
 		fprintf(stderr, "xgate-cryptd: --crypt DEV is required\n");
 		usage(stderr);
@@ -466,11 +478,7 @@ int main(int argc, char **argv)
 	    num_arg("--busy-timeout", busy_to, 1, 100000, "microseconds", &busy_to_us) ||
 	    (cpu && num_arg("--cpu", cpu, 0, CPU_SETSIZE - 1, "a CPU number", &cpu_n)) ||
 	    (nice && num_arg("--nice", nice, -20, 19, "a nice value", &nice_n)) ||
-	    num_arg("--rt-priority",
-		    rt	   ? rt
-		    : nice ? "0"
-			   : RT_PRIO_DEFAULT,
-		    0, 99, "a priority", &rt_n))
+	    num_arg("--rt-priority", rt_s, 0, 99, "a priority", &rt_n))
 		return 2;
 	if (nice && rt_n) {
 		fprintf(stderr,
