@@ -150,6 +150,33 @@ XG_INLINE int xg_ingress_icmp(struct xg_pkt *p, __u32 tot_len)
 }
 
 /*
+ * On-node form: a client datagram that fits the public link but not the
+ * pod's veth. With DF set it is answered as a router before a smaller link
+ * would, from the public address (the address the client sent to, so its
+ * socket takes the error) with the pod's MTU, back out of the NIC; the
+ * client's PMTU discovery then fits what it sends. Else dropped, counted.
+ */
+XG_INLINE int xg_ingress_too_big(struct xg_pkt *p, const struct iphdr *ip, const void *data_end,
+				 __u32 mtu)
+{
+	int rc;
+
+	if (!xg_icmp_may_answer(ip, data_end) || mtu < 68 || mtu > 0xffff)
+		return XG_DROP(p, DROP_POD_MTU);
+	/* xg_icmp_frag_needed answers from the VPC's gateway address when
+	 * (vni, inner_src) names a subnet: VNI 0 names none, so the error
+	 * comes from inner_dst, the public address */
+	p->vni = 0;
+	p->inner_src = ip->saddr;
+	p->inner_dst = ip->daddr;
+	rc = xg_icmp_frag_needed(p, (__u16)mtu);
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	xg_count(p, XG_R_ICMP_FRAG_NEEDED);
+	return XDP_TX;
+}
+
+/*
  * Dedicated-gateway form: the DNATed frame enters the session's VPC,
  * Geneve-encapsulated toward the pod's host (s->host_be), flagged SESS_IN
  * so that host's transit checks it against its own entry. The underlay
@@ -298,7 +325,7 @@ int xg_ingress(struct xdp_md *ctx)
 	if (!ep || !(ep->flags & XG_EP_LOCAL))
 		return XG_DROP(&p, DROP_SESS_NO_POD);
 	if (unlikely(!xg_fits_dev(&p, ep->ifindex, -excess, &mtu)))
-		return XG_DROP(&p, DROP_POD_MTU);
+		return xg_ingress_too_big(&p, ip, data_end, mtu);
 
 	rc = xg_sess_trim_rewrite(ctx, excess, 1, s->pod_ip_be, s->pod_port_be, &eth, &ip, &l4);
 	if (rc)

@@ -14,8 +14,8 @@
 # (the pod's port unreachable refuses the client's connected socket and
 # quotes the public endpoint; the client's refuses the pod's; a router's
 # fragmentation needed, from the client side, sets the pod's path MTU); a
-# datagram too big for the tunnel (DF) answered with a fragmentation
-# needed the client's kernel takes. And: the host's own traffic on that
+# datagram too big for the tunnel, or for the ingress host's pod's veth
+# (DF), answered with a fragmentation needed the client's kernel takes. And: the host's own traffic on that
 # NIC (ping to both addresses, TCP to a host port on both) still works; a
 # Geneve frame to the underlay address for a pod of another host is
 # forwarded as transit's bouncer does.
@@ -288,6 +288,35 @@ mtu=$(pmtu)
 [ "$mtu" = 1438 ] && ok "a DF datagram too big for the tunnel: the client's path MTU to the public address is now 1438" ||
 	not_ok "path MTU after the too-big datagram: $mtu, wanted 1438"
 [ $(($(counter "$ING" eth0 icmp_frag_needed) - fn0)) -eq 1 ] && ok "counted: icmp_frag_needed on the one NIC" ||
+	not_ok "icmp_frag_needed $fn0 -> $(counter "$ING" eth0 icmp_frag_needed)"
+
+# A datagram that fits the path so far but not the ingress host's pod's veth
+# (vp2 at 1400 for this check), DF set: answered as a router before a
+# smaller link would, from the public address with the pod's MTU, and the
+# client's kernel takes it (1420 bytes of IPv4: under the 1438 it knows).
+ip -n "$ING" link set vp2 mtu 1400
+pmtu_local() {
+	ip netns exec "$CLI" python3 -c '
+import socket, sys, time
+IP_MTU_DISCOVER, IP_PMTUDISC_DO, IP_MTU = 10, 2, 14
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+s.connect(("10.88.0.1", 5363))
+s.send(b"x" * 1392)
+end = time.time() + 3
+while time.time() < end:
+    m = s.getsockopt(socket.IPPROTO_IP, IP_MTU)
+    if m < 1438:
+        break
+    time.sleep(0.05)
+print(m)
+'
+}
+mtu=$(pmtu_local)
+ip -n "$ING" link set vp2 mtu 1500
+[ "$mtu" = 1400 ] && ok "a DF datagram too big for the ingress host's pod: the client's path MTU is now its 1400" ||
+	not_ok "path MTU after the datagram too big for the pod: $mtu, wanted 1400"
+[ $(($(counter "$ING" eth0 icmp_frag_needed) - fn0)) -eq 2 ] && ok "counted: a second icmp_frag_needed on the one NIC" ||
 	not_ok "icmp_frag_needed $fn0 -> $(counter "$ING" eth0 icmp_frag_needed)"
 
 # A router's fragmentation needed toward the pod, both forms: the client
