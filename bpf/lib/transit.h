@@ -31,6 +31,8 @@
 #include "arp.h"
 #include "tx.h"
 #include "pkt.h"
+#include "icmp.h"
+#include "encap.h"
 #include "sess_snat.h"
 
 /* Remember where the inner source lives; refreshes only on change so the
@@ -52,17 +54,71 @@ XG_INLINE void xg_learn(struct xg_pkt *p, const struct xg_opt_host *opt)
 	}
 }
 
-/* Strip the outer headers and hand the inner frame to the pod's veth. */
+/*
+ * A session's DNATed datagram (SESS_IN from the ingress host sess_from)
+ * too big for the pod's veth. The client is outside the VPC and its path
+ * has the pod's veth as its narrowest link, so with DF set it is answered
+ * as a router before that link would: a fragmentation needed with the
+ * veth's MTU, from the pod's address and quoting the DNATed datagram, i.e.
+ * the pod's own error about the session, which leaves as those do (SESS_OUT
+ * back to the ingress host, whose transit translates it and its quote to
+ * the public endpoint, xg_transit_sess_icmp). Else drop_pod_mtu.
+ */
+XG_INLINE int xg_sess_too_big(struct xg_pkt *p, int hdr, __u32 sess_from, __u32 mtu)
+{
+	struct xdp_md *ctx = p->ctx;
+	struct ethhdr *ieth = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct iphdr *iip;
+	__u32 vni = p->vni;
+	__u16 tot_len;
+	int rc;
+
+	if (hdr < 0 || hdr > 256)
+		return XG_DROP(p, DROP_POD_MTU); /* for the verifier */
+	ieth = (void *)ieth + hdr;
+	iip = (void *)(ieth + 1);
+	if ((void *)(iip + 1) > data_end || !xg_icmp_may_answer(iip, data_end) || mtu < 68 ||
+	    mtu > 0xffff)
+		return XG_DROP(p, DROP_POD_MTU);
+	if (bpf_xdp_adjust_head(ctx, hdr))
+		return XG_DROP(p, DROP_HEADROOM);
+	/* xg_icmp_frag_needed answers from the VPC's gateway address when
+	 * (vni, inner_src) names a subnet: VNI 0 names none, so the error
+	 * comes from inner_dst, the pod, as the ingress host checks it does */
+	p->vni = 0;
+	rc = xg_icmp_frag_needed(p, (__u16)mtu);
+	p->vni = vni;
+	if (rc)
+		return xg_count(p, rc), XDP_DROP;
+	tot_len = ctx->data_end - ctx->data + XG_ENCAP_LEN - sizeof(struct ethhdr);
+	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
+		return XG_DROP(p, DROP_HEADROOM);
+	ieth = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (xg_geneve_write(p, ieth, data_end, xg_inner_tos((void *)ieth + XG_ENCAP_LEN, data_end),
+			    tot_len, sess_from, XG_OPT_HOST_SESS_OUT))
+		return XG_DROP(p, DROP_HEADROOM);
+	return xg_tx(p, ieth, sess_from, tot_len, XG_R_ICMP_FRAG_NEEDED);
+}
+
+/* Strip the outer headers and hand the inner frame to the pod's veth.
+ * sess_from: the ingress host a session's datagram came from, 0 for
+ * anything else. */
 XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth, const struct xg_endpoint *ep,
-			 const struct xg_opt_host *opt, __u32 reason)
+			 const struct xg_opt_host *opt, __u32 sess_from, __u32 reason)
 {
 	int hdr = (void *)inner_eth - (void *)(long)p->ctx->data;
 	__u32 ifindex = ep->ifindex, mtu;
 
-	/* The pod's veth would drop it unseen: count it here. No ICMP: its
-	 * sender is behind a tunnel, and the pods of a VPC share one MTU. */
-	if (unlikely(!xg_fits_dev(p, ifindex, -hdr, &mtu)))
+	/* The pod's veth would drop it unseen: count it here. No ICMP inside
+	 * the VPC: its sender is behind a tunnel, and the pods of a VPC share
+	 * one MTU. A session's client is outside and may be told. */
+	if (unlikely(!xg_fits_dev(p, ifindex, -hdr, &mtu))) {
+		if (sess_from)
+			return xg_sess_too_big(p, hdr, sess_from, mtu);
 		return XG_DROP(p, DROP_POD_MTU);
+	}
 	xg_learn(p, opt);
 	/* Routed (cross-subnet) frames still carry the gateway MAC. */
 	xg_memcpy6(inner_eth->h_dest, ep->mac);
@@ -125,7 +181,7 @@ XG_INLINE int xg_transit_sess_icmp(struct xg_pkt *p, __u32 outer_src, int out, s
 		ep = xg_endpoint_of(p);
 		if (!ep || !(ep->flags & XG_EP_LOCAL))
 			return XG_DROP(p, DROP_SESS_NO_POD);
-		return xg_deliver(p, ieth, ep, 0, XG_R_SESS_ICMP_DELIVER_GW);
+		return xg_deliver(p, ieth, ep, 0, 0, XG_R_SESS_ICMP_DELIVER_GW);
 	}
 	hdr = (void *)ieth - (void *)(long)p->ctx->data;
 	if (bpf_xdp_adjust_head(p->ctx, hdr))
@@ -167,7 +223,7 @@ XG_INLINE int xg_transit_sess(struct xg_pkt *p, __u32 outer_src, const struct xg
 		ep = xg_endpoint_of(p);
 		if (!ep || !(ep->flags & XG_EP_LOCAL))
 			return XG_DROP(p, DROP_SESS_NO_POD);
-		return xg_deliver(p, ieth, ep, 0, XG_R_SESS_DELIVER_GW);
+		return xg_deliver(p, ieth, ep, 0, outer_src, XG_R_SESS_DELIVER_GW);
 	}
 	hdr = (void *)ieth - (void *)(long)p->ctx->data;
 	if (bpf_xdp_adjust_head(p->ctx, hdr))
@@ -259,7 +315,7 @@ XG_INLINE int xg_transit_frame(struct xg_pkt *p)
 	ep = xg_endpoint_of(p);
 	if (ep) {
 		if (ep->flags & XG_EP_LOCAL)
-			return xg_deliver(p, ieth, ep, opt, XG_R_DECAP_LOCAL);
+			return xg_deliver(p, ieth, ep, opt, 0, XG_R_DECAP_LOCAL);
 		if (opt)
 			opt->flags &= ~XG_OPT_HOST_DIRECT;
 		dst_be = ep->host_be;
