@@ -14,11 +14,11 @@
 # (the pod's port unreachable refuses the client's connected socket and
 # quotes the public endpoint; the client's refuses the pod's; a router's
 # fragmentation needed, from the client side, sets the pod's path MTU); a
-# datagram too big for the tunnel, or for the ingress host's pod's veth
-# (DF), answered with a fragmentation needed the client's kernel takes. And: the host's own traffic on that
-# NIC (ping to both addresses, TCP to a host port on both) still works; a
-# Geneve frame to the underlay address for a pod of another host is
-# forwarded as transit's bouncer does.
+# datagram too big for the tunnel, or for either pod's veth (DF), answered
+# with a fragmentation needed the client's kernel takes. And: the host's
+# own traffic on that NIC (ping to both addresses, TCP to a host port on
+# both) still works; a Geneve frame to the underlay address for a pod of
+# another host is forwarded as transit's bouncer does.
 # usage: ingress_1nic.sh PATH/TO/xgate
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -295,13 +295,13 @@ mtu=$(pmtu)
 # smaller link would, from the public address with the pod's MTU, and the
 # client's kernel takes it (1420 bytes of IPv4: under the 1438 it knows).
 ip -n "$ING" link set vp2 mtu 1400
-pmtu_local() {
+pmtu_pod() { # pmtu_pod PUB_PORT: the client's path MTU after 1420 bytes DF
 	ip netns exec "$CLI" python3 -c '
 import socket, sys, time
 IP_MTU_DISCOVER, IP_PMTUDISC_DO, IP_MTU = 10, 2, 14
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
-s.connect(("10.88.0.1", 5363))
+s.connect(("10.88.0.1", int(sys.argv[1])))
 s.send(b"x" * 1392)
 end = time.time() + 3
 while time.time() < end:
@@ -310,14 +310,31 @@ while time.time() < end:
         break
     time.sleep(0.05)
 print(m)
-'
+' "$1"
 }
-mtu=$(pmtu_local)
+mtu=$(pmtu_pod 5363)
 ip -n "$ING" link set vp2 mtu 1500
 [ "$mtu" = 1400 ] && ok "a DF datagram too big for the ingress host's pod: the client's path MTU is now its 1400" ||
 	not_ok "path MTU after the datagram too big for the pod: $mtu, wanted 1400"
 [ $(($(counter "$ING" eth0 icmp_frag_needed) - fn0)) -eq 2 ] && ok "counted: a second icmp_frag_needed on the one NIC" ||
 	not_ok "icmp_frag_needed $fn0 -> $(counter "$ING" eth0 icmp_frag_needed)"
+
+# The same for the other host's pod (dedicated-gateway form; vp1 at 1400
+# for this check): it fits the tunnel, not the pod's veth; the pod's host
+# answers as the pod's own errors about the session leave (back to the
+# ingress host, which translates it to the public endpoint). The client's
+# path MTU learnt above is flushed first, else it would not send 1420.
+ip netns exec "$CLI" ip route flush cache
+fp0=$(counter "$PH" eth0 icmp_frag_needed) sn0=$(counter "$ING" eth0 ingress_icmp_snat_gw)
+ip -n "$PH" link set vp1 mtu 1400
+mtu=$(pmtu_pod 5353)
+ip -n "$PH" link set vp1 mtu 1500
+[ "$mtu" = 1400 ] && ok "a DF datagram too big for the other host's pod: the client's path MTU is now its 1400" ||
+	not_ok "path MTU after the datagram too big for the other host's pod: $mtu, wanted 1400"
+[ $(($(counter "$PH" eth0 icmp_frag_needed) - fp0)) -eq 1 ] &&
+	[ $(($(counter "$ING" eth0 ingress_icmp_snat_gw) - sn0)) -eq 1 ] &&
+	ok "counted: icmp_frag_needed on the pod's host, ingress_icmp_snat_gw on the ingress host" ||
+	not_ok "icmp_frag_needed $fp0 -> $(counter "$PH" eth0 icmp_frag_needed), ingress_icmp_snat_gw $sn0 -> $(counter "$ING" eth0 ingress_icmp_snat_gw)"
 
 # A router's fragmentation needed toward the pod, both forms: the client
 # side (scapy, as a router behind the client would) answers a pod's
