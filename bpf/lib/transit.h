@@ -64,20 +64,17 @@ XG_INLINE void xg_learn(struct xg_pkt *p, const struct xg_opt_host *opt)
  * back to the ingress host, whose transit translates it and its quote to
  * the public endpoint, xg_transit_sess_icmp). Else drop_pod_mtu.
  */
-XG_INLINE int xg_sess_too_big(struct xg_pkt *p, int hdr, __u32 sess_from, __u32 mtu)
+XG_INLINE int xg_sess_too_big(struct xg_pkt *p, struct ethhdr *ieth, int hdr, __u32 sess_from,
+			      __u32 mtu)
 {
 	struct xdp_md *ctx = p->ctx;
-	struct ethhdr *ieth = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct iphdr *iip;
+	struct iphdr *iip = (void *)(ieth + 1);
+	struct ethhdr *eth;
 	__u32 vni = p->vni;
 	__u16 tot_len;
 	int rc;
 
-	if (hdr < 0 || hdr > 256)
-		return XG_DROP(p, DROP_POD_MTU); /* for the verifier */
-	ieth = (void *)ieth + hdr;
-	iip = (void *)(ieth + 1);
 	if ((void *)(iip + 1) > data_end || !xg_icmp_may_answer(iip, data_end) || mtu < 68 ||
 	    mtu > 0xffff)
 		return XG_DROP(p, DROP_POD_MTU);
@@ -94,12 +91,12 @@ XG_INLINE int xg_sess_too_big(struct xg_pkt *p, int hdr, __u32 sess_from, __u32 
 	tot_len = ctx->data_end - ctx->data + XG_ENCAP_LEN - sizeof(struct ethhdr);
 	if (bpf_xdp_adjust_head(ctx, -XG_ENCAP_LEN))
 		return XG_DROP(p, DROP_HEADROOM);
-	ieth = (void *)(long)ctx->data;
+	eth = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	if (xg_geneve_write(p, ieth, data_end, xg_inner_tos((void *)ieth + XG_ENCAP_LEN, data_end),
+	if (xg_geneve_write(p, eth, data_end, xg_inner_tos((void *)eth + XG_ENCAP_LEN, data_end),
 			    tot_len, sess_from, XG_OPT_HOST_SESS_OUT))
 		return XG_DROP(p, DROP_HEADROOM);
-	return xg_tx(p, ieth, sess_from, tot_len, XG_R_ICMP_FRAG_NEEDED);
+	return xg_tx(p, eth, sess_from, tot_len, XG_R_ICMP_FRAG_NEEDED);
 }
 
 /* Strip the outer headers and hand the inner frame to the pod's veth.
@@ -116,7 +113,7 @@ XG_INLINE int xg_deliver(struct xg_pkt *p, struct ethhdr *inner_eth, const struc
 	 * one MTU. A session's client is outside and may be told. */
 	if (unlikely(!xg_fits_dev(p, ifindex, -hdr, &mtu))) {
 		if (sess_from)
-			return xg_sess_too_big(p, hdr, sess_from, mtu);
+			return xg_sess_too_big(p, inner_eth, hdr, sess_from, mtu);
 		return XG_DROP(p, DROP_POD_MTU);
 	}
 	xg_learn(p, opt);
