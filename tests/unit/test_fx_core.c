@@ -49,40 +49,20 @@ static void event(void *arg, enum fx_kind k, const char *type, json_t *obj, uint
 /* messages of a type sent since *from (moved past them) */
 static int count(struct env *e, const char *type, size_t *from, json_t **last)
 {
-	int n = 0;
-
-	for (; *from < json_array_size(e->sent); (*from)++) {
-		json_t *m = json_array_get(e->sent, *from);
-
-		if (!strcmp(json_string_value(json_object_get(m, "type")), type)) {
-			n++;
-			if (last)
-				*last = m;
-		}
-	}
-	return n;
+	return fx_test_count(e->sent, type, from, last);
 }
 
-static int node_msg(struct env *e, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int node_msg(struct env *e, const char *fmt, ...)
 {
-	char buf[4096];
-	va_list ap;
-	json_t *m;
 	struct fx_err err;
+	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	rc = fx_test_node_vmsg(e->c, "node-a", &link_a, &err, fmt, ap);
 	va_end(ap);
-	m = json_loads(buf, 0, NULL);
-	if (!m) {
-		printf("# bad test JSON: %s\n", buf);
-		return -9;
-	}
-	rc = fx_core_node_message(e->c, "node-a", &link_a, m, &err);
-	if (rc)
+	if (rc == -1) /* a refusal: err says why */
 		printf("# node message refused: %s\n", err.msg);
-	json_decref(m);
 	return rc;
 }
 

@@ -13,6 +13,7 @@
 
 #include "core.h"
 #include "ctl_token.h"
+#include "fx_core_test.h"
 #include "model.h"
 #include "unit.h"
 
@@ -45,21 +46,11 @@ static void event(void *arg, enum fx_kind k, const char *type, json_t *obj, uint
 static struct fx_core *core_new(struct env *e, bool leading)
 {
 	const struct fx_core_hooks h = {e, now_ms, sendf, event, NULL};
-	const struct fx_core_conf cf = {.pod_net = 0x0af40000,
-					.pod_net_bits = 16,
-					.node_bits = 24,
-					.vni = 7,
-					.port_lo = 30000,
-					.port_hi = 30100,
-					.state_s = 60,
-					.form = 1,
-					.max_sess_client = 2};
-	char err[256];
+	struct fx_core_conf cf = fx_test_core_conf();
 
-	e->c = fx_core_new(e->st, &cf, &h, 1000, err, sizeof(err));
-	if (!e->c)
-		printf("# core: %s\n", err);
-	else if (!leading)
+	cf.max_sess_client = 2;
+	e->c = fx_test_core_open(e->st, &cf, &h);
+	if (e->c && !leading)
 		fx_core_set_lead(e->c, false, 0);
 	return e->c;
 }
@@ -67,36 +58,17 @@ static struct fx_core *core_new(struct env *e, bool leading)
 /* messages of a type sent since *from (moved past them) */
 static int count(struct env *e, const char *type, size_t *from, json_t **last)
 {
-	int n = 0;
-
-	for (; *from < json_array_size(e->sent); (*from)++) {
-		json_t *m = json_array_get(e->sent, *from);
-
-		if (!strcmp(json_string_value(json_object_get(m, "type")), type)) {
-			n++;
-			if (last)
-				*last = m;
-		}
-	}
-	return n;
+	return fx_test_count(e->sent, type, from, last);
 }
 
-static int node_msg(struct env *e, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int node_msg(struct env *e, const char *fmt, ...)
 {
-	char buf[4096];
 	va_list ap;
-	json_t *m;
 	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	rc = fx_test_node_vmsg(e->c, "node-a", &link_a, &e->err, fmt, ap);
 	va_end(ap);
-	if (!(m = json_loads(buf, 0, NULL))) {
-		printf("# bad test JSON: %s\n", buf);
-		return -9;
-	}
-	rc = fx_core_node_message(e->c, "node-a", &link_a, m, &e->err);
-	json_decref(m);
 	return rc;
 }
 
