@@ -265,26 +265,28 @@ check "the client's port unreachable reaches the ingress host's pod translated (
 # one NIC answers fragmentation needed from the public address with what
 # fits (1500 - 62), and the client's kernel takes it as the path MTU.
 fn0=$(counter "$ING" eth0 icmp_frag_needed)
-pmtu() {
+# client_pmtu PUB_PORT BYTES: BYTES of UDP payload (DF) from the client to
+# the public port; prints the client's path MTU to the public address once
+# it moved from what it was before (or after 3 s, as it is)
+client_pmtu() {
 	ip netns exec "$CLI" python3 -c '
 import socket, sys, time
 IP_MTU_DISCOVER, IP_PMTUDISC_DO, IP_MTU = 10, 2, 14
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
-s.connect(("10.88.0.1", 5353))
-s.send(b"x" * 1450)   # 1478 bytes of IPv4: 1540 in Geneve
+s.connect(("10.88.0.1", int(sys.argv[1])))
+before = s.getsockopt(socket.IPPROTO_IP, IP_MTU)
+s.send(b"x" * int(sys.argv[2]))
 end = time.time() + 3
 while time.time() < end:
     m = s.getsockopt(socket.IPPROTO_IP, IP_MTU)
-    if m != 1500:
-        print(m)
-        sys.exit(0 if m == 1438 else 1)
+    if m != before:
+        break
     time.sleep(0.05)
 print(m)
-sys.exit(1)
-'
+' "$1" "$2"
 }
-mtu=$(pmtu)
+mtu=$(client_pmtu 5353 1450) # 1478 bytes of IPv4: 1540 in Geneve
 [ "$mtu" = 1438 ] && ok "a DF datagram too big for the tunnel: the client's path MTU to the public address is now 1438" ||
 	not_ok "path MTU after the too-big datagram: $mtu, wanted 1438"
 [ $(($(counter "$ING" eth0 icmp_frag_needed) - fn0)) -eq 1 ] && ok "counted: icmp_frag_needed on the one NIC" ||
@@ -295,24 +297,7 @@ mtu=$(pmtu)
 # smaller link would, from the public address with the pod's MTU, and the
 # client's kernel takes it (1420 bytes of IPv4: under the 1438 it knows).
 ip -n "$ING" link set vp2 mtu 1400
-pmtu_pod() { # pmtu_pod PUB_PORT: the client's path MTU after 1420 bytes DF
-	ip netns exec "$CLI" python3 -c '
-import socket, sys, time
-IP_MTU_DISCOVER, IP_PMTUDISC_DO, IP_MTU = 10, 2, 14
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
-s.connect(("10.88.0.1", int(sys.argv[1])))
-s.send(b"x" * 1392)
-end = time.time() + 3
-while time.time() < end:
-    m = s.getsockopt(socket.IPPROTO_IP, IP_MTU)
-    if m < 1438:
-        break
-    time.sleep(0.05)
-print(m)
-' "$1"
-}
-mtu=$(pmtu_pod 5363)
+mtu=$(client_pmtu 5363 1392)
 ip -n "$ING" link set vp2 mtu 1500
 [ "$mtu" = 1400 ] && ok "a DF datagram too big for the ingress host's pod: the client's path MTU is now its 1400" ||
 	not_ok "path MTU after the datagram too big for the pod: $mtu, wanted 1400"
@@ -327,7 +312,7 @@ ip -n "$ING" link set vp2 mtu 1500
 ip netns exec "$CLI" ip route flush cache
 fp0=$(counter "$PH" eth0 icmp_frag_needed) sn0=$(counter "$ING" eth0 ingress_icmp_snat_gw)
 ip -n "$PH" link set vp1 mtu 1400
-mtu=$(pmtu_pod 5353)
+mtu=$(client_pmtu 5353 1392)
 ip -n "$PH" link set vp1 mtu 1500
 [ "$mtu" = 1400 ] && ok "a DF datagram too big for the other host's pod: the client's path MTU is now its 1400" ||
 	not_ok "path MTU after the datagram too big for the other host's pod: $mtu, wanted 1400"
