@@ -35,6 +35,7 @@ source "$HERE/../lib.sh"
 XDP_MODE=native
 POD_MTU=1400 # underlay 1500 - 62 (docs/architecture.md, "MTU rule")
 source "$HERE/../../deploy/lib/pod.sh"
+source "$HERE/ingress_lib.sh"
 xi() { "$XGATE" -N "$ING" "$@"; }
 xp() { "$XGATE" -N "$PH" "$@"; }
 cleanup() {
@@ -47,12 +48,6 @@ cleanup() {
 trap cleanup EXIT INT TERM
 [ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
 
-counter() { # counter NS DEV REASON: packets
-	"$XGATE" -N "$1" stats "$2" -o json | python3 -c '
-import json,sys
-d=json.load(sys.stdin); r=sys.argv[1]
-print(sum(v.get(r,{}).get("packets",0) for v in (x["counters"] for x in d)))' "$3"
-}
 
 # wire NS DEV PORT: DEV in NS, its peer PORT on the switch's bridge. The
 # switch end runs `pass`: a frame XDP_TX'd into a veth is dropped unless
@@ -172,7 +167,6 @@ PIDS="$PIDS $!"
 ip netns exec "$SW" dumpcap -q -P -i s-cli -w "$TMP/cli.pcap" 2>"$TMP/dumpcap.log" &
 CAP=$!
 PIDS="$PIDS $CAP"
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; }
 udp_listening() { ip netns exec "$1" ss -Hlun "sport = :$2" | grep -q .; }
 wait_for 10 listening "$POD" 80 || not_ok "http server did not start: $(cat "$TMP/http.log")"
 wait_for 10 listening "$POD2" 80 || not_ok "http server of the ingress host's pod did not start: $(cat "$TMP/http2.log")"
@@ -226,22 +220,6 @@ check "both forms at once: the other host's pod still answers after the ingress 
 xi ingress add udp 10.88.0.1:5355 vni 100 10.1.1.5:5355 host 10.200.0.2 &&
 	xp ingress add udp 10.88.0.1:5355 vni 100 10.1.1.5:5355 via 10.200.0.1 &&
 	xi ingress add udp 10.88.0.1:5364 vni 100 10.1.2.7:5364 || not_ok "adding the ICMP sessions"
-refused() { # refused NS BIND_IP BIND_PORT DST_IP DST_PORT
-	ip netns exec "$1" python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(2)
-if sys.argv[2] != "0":
-    s.bind((sys.argv[1], int(sys.argv[2])))
-s.connect((sys.argv[3], int(sys.argv[4])))
-s.send(b"anyone?")
-try:
-    s.recv(2048)
-except ConnectionRefusedError:
-    sys.exit(0)
-sys.exit(1)
-' "$2" "$3" "$4" "$5"
-}
 check "the other host's pod's port unreachable reaches the client translated (connection refused)" \
 	refused "$CLI" 0.0.0.0 0 10.88.0.1 5355
 [ "$(counter "$PH" vp1 ingress_icmp_reply_gw)" -gt 0 ] && [ "$(counter "$ING" eth0 ingress_icmp_snat_gw)" -gt 0 ] &&
@@ -372,7 +350,7 @@ check "a router's fragmentation needed reaches the other host's pod translated (
 # receiver's kernel does not check the quoted ones). dumpcap writes
 # what it captured about once a second and drops the rest when stopped:
 # read the file until it holds everything looked for, then stop it.
-wire() {
+wire_ok() {
 	/usr/bin/python3 - "$TMP/cli.pcap" >"$TMP/wire.txt" 2>&1 <<'PY'
 import collections, socket, struct, sys
 from scapy.all import rdpcap, Ether, IP
@@ -432,8 +410,8 @@ print(dict(seen), "bad:", bad[:5], "missing:", missing)
 sys.exit(1 if bad or missing else 0)
 PY
 }
-wait_for 10 wire
-wire && ok "the wire to the client: all from 10.88.0.1, checksums right, errors quote the public endpoints" ||
+wait_for 10 wire_ok
+wire_ok && ok "the wire to the client: all from 10.88.0.1, checksums right, errors quote the public endpoints" ||
 	not_ok "the wire to the client: $(cat "$TMP/wire.txt")"
 kill -INT "$CAP" 2>/dev/null
 wait "$CAP" 2>/dev/null

@@ -26,6 +26,7 @@ source "$HERE/../lib.sh"
 XDP_MODE=native
 POD_MTU=1400 # underlay 1500 - 62 (docs/architecture.md, "MTU rule")
 source "$HERE/../../deploy/lib/pod.sh"
+source "$HERE/ingress_lib.sh"
 xi() { "$XGATE" -N "$ING" "$@"; }
 xp() { "$XGATE" -N "$PH" "$@"; }
 cleanup() {
@@ -38,12 +39,6 @@ cleanup() {
 trap cleanup EXIT INT TERM
 [ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 0; }
 
-counter() { # counter NS DEV REASON: packets
-	"$XGATE" -N "$1" stats "$2" -o json | python3 -c '
-import json,sys
-d=json.load(sys.stdin); r=sys.argv[1]
-print(sum(v.get(r,{}).get("packets",0) for v in (x["counters"] for x in d)))' "$3"
-}
 
 setup() {
 	local n
@@ -112,7 +107,6 @@ while True:
     import os; os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 ' "$TMP/udp.count" &
 PIDS="$PIDS $!"
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; }
 wait_for 10 listening "$POD" 80 || not_ok "http server did not start"
 
 cl() { ip netns exec "$CLI" "$@"; }
@@ -147,22 +141,6 @@ xi ingress add udp 10.88.0.1:5354 vni 100 10.1.1.5:5354 host 10.200.0.2 &&
 	xi ingress add udp 10.88.0.1:5355 vni 100 10.1.1.5:5355 host 10.200.0.2 &&
 	xp ingress add udp 10.88.0.1:5355 vni 100 10.1.1.5:5355 via 10.200.0.1 ||
 	not_ok "adding the ICMP sessions"
-refused() { # refused NS BIND_IP BIND_PORT DST_IP DST_PORT
-	ip netns exec "$1" python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(2)
-if sys.argv[2] != "0":
-    s.bind((sys.argv[1], int(sys.argv[2])))
-s.connect((sys.argv[3], int(sys.argv[4])))
-s.send(b"anyone?")
-try:
-    s.recv(2048)
-except ConnectionRefusedError:
-    sys.exit(0)
-sys.exit(1)
-' "$2" "$3" "$4" "$5"
-}
 check "the pod's port unreachable reaches the client translated (connection refused)" \
 	refused "$CLI" 0.0.0.0 0 10.88.0.1 5354
 [ "$(counter "$PH" vp1 ingress_icmp_reply_gw)" -gt 0 ] && [ "$(counter "$ING" eth0 ingress_icmp_snat_gw)" -gt 0 ] &&
